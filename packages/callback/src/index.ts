@@ -1,0 +1,4 @@
+/**
+ * @tillflow/callback — see the package README and docs/architecture.md.
+ */
+export const packageName = "@tillflow/callback"

@@ -1,0 +1,4 @@
+/**
+ * @tillflow/core — see the package README and docs/architecture.md.
+ */
+export const packageName = "@tillflow/core"

@@ -1,0 +1,4 @@
+/**
+ * @tillflow/simulator — see the package README and docs/architecture.md.
+ */
+export const packageName = "@tillflow/simulator"
