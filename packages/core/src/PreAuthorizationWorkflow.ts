@@ -305,7 +305,7 @@ const changeHold = (
       },
       send: (request) => cloud.preAuthorizationIncrease(request),
       onUnknown: "reconcile",
-      reconcile: (_request, state, requestedAt) => {
+      reconcile: (_request, { requestedAt, state }) => {
         const before = state.preAuthorization?.hold ?? Money.zero(state.amount.currency)
         return reconcileHold(
           cloud,
@@ -555,7 +555,7 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
       },
       send: (request) => cloud.preAuthorizationCapture(request),
       onUnknown: "reconcile",
-      reconcile: (_request, state, requestedAt) =>
+      reconcile: (_request, { requestedAt, state }) =>
         Ops.reconcileByStatus<PreAuthorizationResponse>(
           cloud,
           state.transactionReference,

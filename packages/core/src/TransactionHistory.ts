@@ -274,7 +274,8 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
         event
       )
     case "TokenizationRequested":
-      return request(state, "tokenization", event)
+      // Reading a token moves no money: it does not hold the one-operation-at-a-time slot.
+      return state
     case "CardTokenized":
       return complete({ ...state, cardToken: event.data.cardToken }, "tokenization", event)
     case "OperationFailed":

@@ -56,16 +56,28 @@ export interface Spec<S, Req, Res, Out, Refusal> {
   readonly fold: (events: ReadonlyArray<LifecycleEvent.Decoded>) => Either.Either<S, Refusal>
   /** Refuses, or returns the `…Requested` event (its `requestId` and `at` set). */
   readonly decide: (state: S, now: DateTime.Utc) => Either.Either<LifecycleEvent.Event, Refusal>
-  /** Extra history a decision needs from other streams (a terminal's batches). */
-  readonly context?: Effect.Effect<
-    (state: S, now: DateTime.Utc) => Either.Either<void, Refusal>,
-    StoreFailure
-  >
+  /**
+   * A check that needs history from other streams (a terminal's batches), run before
+   * `decide`: a refusal, or none.
+   */
+  readonly precheck?:
+    | ((
+        state: S,
+        now: DateTime.Utc
+      ) => Effect.Effect<Option.Option<Refusal>, StoreFailure, EventStore.EventStore>)
+    | undefined
   /** The request to send, from the `…Requested` event. */
   readonly toRequest: (requested: LifecycleEvent.Event, state: S) => Req
   readonly send: (request: Req) => Effect.Effect<Res, RemoteError.RemoteError>
   readonly onUnknown: OnUnknown
-  readonly reconcile?: (request: Req, state: S, requestedAt: DateTime.Utc) => Effect.Effect<Reconciled<Res>>
+  readonly reconcile?: (
+    request: Req,
+    context: {
+      readonly state: S
+      readonly requested: LifecycleEvent.Event
+      readonly requestedAt: DateTime.Utc
+    }
+  ) => Effect.Effect<Reconciled<Res>>
   /** The events recording the outcome and the workflow's output. */
   readonly applied: (
     response: Res,
@@ -270,7 +282,7 @@ export const run = <S, Req, Res, Out, Refusal>(
             const verdict: Reconciled<Res> =
               spec.reconcile === undefined
                 ? { _tag: "Unknown", message: "no way to reconcile this operation" }
-                : yield* spec.reconcile(request, state, requestedAt)
+                : yield* spec.reconcile(request, { state, requested, requestedAt })
             switch (verdict._tag) {
               case "Applied":
                 return yield* record(state, requested, verdict.response, true)
@@ -337,11 +349,8 @@ export const run = <S, Req, Res, Out, Refusal>(
       if (requested !== undefined) return yield* proceed(state, asEvent(requested), true)
 
       const at = yield* now
-      const checkContext = spec.context === undefined ? undefined : yield* spec.context
-      const decision = Either.flatMap(
-        checkContext === undefined ? Either.void : checkContext(state, at),
-        () => spec.decide(state, at)
-      )
+      const early = spec.precheck === undefined ? Option.none() : yield* spec.precheck(state, at)
+      const decision = Option.isSome(early) ? Either.left(early.value) : spec.decide(state, at)
       if (Either.isLeft(decision)) {
         const refusal = decision.left
         yield* appendOnce(spec.streamId, EventStore.AnyVersion, [
