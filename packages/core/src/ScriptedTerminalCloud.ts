@@ -170,6 +170,23 @@ export const make: Effect.Effect<{ readonly service: TerminalCloud.Service; read
         }
       })
 
+    /** A linked transaction (a capture, a refund) the gateway knows by its own guid too. */
+    const child = (original: Txn, guid: string, kind: string, amount: bigint) =>
+      txns.set(guid, {
+        guid,
+        kind,
+        currency: original.currency,
+        amount,
+        reference: original.reference,
+        finStatus: "AUTHORISED",
+        hold: 0n,
+        captured: undefined,
+        tip: 0n,
+        refunded: 0n,
+        reversed: 0n,
+        originalGuid: original.guid,
+        rows: []
+      })
     const addRow = (original: Txn, row: Record<string, unknown>) =>
       original.rows.push({ transactionReference: original.reference, ...row })
 
@@ -292,6 +309,7 @@ export const make: Effect.Effect<{ readonly service: TerminalCloud.Service; read
             original.captured = total
             original.finStatus = "CAPTURED"
             const guid = newGuid()
+            child(original, guid, "preAuthorizationCapture", total)
             addRow(original, {
               efttransactionID: guid,
               type: "PRE_AUTHORIZATION_CAPTURE",
@@ -365,6 +383,7 @@ export const make: Effect.Effect<{ readonly service: TerminalCloud.Service; read
             original.refunded += request.amount.minorUnits
             original.finStatus = "REFUNDED"
             const guid = newGuid()
+            child(original, guid, "moToRefund", request.amount.minorUnits)
             addRow(original, {
               efttransactionID: guid,
               type: "MOTO_REFUND",

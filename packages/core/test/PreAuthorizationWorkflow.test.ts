@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import {
   advance,
+  stepClock,
   atStart,
   barrierOnFirstReads,
   environment,
@@ -339,10 +340,10 @@ describe("PreAuthorizationWorkflow", () => {
       const fiber = yield* Effect.fork(
         Effect.flip(Capture.execute({ requestId: "cap-1", originalGuid: guid, amount: eur(8000n) }))
       )
-      yield* advance("30 seconds")
+      yield* stepClock("30 seconds")
       // Still asking: the status shows no capture yet, but 90 s have not passed.
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
-      yield* advance("65 seconds")
+      yield* stepClock("65 seconds")
       const error = yield* Fiber.join(fiber)
       expect(error._tag).toBe("NotCharged")
       expect(yield* c.count("preAuthorizationCapture")).toBe(1)
@@ -365,7 +366,7 @@ describe("PreAuthorizationWorkflow", () => {
       const fiber = yield* Effect.fork(
         Effect.flip(Capture.execute({ requestId: "cap-1", originalGuid: guid, amount: eur(8000n) }))
       )
-      yield* advance("4 minutes")
+      yield* stepClock("4 minutes")
       const error = yield* Fiber.join(fiber)
       expect(error._tag).toBe("OutcomeUnknown")
       expect(error.message).toContain("reconciliation inconclusive")

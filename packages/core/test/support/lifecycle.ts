@@ -14,6 +14,7 @@ import {
   TransactionHistory
 } from "@tillflow/core"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
@@ -24,8 +25,22 @@ export const start = DateTime.unsafeMake("2025-03-01T10:00:00Z")
 /** Sets the TestClock to `start`. */
 export const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 
-/** Moves the TestClock forward. */
-export const advance = (duration: Parameters<typeof TestClock.adjust>[0]) => TestClock.adjust(duration)
+/** Moves the TestClock forward at once (for code that is not sleeping meanwhile). */
+export const advance = (duration: Duration.DurationInput) => TestClock.adjust(duration)
+
+/**
+ * Moves the TestClock forward one second at a time, letting forked fibers run between the
+ * steps, so a fiber that starts sleeping midway still wakes at its due time.
+ */
+export const stepClock = (duration: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const seconds = Math.ceil(Duration.toSeconds(duration))
+    for (let i = 0; i < seconds; i++) {
+      for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+      yield* TestClock.adjust("1 seconds")
+    }
+    for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+  })
 
 /** A fresh engine, memory store and scripted double, with the given workflow layers registered. */
 export const environment = <ROut, E>(
