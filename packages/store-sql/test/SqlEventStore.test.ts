@@ -5,11 +5,12 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore, HashChain } from "@tillflow/core"
 import { EventStoreMigrations, PgliteEventStore, SqlEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { endOfLog, freshStream } from "./EventStoreContract.js"
@@ -44,6 +45,27 @@ const sqlStoreSuite = <E>(
           const first = yield* Deferred.await(firstDelivered).pipe(Effect.timeout("1 second"))
           expect(first.streamId).toBe(stream)
           yield* Fiber.interrupt(subscriber)
+        })
+    )
+
+    it.effect(
+      "the chain it stores verifies with core's Web Crypto hashing, as the memory store computes it",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const stream = freshStream("agree")
+          yield* store.append(stream, EventStore.NoStream, [
+            {
+              type: "A",
+              data: { amount: "1000", nested: { z: 1, a: [true, null, "é"] } },
+              metadata: { k: "v" }
+            },
+            { type: "B", schemaVersion: 2, data: "plain string" }
+          ])
+          const events = yield* store.readStream(stream)
+          const head = { version: 2, lastHash: events[1].hash }
+          // No hasher given: HashChain's default, Web Crypto.
+          expect(yield* HashChain.verifyStream(stream, events, Option.some(head))).toEqual(Option.none())
         })
     )
 
