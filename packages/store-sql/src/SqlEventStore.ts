@@ -132,6 +132,9 @@ export const make = (
       )
     }
 
+    // The casts keep int8/xid8 exact whatever the driver's parsers. They reuse the column
+    // names, so ORDER BY must name the table's columns (`events.version`): a bare `version`
+    // would sort by the text alias ("10" before "9").
     const columns = sql`stream_id, version::text AS version, global_position::text AS global_position,
       transaction_id::text AS transaction_id, event_id::text AS event_id, type, schema_version,
       data, metadata, recorded_at, hash`
@@ -306,7 +309,7 @@ export const make = (
           : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
       const rows = yield* sql`SELECT ${columns} FROM events
         WHERE stream_id = ${streamId} AND version >= ${fromVersion}
-        ORDER BY version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
+        ORDER BY events.version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
       return yield* decodeEvents("readStream")(rows)
     })
 
@@ -322,7 +325,7 @@ export const make = (
       const rows = yield* sql`SELECT ${columns} FROM events
         WHERE (transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, global_position
+        ORDER BY events.transaction_id, events.global_position
         LIMIT ${maxCount}`.pipe(Effect.mapError(storeError("readAll")))
       const events = yield* decodeEvents("readAll")(rows)
       const last = events[events.length - 1]
@@ -353,7 +356,7 @@ export const make = (
             "stream_id",
             heads.map((head) => head.stream_id)
           )}
-          ORDER BY stream_id, version`.pipe(Effect.mapError(storeError("verify")))
+          ORDER BY events.stream_id, events.version`.pipe(Effect.mapError(storeError("verify")))
         const events = yield* decodeEvents("verify")(rows)
         const byStream = Arr.groupBy(events, (event) => event.streamId)
         const broken: Array<HashChain.BrokenLink> = []

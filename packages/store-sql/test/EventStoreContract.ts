@@ -61,6 +61,33 @@ const happened = (n: number, extra: Partial<EventStore.NewEvent> = {}): EventSto
 export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStore.EventStore | Tamper, E>) =>
   layerTests(layer, { timeout: 120_000, excludeTestServices: true })(`EventStore contract: ${name}`, (it) => {
     describe("append and read", () => {
+      // First in the suite, so on a fresh store the positions cross 9 → 10 as well.
+      it.effect("orders versions and global positions as numbers, not as text (9 before 10)", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const stream = freshStream("numeric")
+          const from = yield* endOfLog(store)
+          for (let i = 0; i < 12; i++)
+            yield* store.append(stream, EventStore.exactVersion(i), [happened(i + 1)])
+          yield* store.append(
+            stream,
+            EventStore.exactVersion(12),
+            Arr.makeBy(100, (i) => happened(i + 13))
+          )
+          const events = yield* store.readStream(stream)
+          expect(events.map((e) => e.version)).toEqual(Arr.range(1, 112))
+          const log = yield* readAllFrom(store, from, 7)
+          expect(log.events.map((e) => e.version)).toEqual(Arr.range(1, 112))
+          for (let i = 1; i < log.events.length; i++) {
+            expect(log.events[i].globalPosition > log.events[i - 1].globalPosition).toBe(true)
+          }
+          expect(
+            (yield* store.readStream(stream, { fromVersion: 9, maxCount: 3 })).map((e) => e.version)
+          ).toEqual([9, 10, 11])
+          expect((yield* store.verify(stream)).ok).toBe(true)
+        })
+      )
+
       it.effect("appends a batch and reads it back in version order with ids, positions and hashes", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
