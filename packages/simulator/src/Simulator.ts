@@ -57,6 +57,19 @@ import * as Triggers from "./Triggers.js"
 export type { Card, Counters, Fault, KeyKind, MerchantFlags, Step, Timings }
 export { defaultTimings }
 
+/** Every field optional, `undefined` meaning "leave as is". */
+export type Patch<T> = { readonly [K in keyof T]?: T[K] | undefined }
+
+const defined = <T extends object>(patch: Patch<T> | undefined): Partial<T> => {
+  const out: Partial<T> = {}
+  if (patch === undefined) return out
+  for (const key of Object.keys(patch) as Array<keyof T>) {
+    const value = patch[key]
+    if (value !== undefined) out[key] = value as T[keyof T]
+  }
+  return out
+}
+
 /** Who is calling: the merchant of the API key and the kind of key. */
 export interface Caller {
   readonly merchant: Merchant
@@ -118,8 +131,8 @@ export interface TerminalView {
 export interface TerminalPatch {
   readonly online?: boolean | undefined
   readonly listening?: boolean | undefined
-  readonly timings?: Partial<Timings> | undefined
-  readonly card?: Partial<Card> | undefined
+  readonly timings?: Readonly<Record<string, number>> | undefined
+  readonly card?: Patch<Card> | undefined
   readonly duplicateAnswer?: "cancel" | "continue" | undefined
   readonly tipMinor?: string | undefined
   readonly receiptsInline?: boolean | undefined
@@ -185,11 +198,11 @@ export interface Admin {
     readonly name?: string | undefined
     readonly mcc?: string | undefined
     readonly apiKey?: string | undefined
-    readonly flags?: Partial<MerchantFlags> | undefined
+    readonly flags?: Patch<MerchantFlags> | undefined
   }) => Effect.Effect<{ readonly merchantId: string; readonly apiKey: string }, ValidationFailed>
   readonly updateMerchant: (
     merchantId: string,
-    input: { readonly mcc?: string | undefined; readonly flags?: Partial<MerchantFlags> | undefined }
+    input: { readonly mcc?: string | undefined; readonly flags?: Patch<MerchantFlags> | undefined }
   ) => Effect.Effect<Json, NotFound>
   readonly addKey: (
     merchantId: string,
@@ -215,7 +228,7 @@ export interface Admin {
   readonly pressCancel: (serial: string) => Effect.Effect<void, NotFound | CancelNotAllowed>
   /** `startRecovery`: retry pending callback deliveries of a terminal (or all) now. */
   readonly startRecovery: (serial: string | undefined) => Effect.Effect<number>
-  readonly setTimings: (timings: Partial<Timings>) => Effect.Effect<Timings, ValidationFailed>
+  readonly setTimings: (timings: Readonly<Record<string, number>>) => Effect.Effect<Timings, ValidationFailed>
   readonly addFault: (fault: FaultInput) => Effect.Effect<Fault, ValidationFailed>
   readonly faults: Effect.Effect<ReadonlyArray<Fault>>
   readonly clearFaults: (id: string | undefined) => Effect.Effect<void>
@@ -604,7 +617,9 @@ export const make = (
               Gateway.capture(store, {
                 merchant,
                 originalGuid: req.originalTransactionId ?? "",
-                amount,
+                // Without an amount the whole hold is captured.
+                amount:
+                  req.amount ?? Gateway.find(store, merchant.id, req.originalTransactionId ?? "")?.hold ?? 0n,
                 tip: 0n,
                 now: at,
                 terminal,
@@ -1455,7 +1470,9 @@ export const make = (
         : Effect.succeed(terminal)
     }
 
-    const checkTimings = (timings: Partial<Timings>): Either.Either<Partial<Timings>, ValidationFailed> => {
+    const checkTimings = (
+      timings: Readonly<Record<string, number>>
+    ): Either.Either<Partial<Timings>, ValidationFailed> => {
       for (const [key, value] of Object.entries(timings)) {
         if (!(key in defaultTimings)) return Either.left(invalid(`timings.${key}`, `Unknown timing ${key}`))
         if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
@@ -1494,14 +1511,14 @@ export const make = (
             return Effect.fail(invalid("id", `Merchant ${input.id} exists`))
           if (input.apiKey !== undefined && store.keys.has(input.apiKey))
             return Effect.fail(invalid("apiKey", "The key is already in use"))
-          const merchant = store.addMerchant(input)
+          const merchant = store.addMerchant({ ...input, flags: defined(input.flags) })
           const apiKey = store.addKey(merchant, "merchant", input.apiKey)
           return Effect.succeed({ merchantId: merchant.id, apiKey })
         }),
       updateMerchant: (merchantId, input) =>
         Effect.map(merchantOf(merchantId), (merchant) => {
           if (input.mcc !== undefined) merchant.mcc = input.mcc
-          if (input.flags !== undefined) merchant.flags = { ...merchant.flags, ...input.flags }
+          merchant.flags = { ...merchant.flags, ...defined(input.flags) }
           return { merchant_id_alpha: merchant.id, mcc: merchant.mcc, flags: merchant.flags }
         }),
       addKey: (merchantId, kind, key) =>
@@ -1545,7 +1562,7 @@ export const make = (
           if (patch.online !== undefined) terminal.online = patch.online
           if (patch.listening !== undefined) terminal.listening = patch.listening
           if (timings !== undefined) terminal.timings = { ...terminal.timings, ...timings }
-          if (patch.card !== undefined) terminal.card = { ...terminal.card, ...patch.card }
+          terminal.card = { ...terminal.card, ...defined(patch.card) }
           if (patch.duplicateAnswer !== undefined) terminal.duplicateAnswer = patch.duplicateAnswer
           if (tip !== undefined) terminal.tipMinor = tip
           if (patch.receiptsInline !== undefined) terminal.receiptsInline = patch.receiptsInline

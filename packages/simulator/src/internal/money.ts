@@ -3,14 +3,11 @@
  * minor-unit strings of terminal operations, the decimal major-unit strings of the
  * terminal-less endpoints, and formatting back. No floating point anywhere.
  */
-
-// TEMPORARY until the core contract lands: replaced by @tillflow/core's Currency.
-const zero = new Set("BIF BYR CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX VND VUV XAF XOF XPF".split(" "))
-const three = new Set("BHD IQD JOD KWD LYD OMR TND".split(" "))
+import { Currency } from "@tillflow/core"
 
 /** ISO 4217 exponent of a currency code, or undefined when the service does not know it. */
 export const exponentOf = (currency: string): number | undefined =>
-  !/^[A-Z]{3}$/.test(currency) ? undefined : zero.has(currency) ? 0 : three.has(currency) ? 3 : 2
+  Currency.isCurrency(currency) ? Currency.exponents[currency] : undefined
 
 /** A positive integer string of minor units ("1000" is 10.00 in a two-decimal currency). */
 export const parseMinor = (input: unknown): bigint | undefined => {

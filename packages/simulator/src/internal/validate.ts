@@ -42,9 +42,10 @@ const needsAmount: ReadonlySet<Operation> = new Set<Operation>([
   "moToSale",
   "moToRefund",
   "moToPreAuthorization",
-  "preAuthorizationIncrease",
-  "preAuthorizationCapture"
+  "preAuthorizationIncrease"
 ])
+/** Operations where amount and currency are optional (together). */
+const optionalAmount: ReadonlySet<Operation> = new Set<Operation>(["preAuthorizationCapture", "moToReversal"])
 const needsOriginal: ReadonlySet<Operation> = new Set<Operation>([
   "refundReversal",
   "saleReversal",
@@ -135,7 +136,8 @@ export const transactionRequest = (body: unknown): Checked<TransactionRequest> =
     let amount: bigint | undefined
     let currency: string | undefined
     let exponent: number | undefined
-    if (needsAmount.has(op)) {
+    const amountGiven = body.amount !== undefined && body.amount !== null
+    if (needsAmount.has(op) || (optionalAmount.has(op) && amountGiven)) {
       const negativeAllowed = op === "preAuthorizationIncrease"
       const raw = body.amount
       const text = typeof raw === "string" && negativeAllowed && raw.startsWith("-") ? raw.slice(1) : raw
