@@ -1077,10 +1077,12 @@ export const make = (
         if (!isGuid(guid)) return yield* new InvalidGuid({ guid })
         const txn = Gateway.find(store, caller.merchant.id, guid)
         if (txn === undefined) return yield* new InvalidGuid({ guid })
-        const b = yield* right(bodyObject(body))
+        // Every tip adjustment rejection is a 400 (spec 7), a malformed body or amount included.
+        const asRule = (e: ValidationFailed) => rule("INVALID_AMOUNT", e.message, "1043")
+        const b = yield* right(bodyObject(body)).pipe(Effect.mapError(asRule))
         const tip = yield* right(
           Validate.majorAmount(b, "amount", txn.exponent, { required: true, allowNumber: true })
-        )
+        ).pipe(Effect.mapError(asRule))
         yield* right(Gateway.adjustTip(store, txn, tip ?? 0n))
         return { statusMessage: "Tip adjusted" }
       })

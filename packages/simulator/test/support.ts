@@ -67,6 +67,11 @@ export interface Harness {
   readonly run: (fields: Record<string, unknown>) => Effect.Effect<Reply>
   readonly advance: (ms: number) => Effect.Effect<void>
   readonly counters: (serial?: string) => Effect.Effect<Record<string, number>>
+  /** Polls an admin GET route until `ok` holds (5 s real time at most); returns the last body. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly eventually: (path: string, ok: (body: any) => boolean) => Effect.Effect<any>
+  /** Polls a status-host path until it answers `status`; returns the last reply. */
+  readonly statusEventually: (path: string, status: number) => Effect.Effect<Reply>
 }
 
 export const reference = () => globalThis.crypto.randomUUID()
@@ -105,6 +110,24 @@ export const withSimulator = <A, E>(
           return yield* main(`/transaction-result/${accepted.json.transactionResultId}`)
         }),
       advance: (ms) => Effect.asVoid(admin("POST", "/clock/advance", { ms })),
+      eventually: (path, ok) =>
+        Effect.gen(function* () {
+          const deadline = Date.now() + 5000
+          for (;;) {
+            const reply = yield* admin("GET", path)
+            if (ok(reply.json) || Date.now() > deadline) return reply.json
+            yield* Effect.sleep(5)
+          }
+        }),
+      statusEventually: (path, status) =>
+        Effect.gen(function* () {
+          const deadline = Date.now() + 5000
+          for (;;) {
+            const reply = yield* request(`${info.transactionsUrl}${path}`, { key: info.apiKey })
+            if (reply.status === status || Date.now() > deadline) return reply
+            yield* Effect.sleep(5)
+          }
+        }),
       counters: (serial = first.serial_number) =>
         Effect.map(admin("GET", "/counters"), (r) => r.json.terminals[serial])
     }
