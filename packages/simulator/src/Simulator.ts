@@ -788,7 +788,8 @@ export const make = (
             kick: undefined
           }
           store.deliveries.set(delivery.id, delivery)
-          return Effect.asVoid(runFork(Delivery.run(client, store, clock, delivery)))
+          // Forked, not joined: the recovery loop outlives the operation.
+          return Effect.sync(() => void runFork(Delivery.run(client, store, clock, delivery)))
         })
 
     const resultIdFor = (terminal: Terminal): string => {
@@ -868,8 +869,9 @@ export const make = (
           req.callbackUrl === undefined || req.token === undefined
             ? undefined
             : { url: req.callbackUrl, token: req.token }
-        yield* runFork(
-          runOperation(terminal, caller.merchant, op, req, reference, deliverer(terminal, slotId, callback))
+        // Forked, not joined: the operation runs on after the 202.
+        yield* Effect.sync(
+          () => void runFork(runOperation(terminal, caller.merchant, op, req, reference, deliverer(terminal, slotId, callback)))
         )
         return {
           ...(slotId === undefined ? {} : { transactionResultId: slotId }),
@@ -1018,7 +1020,7 @@ export const make = (
           // The recovery loop restarts when the terminal application restarts.
           Delivery.kickAll(store, terminal.serial)
         })
-        return Effect.asVoid(runFork(restart))
+        return Effect.sync(() => void runFork(restart))
       })
 
     // ---------------------------------------------------------------- terminal-less
@@ -1075,10 +1077,12 @@ export const make = (
         if (!isGuid(guid)) return yield* new InvalidGuid({ guid })
         const txn = Gateway.find(store, caller.merchant.id, guid)
         if (txn === undefined) return yield* new InvalidGuid({ guid })
-        const b = yield* right(bodyObject(body))
+        // Every tip adjustment rejection is a 400 (spec 7), a malformed body or amount included.
+        const asRule = (e: ValidationFailed) => rule("INVALID_AMOUNT", e.message, "1043")
+        const b = yield* right(bodyObject(body)).pipe(Effect.mapError(asRule))
         const tip = yield* right(
           Validate.majorAmount(b, "amount", txn.exponent, { required: true, allowNumber: true })
-        )
+        ).pipe(Effect.mapError(asRule))
         yield* right(Gateway.adjustTip(store, txn, tip ?? 0n))
         return { statusMessage: "Tip adjusted" }
       })

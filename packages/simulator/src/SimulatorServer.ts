@@ -12,6 +12,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as Scope from "effect/Scope"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Cause from "effect/Cause"
@@ -159,6 +160,15 @@ const makeListener = (
       host = "status"
       innerUrl = apps.statusUnderPrefix ? strip(STATUS_PREFIX) : original.url
     } else if (apps.main !== undefined) {
+      // Receipt links of results (public, like a receipt URL of the real service): not
+      // part of the contract, so served beside it.
+      const receipt = /^\/receipts\/([^/]+)\/([^/]+)$/.exec(path)
+      if (receipt !== null && original.method === "GET") {
+        return yield* sim.receipt(decodeURIComponent(receipt[1] ?? ""), receipt[2] ?? "").pipe(
+          Effect.map((html) => HttpServerResponse.html(html)),
+          Effect.catchAll((e) => Effect.succeed(json(errorBody(404, "NotFoundError", e.message), 404)))
+        )
+      }
       app = apps.main
       host = "main"
     } else {
