@@ -28,7 +28,7 @@ import {
   TransactionRequest,
   TransactionResult
 } from "@tillflow/core"
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"

@@ -16,7 +16,10 @@ import {
   type TransactionRequest,
   type TransactionResult
 } from "@tillflow/core"
+import { TerminalCloud as TerminalCloudTag } from "@tillflow/core"
+import { HttpTerminalCloud } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -109,6 +112,48 @@ const guidOf = (result: TransactionResult.TransactionResult): Identifiers.Guid =
   Identifiers.Guid.make(result.efttransactionID!)
 
 describe("HttpTerminalCloud against the simulator", () => {
+  it.scopedLive("layerConfig reads TERMINAL_CLOUD_*; a {transactions_url} with a path prefix is kept", () =>
+    Effect.gen(function* () {
+      // Without statusPort the simulator serves the status host under a path prefix.
+      const context = yield* Layer.build(SimulatorServer.layer({ seed: 7, timings: instant })).pipe(
+        Effect.orDie
+      )
+      const info = Context.get(context, SimulatorServer.SimulatorInfo)
+      expect(info.transactionsUrl).toContain("/_status-host")
+      const env = ConfigProvider.fromMap(
+        new Map([
+          ["TERMINAL_CLOUD_API_KEY", info.apiKey],
+          ["TERMINAL_CLOUD_BASE_URL", `${info.baseUrl}/`],
+          ["TERMINAL_CLOUD_TRANSACTIONS_URL", info.transactionsUrl],
+          ["TERMINAL_CLOUD_REQUEST_TIMEOUT", "10 seconds"]
+        ]),
+        { pathDelim: "_" } // as the environment names them
+      )
+      const cloud = yield* Layer.build(HttpTerminalCloud.layerConfig()).pipe(
+        Effect.map((ctx) => Context.get(ctx, TerminalCloudTag.TerminalCloud)),
+        Effect.withConfigProvider(env)
+      )
+      const first = info.terminals[0]!
+      const terminal = {
+        serialNumber: Identifiers.SerialNumber.make(first.serial_number),
+        terminalType: Identifiers.TerminalType.make(first.terminal_type)
+      }
+      const reference = yield* freshReference
+      yield* cloud.sendTransaction(saleOn(terminal, reference))
+      yield* adminOf(info.adminUrl)("POST", "/settle", { timeoutMs: 10_000 })
+      expect((yield* cloud.transactionStatus(reference)).map((r) => r.finStatus)).toEqual(["AUTHORISED"])
+
+      const missing = yield* Effect.flip(
+        Layer.build(HttpTerminalCloud.layerConfig()).pipe(
+          Effect.withConfigProvider(
+            ConfigProvider.fromMap(new Map([["TERMINAL_CLOUD_BASE_URL", info.baseUrl]]), { pathDelim: "_" })
+          )
+        )
+      )
+      expect(String(missing)).toMatch(/TERMINAL_CLOUD.API_KEY/)
+    })
+  )
+
   it.scopedLive("listDevices lists the merchant's terminals, ssk Redacted", () =>
     Effect.gen(function* () {
       const { cloud, info } = yield* simulate()
