@@ -871,7 +871,17 @@ export const make = (
             : { url: req.callbackUrl, token: req.token }
         // Forked, not joined: the operation runs on after the 202.
         yield* Effect.sync(
-          () => void runFork(runOperation(terminal, caller.merchant, op, req, reference, deliverer(terminal, slotId, callback)))
+          () =>
+            void runFork(
+              runOperation(
+                terminal,
+                caller.merchant,
+                op,
+                req,
+                reference,
+                deliverer(terminal, slotId, callback)
+              )
+            )
         )
         return {
           ...(slotId === undefined ? {} : { transactionResultId: slotId }),
