@@ -165,6 +165,31 @@ describe("reversal", () => {
 })
 
 describe("pre-authorization without a terminal", () => {
+  it.live("a capture can be reversed before its batch closes (back to AUTHORISED), not after", () =>
+    withSimulator({}, (h) =>
+      Effect.gen(function* () {
+        const ref = reference()
+        const preauth = yield* h.run({
+          operation: "preAuthorization",
+          amount: "10000",
+          currency: "EUR",
+          transactionReference: ref
+        })
+        const guid = preauth.json.efttransactionID
+        yield* h.main("/preauthorization/capture", { originalGuid: guid, capturedAmount: "50.00" })
+        const undone = yield* h.main("/reversal", { originalGuid: guid })
+        expect(undone.status).toBe(200)
+        expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("AUTHORISED")
+        yield* h.main("/preauthorization/capture", { originalGuid: guid, capturedAmount: "60.00" })
+        yield* closeBatch(h)
+        const settled = yield* h.main("/reversal", { originalGuid: guid })
+        expect(settled.status).toBe(400)
+        expect(settled.json.error.code).toBe("BATCH_CLOSED")
+        expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("CAPTURED")
+      })
+    )
+  )
+
   it.live("increases and decreases the hold, captures once within tolerance, refuses above it", () =>
     withSimulator({}, (h) =>
       Effect.gen(function* () {
