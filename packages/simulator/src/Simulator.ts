@@ -738,6 +738,7 @@ export const make = (
         if (ending.finStatus === "CANCELLED") terminal.counters.cancelled++
         if (ending.finStatus === "FAILED") terminal.counters.failed++
         terminal.current = undefined
+        Deferred.unsafeDone(op.done, Effect.void)
         if (!running()) Deferred.unsafeDone(idle, Effect.void)
         const result = Results.terminalResult({
           store,
@@ -858,7 +859,8 @@ export const make = (
           step: undefined,
           cancelRequested: false,
           aborted: false,
-          wake: Deferred.unsafeMake<void>(FiberId.none)
+          wake: Deferred.unsafeMake<void>(FiberId.none),
+          done: Deferred.unsafeMake<void>(FiberId.none)
         }
         terminal.current = op
         terminal.counters.accepted++
@@ -871,7 +873,17 @@ export const make = (
             : { url: req.callbackUrl, token: req.token }
         // Forked, not joined: the operation runs on after the 202.
         yield* Effect.sync(
-          () => void runFork(runOperation(terminal, caller.merchant, op, req, reference, deliverer(terminal, slotId, callback)))
+          () =>
+            void runFork(
+              runOperation(
+                terminal,
+                caller.merchant,
+                op,
+                req,
+                reference,
+                deliverer(terminal, slotId, callback)
+              )
+            )
         )
         return {
           ...(slotId === undefined ? {} : { transactionResultId: slotId }),
@@ -1012,7 +1024,7 @@ export const make = (
         const current = store
         const restart = Effect.gen(function* () {
           // Let an aborted operation finish before the terminal goes down.
-          while (terminal.current !== undefined) yield* Effect.yieldNow()
+          if (op !== undefined) yield* Deferred.await(op.done)
           terminal.online = false
           yield* clock.sleep(rebootMs)
           if (store !== current) return

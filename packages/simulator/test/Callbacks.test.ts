@@ -13,28 +13,30 @@ const sale = (url: string, token: string) => ({
 })
 
 describe("callback delivery", () => {
-  it.live("posts the result to the callbackUrl with the token in AUTH-TOKEN; the 202 has no transactionResultId", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const rec = yield* receiver
-        yield* withSimulator({}, (h) =>
-          Effect.gen(function* () {
-            const accepted = yield* h.send(sale(rec.url, "secret-token-1"))
-            expect(accepted.status).toBe(202)
-            expect(accepted.json.transactionResultId).toBeUndefined()
-            yield* rec.waitFor(1)
-            const delivery = rec.deliveries[0]
-            expect(delivery?.headers["auth-token"]).toBe("secret-token-1")
-            expect(delivery?.body.finStatus).toBe("AUTHORISED")
-            expect(delivery?.body.recoveredTransaction).toBe(false)
-            expect(delivery?.body.transactionReference).toBe(accepted.json.transactionReference)
-            const listed = yield* h.admin("GET", "/callbacks")
-            expect(listed.text).not.toContain("secret-token-1")
-            expect(listed.json[0].delivered).toBe(true)
-          })
-        )
-      })
-    )
+  it.live(
+    "posts the result to the callbackUrl with the token in AUTH-TOKEN; the 202 has no transactionResultId",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const rec = yield* receiver
+          yield* withSimulator({}, (h) =>
+            Effect.gen(function* () {
+              const accepted = yield* h.send(sale(rec.url, "secret-token-1"))
+              expect(accepted.status).toBe(202)
+              expect(accepted.json.transactionResultId).toBeUndefined()
+              yield* rec.waitFor(1)
+              const delivery = rec.deliveries[0]
+              expect(delivery?.headers["auth-token"]).toBe("secret-token-1")
+              expect(delivery?.body.finStatus).toBe("AUTHORISED")
+              expect(delivery?.body.recoveredTransaction).toBe(false)
+              expect(delivery?.body.transactionReference).toBe(accepted.json.transactionReference)
+              const listed = yield* h.admin("GET", "/callbacks")
+              expect(listed.text).not.toContain("secret-token-1")
+              expect(listed.json[0].delivered).toBe(true)
+            })
+          )
+        })
+      )
   )
 
   it.live("retries a failed delivery every 5 s, then delivers it with recoveredTransaction: true", () =>
@@ -48,7 +50,10 @@ describe("callback delivery", () => {
             yield* h.settle
             const waitAttempts = (n: number) =>
               Effect.map(
-                h.eventually("/callbacks", (list) => list[0]?.attempts >= n && list[0]?.nextAttemptAt !== null),
+                h.eventually(
+                  "/callbacks",
+                  (list) => list[0]?.attempts >= n && list[0]?.nextAttemptAt !== null
+                ),
                 (list) => list[0]
               )
             const first = yield* waitAttempts(1)
@@ -70,39 +75,44 @@ describe("callback delivery", () => {
     )
   )
 
-  it.live("after 100 s of failures the wait doubles from 8 s; an injected outage fails deliveries without a request", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const rec = yield* receiver
-        yield* withSimulator({}, (h) =>
-          Effect.gen(function* () {
-            yield* h.admin("POST", "/faults/callback-outage", { ms: 200_000 })
-            yield* h.send(sale(rec.url, "tok-3"))
-            yield* h.settle
-            const state = (attempts: number) =>
-              Effect.map(
-                h.eventually("/callbacks", (list) => list[0]?.attempts >= attempts && list[0]?.nextAttemptAt !== null),
-                (list) => list[0]
-              )
-            const first = yield* state(1)
-            expect(first.lastError).toContain("unreachable")
-            yield* h.advance(100_000)
-            const afterFast = yield* state(2)
-            expect(afterFast.nextAttemptAt - afterFast.completedAt).toBe(108_000)
-            yield* h.advance(8_000)
-            const next = yield* state(3)
-            expect(next.nextAttemptAt - next.completedAt).toBe(124_000)
-            yield* h.advance(16_000)
-            const after = yield* state(4)
-            expect(after.nextAttemptAt - after.completedAt).toBe(156_000)
-            expect(rec.deliveries).toHaveLength(0)
-            yield* h.advance(100_000)
-            yield* rec.waitFor(1)
-            expect(rec.deliveries[0]?.body.recoveredTransaction).toBe(true)
-          })
-        )
-      })
-    )
+  it.live(
+    "after 100 s of failures the wait doubles from 8 s; an injected outage fails deliveries without a request",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const rec = yield* receiver
+          yield* withSimulator({}, (h) =>
+            Effect.gen(function* () {
+              yield* h.admin("POST", "/faults/callback-outage", { ms: 200_000 })
+              yield* h.send(sale(rec.url, "tok-3"))
+              yield* h.settle
+              const state = (attempts: number) =>
+                Effect.map(
+                  h.eventually(
+                    "/callbacks",
+                    (list) => list[0]?.attempts >= attempts && list[0]?.nextAttemptAt !== null
+                  ),
+                  (list) => list[0]
+                )
+              const first = yield* state(1)
+              expect(first.lastError).toContain("unreachable")
+              yield* h.advance(100_000)
+              const afterFast = yield* state(2)
+              expect(afterFast.nextAttemptAt - afterFast.completedAt).toBe(108_000)
+              yield* h.advance(8_000)
+              const next = yield* state(3)
+              expect(next.nextAttemptAt - next.completedAt).toBe(124_000)
+              yield* h.advance(16_000)
+              const after = yield* state(4)
+              expect(after.nextAttemptAt - after.completedAt).toBe(156_000)
+              expect(rec.deliveries).toHaveLength(0)
+              yield* h.advance(100_000)
+              yield* rec.waitFor(1)
+              expect(rec.deliveries[0]?.body.recoveredTransaction).toBe(true)
+            })
+          )
+        })
+      )
   )
 
   it.live("startRecovery retries a pending delivery at once", () =>

@@ -21,7 +21,11 @@ describe("virtual terminals", () => {
         const busy = yield* h.send(sale("2000"))
         expect(busy.status).toBe(400)
         expect(busy.json).toEqual({
-          error: { statusCode: 400, name: "BadRequestError", message: { error: 1001, message: "Terminal is busy" } }
+          error: {
+            statusCode: 400,
+            name: "BadRequestError",
+            message: { error: 1001, message: "Terminal is busy" }
+          }
         })
         const other = h.info.terminals[1]
         const elsewhere = yield* h.main("/transactions", {
@@ -48,20 +52,22 @@ describe("virtual terminals", () => {
     )
   )
 
-  it.live("stops an operation waiting for the card: the stop is accepted and the result is CANCELLED, not charged", () =>
-    withSimulator({ timings: { WaitingForCard: 60_000 } }, (h) =>
-      Effect.gen(function* () {
-        const accepted = yield* h.send(sale("1000"))
-        const stop = yield* h.send({ operation: "stopCurrentTransaction" })
-        expect(stop.status).toBe(202)
-        yield* h.settle
-        const result = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
-        expect(result.json.finStatus).toBe("CANCELLED")
-        const stopResult = yield* h.main(`/transaction-result/${stop.json.transactionResultId}`)
-        expect(stopResult.json.type).toBe("CANCEL_TRX")
-        expect((yield* h.counters()).charges).toBe(0)
-      })
-    )
+  it.live(
+    "stops an operation waiting for the card: the stop is accepted and the result is CANCELLED, not charged",
+    () =>
+      withSimulator({ timings: { WaitingForCard: 60_000 } }, (h) =>
+        Effect.gen(function* () {
+          const accepted = yield* h.send(sale("1000"))
+          const stop = yield* h.send({ operation: "stopCurrentTransaction" })
+          expect(stop.status).toBe(202)
+          yield* h.settle
+          const result = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
+          expect(result.json.finStatus).toBe("CANCELLED")
+          const stopResult = yield* h.main(`/transaction-result/${stop.json.transactionResultId}`)
+          expect(stopResult.json.type).toBe("CANCEL_TRX")
+          expect((yield* h.counters()).charges).toBe(0)
+        })
+      )
   )
 
   it.live("refuses to stop at a host step with 1003, and when nothing runs", () =>
@@ -139,22 +145,24 @@ describe("trigger amounts", () => {
     )
   )
 
-  it.live("37.68 times out at the acquirer: IN_PROGRESS on the status host, then an UNDEFINED result and status", () =>
-    withSimulator({ timings: { AcquirerTimeout: 30_000 } }, (h) =>
-      Effect.gen(function* () {
-        const ref = reference()
-        const accepted = yield* h.send(sale("3768", { transactionReference: ref }))
-        const pending = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
-        expect(pending.status).toBe(204)
-        expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("IN_PROGRESS")
-        yield* h.advance(30_000)
-        yield* h.settle
-        const result = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
-        expect(result.json.finStatus).toBe("UNDEFINED")
-        expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("UNDEFINED")
-        expect((yield* h.counters()).charges).toBe(0)
-      })
-    )
+  it.live(
+    "37.68 times out at the acquirer: IN_PROGRESS on the status host, then an UNDEFINED result and status",
+    () =>
+      withSimulator({ timings: { AcquirerTimeout: 30_000 } }, (h) =>
+        Effect.gen(function* () {
+          const ref = reference()
+          const accepted = yield* h.send(sale("3768", { transactionReference: ref }))
+          const pending = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
+          expect(pending.status).toBe(204)
+          expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("IN_PROGRESS")
+          yield* h.advance(30_000)
+          yield* h.settle
+          const result = yield* h.main(`/transaction-result/${accepted.json.transactionResultId}`)
+          expect(result.json.finStatus).toBe("UNDEFINED")
+          expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("UNDEFINED")
+          expect((yield* h.counters()).charges).toBe(0)
+        })
+      )
   )
 
   it.live("any other amount is approved, and a currency without decimals has no trigger amounts", () =>
@@ -194,7 +202,10 @@ describe("duplicate payment check", () => {
         yield* h.admin("PATCH", `/terminals/${h.serial}`, { duplicateAnswer: "continue" })
         expect((yield* h.run(sale("2500"))).json.finStatus).toBe("AUTHORISED")
         expect((yield* h.counters()).charges).toBe(3)
-        yield* h.admin("PATCH", `/terminals/${h.serial}`, { duplicateAnswer: "cancel", card: { pan: "5500000000000004", scheme: "MASTERCARD" } })
+        yield* h.admin("PATCH", `/terminals/${h.serial}`, {
+          duplicateAnswer: "cancel",
+          card: { pan: "5500000000000004", scheme: "MASTERCARD" }
+        })
         expect((yield* h.run(sale("2500"))).json.finStatus).toBe("AUTHORISED")
       })
     )
@@ -222,7 +233,9 @@ describe("utility operations", () => {
         expect(masked.json.type).toBe("CARD_PAN")
         expect(masked.json.maskedCardNumber).toBe("476173******0010")
         expect(masked.json.unMaskedPan).toBeUndefined()
-        yield* h.admin("PATCH", `/terminals/${h.serial}`, { card: { pan: "6009123412341234", whitelisted: true } })
+        yield* h.admin("PATCH", `/terminals/${h.serial}`, {
+          card: { pan: "6009123412341234", whitelisted: true }
+        })
         expect((yield* h.run({ operation: "cardPan" })).json.unMaskedPan).toBe("6009123412341234")
       })
     )
@@ -231,7 +244,9 @@ describe("utility operations", () => {
   it.live("printReceipt is PROCESSED and pingDevice returns device information when asked", () =>
     withSimulator({}, (h) =>
       Effect.gen(function* () {
-        expect((yield* h.run({ operation: "printReceipt", receipt: "<html>hi</html>" })).json.finStatus).toBe("PROCESSED")
+        expect((yield* h.run({ operation: "printReceipt", receipt: "<html>hi</html>" })).json.finStatus).toBe(
+          "PROCESSED"
+        )
         const bare = yield* h.run({ operation: "pingDevice" })
         expect(bare.json.finStatus).toBe("PROCESSED")
         const info = yield* h.run({ operation: "pingDevice", returnDeviceInfo: true })

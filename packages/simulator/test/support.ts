@@ -34,7 +34,12 @@ const parse = (text: string): unknown => {
 
 export const request = (
   url: string,
-  init: { readonly method?: string; readonly key?: string | undefined; readonly body?: unknown; readonly headers?: Record<string, string> } = {}
+  init: {
+    readonly method?: string
+    readonly key?: string | undefined
+    readonly body?: unknown
+    readonly headers?: Record<string, string>
+  } = {}
 ): Effect.Effect<Reply> =>
   Effect.promise(async () => {
     const headers: Record<string, string> = { ...init.headers }
@@ -43,7 +48,9 @@ export const request = (
     const response = await fetch(url, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
       headers,
-      ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
+      ...(init.body === undefined
+        ? {}
+        : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
     })
     const text = await response.text()
     return { status: response.status, text, json: parse(text) }
@@ -92,7 +99,11 @@ export const withSimulator = <A, E>(
       r.json?.idle === true ? Effect.void : Effect.die(new Error("simulator did not settle"))
     )
     const send = (fields: Record<string, unknown>, key?: string) =>
-      main("/transactions", { serial_number: first.serial_number, terminal_type: first.terminal_type, ...fields }, key)
+      main(
+        "/transactions",
+        { serial_number: first.serial_number, terminal_type: first.terminal_type, ...fields },
+        key
+      )
     const h: Harness = {
       info,
       serial: first.serial_number,
@@ -133,13 +144,18 @@ export const withSimulator = <A, E>(
     }
     return yield* body(h)
   }).pipe(
-    Effect.provide(SimulatorServer.layer({ seed: 42, ...options, timings: { ...zeroTimings, ...options.timings } }))
+    Effect.provide(
+      SimulatorServer.layer({ seed: 42, ...options, timings: { ...zeroTimings, ...options.timings } })
+    )
   )
 
 /** A callback receiver on loopback recording every delivery. */
 export interface Receiver {
   readonly url: string
-  readonly deliveries: Array<{ readonly headers: Http.IncomingHttpHeaders; readonly body: Record<string, unknown> }>
+  readonly deliveries: Array<{
+    readonly headers: Http.IncomingHttpHeaders
+    readonly body: Record<string, unknown>
+  }>
   /** Status the receiver answers with (mutable). */
   answer: number
   /** Resolves when `n` deliveries have been received (fails after 5 s real time). */
@@ -157,7 +173,8 @@ export const receiver: Effect.Effect<Receiver, never, import("effect/Scope").Sco
           waitFor: (n) =>
             Effect.promise(async () => {
               const deadline = Date.now() + 5000
-              while (rec.deliveries.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+              while (rec.deliveries.length < n && Date.now() < deadline)
+                await new Promise((r) => setTimeout(r, 5))
             }).pipe(
               Effect.flatMap(() =>
                 rec.deliveries.length >= n ? Effect.void : Effect.die(new Error(`expected ${n} deliveries`))
@@ -169,7 +186,10 @@ export const receiver: Effect.Effect<Receiver, never, import("effect/Scope").Sco
           req.on("data", (c: Buffer) => chunks.push(c))
           req.on("end", () => {
             if (rec.answer >= 200 && rec.answer < 300) {
-              rec.deliveries.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
+              rec.deliveries.push({
+                headers: req.headers,
+                body: JSON.parse(Buffer.concat(chunks).toString("utf8"))
+              })
             }
             res.statusCode = rec.answer
             res.end()

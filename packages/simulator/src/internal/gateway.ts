@@ -291,7 +291,14 @@ export const reverse = (
           : isPreAuth
   if (!kindOk || !isApproved(original) || original.reversed || original.released)
     return Either.left(rule("NOT_REVERSIBLE", "The original transaction cannot be reversed", "1020"))
-  if (!store.batchOpen(original))
+  // What settles with the batch: the transaction itself, or for a pre-authorization its
+  // capture (an uncaptured hold is not in any batch and can be released at any time).
+  const settling = isPreAuth
+    ? Array.from(store.txns.values()).find(
+        (t) => t.originalGuid === original.guid && t.type === "PRE_AUTHORIZATION_CAPTURE" && !t.reversed
+      )
+    : original
+  if (settling !== undefined && !store.batchOpen(settling))
     return Either.left(rule("BATCH_CLOSED", "The batch of the original transaction is closed", "1021"))
   if (!isPreAuth && input.now - original.createdAt > REVERSAL_WINDOW_MS)
     return Either.left(rule("REVERSAL_WINDOW_CLOSED", "Reversal is possible within 24 hours only", "1022"))

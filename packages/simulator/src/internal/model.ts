@@ -127,6 +127,8 @@ export interface RunningOp {
   /** Set by a forced reboot. */
   aborted: boolean
   readonly wake: Deferred.Deferred<void>
+  /** Completed when the operation has ended (its result built). */
+  readonly done: Deferred.Deferred<void>
 }
 
 export interface Terminal {
