@@ -5,6 +5,7 @@
  * batchNumber), which is our assumption.
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import * as Identifiers from "./Identifiers.js"
 import * as Lenient from "./internal/Lenient.js"
 
@@ -25,10 +26,10 @@ export class BatchDetailRequest extends Schema.Class<BatchDetailRequest>("BatchD
     serialNumber: Identifiers.SerialNumber,
     deviceType: Identifiers.TerminalType,
     batchNumber: Identifiers.BatchNumber,
-    customerReference: Schema.optional(
+    customerReference: Strict.optional(
       Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
     ),
-    rrn: Schema.optional(Schema.String)
+    rrn: Strict.optional(Schema.String)
   }).annotations(strict)
 ) {}
 

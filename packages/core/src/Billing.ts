@@ -3,9 +3,10 @@
  * `zipCode` is required inside the object, `address` optional (its format is not shown).
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 
 /** Billing as we send it. */
 export class Billing extends Schema.Class<Billing>("Billing")({
   zipCode: Schema.String.pipe(Schema.minLength(1, { message: () => "billing.zipCode must not be empty" })),
-  address: Schema.optional(Schema.String)
+  address: Strict.optional(Schema.String)
 }) {}

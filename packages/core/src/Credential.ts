@@ -4,20 +4,21 @@
  * `acquirer` is required on each credential when more than one is given.
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import * as Enumerations from "./Enumerations.js"
 
 /** One credential. */
 export class Credential extends Schema.Class<Credential>("Credential")(
   Schema.Struct({
-    acquirer: Schema.optional(Enumerations.Acquirer),
-    mid: Schema.optional(Schema.NonEmptyString),
-    tid: Schema.optional(Schema.NonEmptyString),
-    mcc: Schema.optional(
+    acquirer: Strict.optional(Enumerations.Acquirer),
+    mid: Strict.optional(Schema.NonEmptyString),
+    tid: Strict.optional(Schema.NonEmptyString),
+    mcc: Strict.optional(
       Schema.String.pipe(
         Schema.pattern(/^[0-9]{4}$/, { message: () => "an mcc is a four-digit merchant category code" })
       )
     ),
-    externalId: Schema.optional(Schema.NonEmptyString)
+    externalId: Strict.optional(Schema.NonEmptyString)
   }).pipe(
     Schema.filter((c) => {
       if (c.externalId !== undefined && (c.mid !== undefined || c.tid !== undefined || c.mcc !== undefined)) {

@@ -3,6 +3,7 @@
  * the result echoes. Each is at most 250 characters of the spec's character set (2.4).
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import * as Lenient from "./internal/Lenient.js"
 
 /**
@@ -29,11 +30,11 @@ export const MetadataValue = Schema.String.pipe(
 
 /** Metadata as we send it. */
 export class Metadata extends Schema.Class<Metadata>("Metadata")({
-  metadata1: Schema.optional(MetadataValue),
-  metadata2: Schema.optional(MetadataValue),
-  metadata3: Schema.optional(MetadataValue),
-  metadata4: Schema.optional(MetadataValue),
-  metadata5: Schema.optional(MetadataValue)
+  metadata1: Strict.optional(MetadataValue),
+  metadata2: Strict.optional(MetadataValue),
+  metadata3: Strict.optional(MetadataValue),
+  metadata4: Strict.optional(MetadataValue),
+  metadata5: Strict.optional(MetadataValue)
 }) {}
 
 /** Metadata as echoed in a result: any strings, nulls and extra keys tolerated. */

@@ -3,6 +3,7 @@
  * of an earlier MOTO operation. No serial number, no raw card data.
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import { Billing } from "./Billing.js"
 import * as Identifiers from "./Identifiers.js"
 import * as Lenient from "./internal/Lenient.js"
@@ -24,9 +25,9 @@ export const MotoSaleRequest = MoneyFields.required(
   "MotoSaleRequest",
   {
     cardToken: Identifiers.CardToken,
-    customerReference: Schema.optional(Schema.String),
-    transactionReference: Schema.optional(Identifiers.TransactionReference),
-    billing: Schema.optional(Billing)
+    customerReference: Strict.optional(Schema.String),
+    transactionReference: Strict.optional(Identifiers.TransactionReference),
+    billing: Strict.optional(Billing)
   },
   AMOUNT_FORM
 )
@@ -38,8 +39,8 @@ export const MotoRefundRequest = MoneyFields.required(
   "MotoRefundRequest",
   {
     originalGuid: Identifiers.Guid,
-    customerReference: Schema.optional(Schema.String),
-    transactionReference: Schema.optional(Identifiers.TransactionReference)
+    customerReference: Strict.optional(Schema.String),
+    transactionReference: Strict.optional(Identifiers.TransactionReference)
   },
   AMOUNT_FORM
 )

@@ -5,6 +5,7 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import * as Identifiers from "./Identifiers.js"
 import * as Lenient from "./internal/Lenient.js"
 import * as Money from "./Money.js"
@@ -22,9 +23,9 @@ export class PreAuthorizationIncreaseRequest extends Schema.Class<PreAuthorizati
   Schema.Struct({
     originalGuid: Identifiers.Guid,
     increaseAmount: Money.DecimalString,
-    tipAmount: Schema.optional(Money.DecimalString),
+    tipAmount: Strict.optional(Money.DecimalString),
     subtract: Subtract,
-    customerReference: Schema.optional(Schema.String)
+    customerReference: Strict.optional(Schema.String)
   }).annotations({ parseOptions: { onExcessProperty: "error" } })
 ) {}
 
@@ -35,8 +36,8 @@ export class PreAuthorizationCaptureRequest extends Schema.Class<PreAuthorizatio
   Schema.Struct({
     originalGuid: Identifiers.Guid,
     capturedAmount: Money.DecimalString,
-    tipAmount: Schema.optional(Money.DecimalString),
-    customerReference: Schema.optional(Schema.String)
+    tipAmount: Strict.optional(Money.DecimalString),
+    customerReference: Strict.optional(Schema.String)
   }).annotations({ parseOptions: { onExcessProperty: "error" } })
 ) {}
 

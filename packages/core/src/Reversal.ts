@@ -3,6 +3,7 @@
  * card; partial when an amount is given and the acquirer supports it.
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import { DeferredTokenizationResponse } from "./DeferredTokenization.js"
 import * as Identifiers from "./Identifiers.js"
 import * as MoneyFields from "./internal/MoneyFields.js"
@@ -16,7 +17,7 @@ export const ReversalRequest = MoneyFields.optional(
   "ReversalRequest",
   {
     originalGuid: Identifiers.Guid,
-    messageReasonCode: Schema.optional(Schema.NonEmptyString)
+    messageReasonCode: Strict.optional(Schema.NonEmptyString)
   },
   "major"
 )

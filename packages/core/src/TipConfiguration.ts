@@ -3,6 +3,7 @@
  * tip screen behaves. Only sale and saleAndTokenizeCard accept it.
  */
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import * as Money from "./Money.js"
 
 /** A tip percentage offered on the terminal (a rate, not an amount: above 0, at most 100). */
@@ -15,15 +16,15 @@ export const TipPercentage = Schema.Number.pipe(
 /** Tip configuration as we send it. */
 export class TipConfiguration extends Schema.Class<TipConfiguration>("TipConfiguration")({
   /** Base of the percentages in minor units; defaults to the transaction amount. */
-  baseAmount: Schema.optional(Money.PositiveMinorUnitsString),
+  baseAmount: Strict.optional(Money.PositiveMinorUnitsString),
   /** Title of the tip screen; default "Tip". */
-  headerName: Schema.optional(Schema.String),
+  headerName: Strict.optional(Schema.String),
   /** Percentages offered (required, at least one). */
   tipPercentages: Schema.NonEmptyArray(TipPercentage),
   /** Whether a custom amount may be typed; default true. */
-  enterAmountEnabled: Schema.optional(Schema.Boolean),
+  enterAmountEnabled: Strict.optional(Schema.Boolean),
   /** Whether the tip may be skipped; default true. */
-  skipEnabled: Schema.optional(Schema.Boolean),
+  skipEnabled: Strict.optional(Schema.Boolean),
   /** Footer text; default empty. */
-  footer: Schema.optional(Schema.String)
+  footer: Strict.optional(Schema.String)
 }) {}

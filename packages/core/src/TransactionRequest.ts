@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Strict from "./internal/Strict.js"
 import { Billing } from "./Billing.js"
 import { BypassOptions } from "./BypassOptions.js"
 import { MerchantAuth } from "./Credential.js"
@@ -43,8 +44,8 @@ export type Delivery = typeof Delivery.Type
 const common = {
   serialNumber: Schema.propertySignature(Identifiers.SerialNumber).pipe(Schema.fromKey("serial_number")),
   terminalType: Schema.propertySignature(Identifiers.TerminalType).pipe(Schema.fromKey("terminal_type")),
-  customerReference: Schema.optional(Schema.String),
-  metadata: Schema.optional(Metadata)
+  customerReference: Strict.optional(Schema.String),
+  metadata: Strict.optional(Metadata)
 }
 
 /** The three ways an operation carries an amount. */
@@ -55,8 +56,8 @@ const money = {
     wire: { amount: Schema.String, currency: Currency.Currency }
   },
   optional: {
-    typed: { amount: Schema.optional(Money.Positive) },
-    wire: { amount: Schema.optional(Schema.String), currency: Schema.optional(Currency.Currency) }
+    typed: { amount: Strict.optional(Money.Positive) },
+    wire: { amount: Strict.optional(Schema.String), currency: Strict.optional(Currency.Currency) }
   },
   /** preAuthorizationIncrease: a negative delta releases part of the hold. */
   signed: {
@@ -70,8 +71,8 @@ const money = {
 } as const
 
 const deliveryWire = {
-  callbackUrl: Schema.optional(CallbackUrl),
-  token: Schema.optional(Schema.NonEmptyString)
+  callbackUrl: Strict.optional(CallbackUrl),
+  token: Strict.optional(Schema.NonEmptyString)
 }
 
 const variant = <
@@ -116,7 +117,7 @@ const variant = <
     Schema.Struct({
       operation: Schema.Literal(operation),
       ...amount.typed,
-      delivery: Schema.optional(Delivery)
+      delivery: Strict.optional(Delivery)
     })
   )
   return Schema.transformOrFail(wire, typed, {
@@ -161,12 +162,12 @@ const variant = <
 const reference = { transactionReference: Identifiers.TransactionReference }
 const original = { originalTransactionId: Identifiers.Guid }
 const duplicateCheck = {
-  duplicateCheck: Schema.optional(Schema.Boolean).pipe(Schema.fromKey("duplicate_check"))
+  duplicateCheck: Strict.optional(Schema.Boolean).pipe(Schema.fromKey("duplicate_check"))
 }
-const remittance = { moneyRemittanceOptions: Schema.optional(MoneyRemittanceOptions) }
+const remittance = { moneyRemittanceOptions: Strict.optional(MoneyRemittanceOptions) }
 const funding = {
-  bypassOptions: Schema.optional(BypassOptions),
-  merchantAuth: Schema.optional(MerchantAuth)
+  bypassOptions: Strict.optional(BypassOptions),
+  merchantAuth: Strict.optional(MerchantAuth)
 }
 
 /** sale: amount, currency and a fresh transactionReference are required. */
@@ -177,9 +178,9 @@ export const Sale = variant(
     ...funding,
     ...duplicateCheck,
     ...remittance,
-    tipConfiguration: Schema.optional(TipConfiguration),
-    tokenize: Schema.optional(Schema.Boolean),
-    billing: Schema.optional(Billing)
+    tipConfiguration: Strict.optional(TipConfiguration),
+    tokenize: Strict.optional(Schema.Boolean),
+    billing: Strict.optional(Billing)
   },
   money.required
 )
@@ -194,8 +195,8 @@ export const SaleAndTokenizeCard = variant(
     ...funding,
     ...duplicateCheck,
     ...remittance,
-    tipConfiguration: Schema.optional(TipConfiguration),
-    billing: Schema.optional(Billing)
+    tipConfiguration: Strict.optional(TipConfiguration),
+    billing: Strict.optional(Billing)
   },
   money.required
 )
@@ -223,7 +224,7 @@ export type LinkedRefund = typeof LinkedRefund.Type
 /** refundReversal: reverses a refund, linked by originalTransactionId. */
 export const RefundReversal = variant(
   "refundReversal",
-  { ...original, ...duplicateCheck, ...remittance, cardPresent: Schema.optional(Schema.Boolean) },
+  { ...original, ...duplicateCheck, ...remittance, cardPresent: Strict.optional(Schema.Boolean) },
   money.required
 )
 /** @see RefundReversal */
@@ -232,7 +233,7 @@ export type RefundReversal = typeof RefundReversal.Type
 /** saleReversal: reverses a sale, linked by originalTransactionId. */
 export const SaleReversal = variant(
   "saleReversal",
-  { ...original, ...duplicateCheck, ...remittance, cardPresent: Schema.optional(Schema.Boolean) },
+  { ...original, ...duplicateCheck, ...remittance, cardPresent: Strict.optional(Schema.Boolean) },
   money.required
 )
 /** @see SaleReversal */
@@ -260,7 +261,7 @@ export type CardPan = typeof CardPan.Type
 /** pingDevice: checks the terminal; `returnDeviceInfo` asks for versions and battery. */
 export const PingDevice = variant(
   "pingDevice",
-  { returnDeviceInfo: Schema.optional(Schema.Boolean) },
+  { returnDeviceInfo: Strict.optional(Schema.Boolean) },
   money.none
 )
 /** @see PingDevice */
@@ -274,7 +275,7 @@ export type StopCurrentTransaction = typeof StopCurrentTransaction.Type
 /** moToSale on a terminal: an original operation. */
 export const MotoSale = variant(
   "moToSale",
-  { ...reference, ...duplicateCheck, ...remittance, billing: Schema.optional(Billing) },
+  { ...reference, ...duplicateCheck, ...remittance, billing: Strict.optional(Billing) },
   money.required
 )
 /** @see MotoSale */
@@ -311,7 +312,7 @@ export type MotoPreAuthorization = typeof MotoPreAuthorization.Type
 /** preAuthorization: an original operation that holds funds. */
 export const PreAuthorization = variant(
   "preAuthorization",
-  { ...reference, tokenize: Schema.optional(Schema.Boolean) },
+  { ...reference, tokenize: Strict.optional(Schema.Boolean) },
   money.required
 )
 /** @see PreAuthorization */
@@ -382,3 +383,13 @@ export const isFinancial = (request: TransactionRequest): boolean =>
     request.operation === "tokenizeCard" ||
     request.operation === "cardPan"
   )
+
+/**
+ * The wire body with the callback token replaced by `"<redacted>"`: what may be logged
+ * or kept in an error (`OutcomeUnknown.request`) about a request that was sent.
+ */
+export const withoutSecrets = (request: TransactionRequest): Record<string, unknown> => {
+  const wire: Record<string, unknown> = { ...Schema.encodeSync(TransactionRequest)(request) }
+  if ("token" in wire) wire.token = "<redacted>"
+  return wire
+}

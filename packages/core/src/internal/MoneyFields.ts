@@ -6,6 +6,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Strict from "./Strict.js"
 import * as Currency from "../Currency.js"
 import * as Money from "../Money.js"
 
@@ -84,6 +85,6 @@ export const optional = <F extends Schema.Struct.Fields>(identifier: string, fie
     identifier,
     fields,
     form,
-    { amount: Schema.optional(Money.Positive) },
-    { amount: Schema.optional(Schema.String), currency: Schema.optional(Currency.Currency) }
+    { amount: Strict.optional(Money.Positive) },
+    { amount: Strict.optional(Schema.String), currency: Strict.optional(Currency.Currency) }
   )
