@@ -63,7 +63,8 @@ export type MotoError = typeof MotoError.Type
 
 /** The outcome of a MOTO sale: authorised (with its guid) or declined (not charged). */
 export class SaleOutcome extends Schema.Class<SaleOutcome>("MotoSaleOutcome")({
-  status: Schema.Literal("AUTHORISED", "DECLINED"),
+  /** PARTIAL_APPROVAL (United States): `amount` is the part approved and charged. */
+  status: Schema.Literal("AUTHORISED", "PARTIAL_APPROVAL", "DECLINED"),
   transactionReference: Schema.String,
   amount: LifecycleEvent.MoneyJson,
   guid: optional(Schema.String),
@@ -129,7 +130,33 @@ interface SaleAttempt {
 }
 
 const isApproved = (response: MotoResponse): boolean =>
-  response.finStatus === undefined || response.finStatus === "AUTHORISED" || response.finStatus === "APPROVED"
+  response.finStatus === undefined ||
+  response.finStatus === "AUTHORISED" ||
+  response.finStatus === "APPROVED" ||
+  response.finStatus === "PARTIAL_APPROVAL"
+
+/** What was charged: the approved part of a partial approval, else the amount asked. */
+const approvedAmount = (response: MotoResponse, asked: Money.Money): Money.Money => {
+  const approved = response["approvedAmount"]
+  return response.finStatus === "PARTIAL_APPROVAL" && typeof approved === "string"
+    ? (Ops.readDecimal(approved, asked.currency) ?? asked)
+    : asked
+}
+
+/**
+ * A 200 whose finStatus is UNDEFINED (no answer from the acquirer) or IN_PROGRESS says
+ * nothing final: it is an unknown outcome, reconciled like a 5xx.
+ */
+const finalOrUnknown = (response: MotoResponse): Effect.Effect<MotoResponse, RemoteError.RemoteError> =>
+  response.finStatus === "UNDEFINED" || response.finStatus === "IN_PROGRESS"
+    ? Effect.fail(
+        new RemoteError.OutcomeUnknown({
+          message: `the MOTO sale answered finStatus ${response.finStatus}: no final outcome from the acquirer`,
+          reason: "Timeout",
+          body: JSON.stringify({ finStatus: response.finStatus })
+        })
+      )
+    : Effect.succeed(response)
 
 const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
   Effect.gen(function* () {
@@ -190,7 +217,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
           customerReference: d.customerReference
         }) as MotoSaleRequest
       },
-      send: (request) => cloud.motoSale(request),
+      send: (request) => Effect.flatMap(cloud.motoSale(request), finalOrUnknown),
       onUnknown: "reconcile",
       reconcile: (_request, { requestedAt }) =>
         Ops.reconcileByStatus<MotoResponse>(cloud, reference, requestedAt, (view) => {
@@ -206,7 +233,11 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
               response: defined({
                 guid: head.efttransactionID ?? head.transactionID,
                 finStatus: head.finStatus,
-                approvalCode: head.authorisationCode
+                approvalCode: head.authorisationCode,
+                approvedAmount:
+                  head.totalAmount === undefined
+                    ? undefined
+                    : Money.toMajorUnitsString(Money.make(head.totalAmount, payload.amount.currency))
               })
             })
           if (view.notFound && view.graceOver)
@@ -219,11 +250,15 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       applied: (response, { now, reconciled }) => {
         const guid = response.guid
         if (isApproved(response) && guid !== undefined) {
+          const charged = approvedAmount(response, payload.amount)
           const approved = SaleOutcome.make(
             defined({
-              status: "AUTHORISED" as const,
+              status:
+                response.finStatus === "PARTIAL_APPROVAL"
+                  ? ("PARTIAL_APPROVAL" as const)
+                  : ("AUTHORISED" as const),
               transactionReference: reference,
-              amount: payload.amount,
+              amount: charged,
               guid,
               approvalCode: response.approvalCode ?? response.authorisationCode,
               reconciled
@@ -240,7 +275,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
                       requestId: payload.requestId,
                       at: now,
                       guid,
-                      amount: payload.amount,
+                      amount: charged,
                       approvalCode: approved.approvalCode,
                       reconciled
                     })
@@ -254,7 +289,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
                   LifecycleEvent.TransactionRecorded.make({
                     guid,
                     kind: "moToSale",
-                    amount: payload.amount,
+                    amount: charged,
                     at: now,
                     transactionReference: reference
                   })
@@ -299,7 +334,10 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
         outcome.type === "MotoSaleApproved"
           ? SaleOutcome.make(
               defined({
-                status: "AUTHORISED" as const,
+                status:
+                  outcome.data.amount.minorUnits < payload.amount.minorUnits
+                    ? ("PARTIAL_APPROVAL" as const)
+                    : ("AUTHORISED" as const),
                 transactionReference: reference,
                 amount: outcome.data.amount,
                 guid: outcome.data.guid,

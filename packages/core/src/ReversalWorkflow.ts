@@ -352,7 +352,17 @@ const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
         ),
       applied: (response, { now, reconciled, requested, state }) =>
         Either.right(
-          reversed(guid, payload.requestId, requested, now, response.cardTokenizationGuid, reconciled, state)
+          reversed(
+            guid,
+            payload.requestId,
+            requested,
+            now,
+            typeof response["reversalGuid"] === "string"
+              ? response["reversalGuid"]
+              : response.cardTokenizationGuid,
+            reconciled,
+            state
+          )
         ),
       output: (outcome) => doneOf(payload.requestId, outcome)
     }

@@ -9,10 +9,14 @@
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Either from "effect/Either"
+import * as Currency from "./Currency.js"
 import * as EventStore from "./EventStore.js"
 import { defined } from "./internal/defined.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "./Money.js"
+import type { TransactionResult } from "./TransactionResult.js"
 
 /** A request that was sent (or is about to be) and whose outcome is not recorded yet. */
 export interface Pending {
@@ -404,3 +408,82 @@ export const record = Effect.fn("TransactionHistory.record")(function* (
     LifecycleEvent.TransactionRecorded.make(defined({ ...completed }))
   )
 })
+
+/** Why a result cannot open a history: what it lacks. */
+export class ResultIncomplete extends Schema.TaggedError<ResultIncomplete>()("ResultIncomplete", {
+  message: Schema.String
+}) {}
+
+/** What every opening needs from a result: its guid, its amount in a known currency, its time. */
+const essentials = (result: TransactionResult, what: string) => {
+  const guid = result.efttransactionID ?? result.transactionID
+  const minor = result.totalAmount ?? result.requestedAmount
+  const currency = result.currency
+  const at = result.efttimestamp
+  if (guid === undefined)
+    return Either.left(new ResultIncomplete({ message: `the ${what} result carries no efttransactionID` }))
+  if (minor === undefined || currency === undefined || !Currency.isCurrency(currency))
+    return Either.left(
+      new ResultIncomplete({ message: `the ${what} result ${guid} carries no amount in a known currency` })
+    )
+  if (at === undefined)
+    return Either.left(
+      new ResultIncomplete({ message: `the ${what} result ${guid} carries no efttimestamp` })
+    )
+  return Either.right({ guid, amount: Money.make(minor, currency), at })
+}
+
+/**
+ * What an authorised pre-authorization's result says, to open its lifecycle: the guid,
+ * the authorised amount (`totalAmount`: after a partial approval, what was approved), the
+ * scheme, the terminal's time. The MCC is the merchant's, not in the result.
+ */
+export const preAuthorizationFromResult = (
+  result: TransactionResult,
+  context: {
+    readonly mcc: string
+    readonly serialNumber?: string | undefined
+    readonly terminalType?: string | undefined
+    readonly stayEndsAt?: DateTime.Utc | undefined
+  }
+): Either.Either<PreAuthorizationAuthorised, ResultIncomplete> =>
+  Either.map(essentials(result, "pre-authorization"), ({ amount, at, guid }) =>
+    defined({
+      guid,
+      via: result.type === "MOTO_SALE" ? ("moToPreAuthorization" as const) : ("preAuthorization" as const),
+      amount,
+      authorisedAt: at,
+      scheme: result.cardSchemeName ?? "",
+      mcc: context.mcc,
+      tenderType: result.tenderType,
+      transactionReference: result.transactionReference,
+      serialNumber: context.serialNumber,
+      terminalType: context.terminalType,
+      batchNumber: result.batchNumber,
+      stayEndsAt: context.stayEndsAt
+    })
+  )
+
+/** What a completed transaction's result says, to record it (`kind` is the operation sent). */
+export const completedFromResult = (
+  result: TransactionResult,
+  context: {
+    readonly kind: LifecycleEvent.TransactionKind
+    readonly serialNumber?: string | undefined
+    readonly terminalType?: string | undefined
+    readonly originalGuid?: string | undefined
+  }
+): Either.Either<Completed, ResultIncomplete> =>
+  Either.map(essentials(result, context.kind), ({ amount, at, guid }) =>
+    defined({
+      guid,
+      kind: context.kind,
+      amount,
+      at,
+      transactionReference: result.transactionReference,
+      serialNumber: context.serialNumber,
+      terminalType: context.terminalType,
+      batchNumber: result.batchNumber,
+      originalGuid: context.originalGuid
+    })
+  )
