@@ -57,11 +57,7 @@ const EventRow = Schema.Struct({
 })
 const decodeEventRows = Schema.decodeUnknown(Schema.Array(EventRow))
 
-const HeadRow = Schema.Struct({
-  stream_id: Schema.String,
-  version: Schema.NumberFromString,
-  last_hash: Schema.String
-})
+const HeadRow = Schema.Struct({ stream_id: Schema.String, version: Schema.NumberFromString, last_hash: Schema.String })
 const decodeHeadRows = Schema.decodeUnknown(Schema.Array(HeadRow))
 
 const toRecordedEvent = (row: typeof EventRow.Type): EventStore.RecordedEvent =>
@@ -191,8 +187,7 @@ export const make = (
       (error: SqlError): EventStore.DuplicateEventId | EventStore.EventStoreError => {
         const db = databaseErrorOf(error)
         if (db.code === "23505" && db.constraint === "events_event_id_key") {
-          const fromDetail =
-            typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
+          const fromDetail = typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
           return new EventStore.DuplicateEventId({
             streamId,
             eventId: fromDetail ?? prepared[0]?.eventId ?? "unknown"
@@ -224,9 +219,7 @@ export const make = (
       }
       const result = yield* sql
         .withTransaction(appendInTransaction(streamId, expectedVersion, prepared))
-        .pipe(
-          Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error)))
-        )
+        .pipe(Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error))))
       yield* PubSub.publish(wakeups, undefined)
       return result
     })
@@ -237,9 +230,7 @@ export const make = (
     ) {
       const fromVersion = Math.max(1, Math.floor(readOptions.fromVersion ?? 1))
       const limit =
-        readOptions.maxCount === undefined
-          ? sql``
-          : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
+        readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
       const rows = yield* sql`SELECT ${columns} FROM events
         WHERE stream_id = ${streamId} AND version >= ${fromVersion}
         ORDER BY version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
@@ -269,10 +260,7 @@ export const make = (
       }
     })
 
-    const subscribe = (
-      checkpoint: EventStore.Checkpoint,
-      subscribeOptions: EventStore.SubscribeOptions = {}
-    ) =>
+    const subscribe = (checkpoint: EventStore.Checkpoint, subscribeOptions: EventStore.SubscribeOptions = {}) =>
       EventStore.pollingSubscription({
         from: checkpoint,
         readAll,
