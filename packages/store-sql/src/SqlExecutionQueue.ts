@@ -96,21 +96,28 @@ export const make: Effect.Effect<ExecutionQueue.ExecutionQueue["Type"], never, S
           ORDER BY e.due_at, e.seq
           LIMIT ${options.limit}
           FOR UPDATE OF e SKIP LOCKED`.pipe(Effect.flatMap(decodeCandidates))
-        const granted: Array<string> = []
-        for (const candidate of candidates) {
-          if (candidate.concurrency_key === null) {
-            granted.push(candidate.execution_id)
-            continue
-          }
+        const granted: Array<string> = candidates
+          .filter((candidate) => candidate.concurrency_key === null)
+          .map((candidate) => candidate.execution_id)
+        // Holder rows are locked in key order by every claimer, so two claimers can wait on
+        // each other's keys but never in a cycle (no deadlock).
+        const keyed = candidates
+          .flatMap((candidate) =>
+            candidate.concurrency_key === null
+              ? []
+              : [{ executionId: candidate.execution_id, key: candidate.concurrency_key }]
+          )
+          .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        for (const candidate of keyed) {
           // The no-op update locks the holder row and returns the current holder: either
           // this execution (acquired now or before) or another one (skip it).
           const holder = yield* sql`
             INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
-            VALUES (${candidate.concurrency_key}, ${candidate.execution_id})
+            VALUES (${candidate.key}, ${candidate.executionId})
             ON CONFLICT (concurrency_key) DO UPDATE
               SET execution_id = tillflow_concurrency_holders.execution_id
             RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
-          if (holder[0]?.execution_id === candidate.execution_id) granted.push(candidate.execution_id)
+          if (holder[0]?.execution_id === candidate.executionId) granted.push(candidate.executionId)
         }
         if (granted.length === 0) return []
         const leaseUntil = options.now + options.leaseMs
