@@ -236,4 +236,25 @@ describe("MotoWorkflow", () => {
         })
       )
   )
+
+  it.effect("a request whose record would hold a card number is refused by the store: nothing is sent", () =>
+    run(
+      Effect.gen(function* () {
+        yield* atStart
+        const error = yield* Effect.flip(
+          MotoWorkflow.Sale.execute({
+            requestId: "sale-1",
+            cardToken: token,
+            amount: eur(1050n),
+            transactionReference: reference,
+            customerReference: "card 4111 1111 1111 1111"
+          })
+        )
+        expect(error._tag).toBe("EventStoreError")
+        expect(error.message).toContain("SensitiveDataRefused")
+        expect(yield* (yield* control).count("motoSale")).toBe(0)
+        expect(yield* typesOf(LifecycleEvent.motoSaleStream(reference))).toEqual([])
+      })
+    )
+  )
 })
