@@ -1,0 +1,43 @@
+/**
+ * Money remittance options (spec 2.4): the sender's name and country, mandatory for the
+ * first network's transactions under merchant categories 4829 and 6540.
+ */
+import * as Schema from "effect/Schema"
+import * as Lenient from "./internal/Lenient.js"
+
+/** Full name of the remitter: letters and single spaces between words. */
+export const FullName = Schema.String.pipe(
+  Schema.pattern(/^\p{L}+( \p{L}+)*$/u, {
+    message: () => "fullName may only contain letters and single spaces between words"
+  })
+).annotations({
+  identifier: "FullName",
+  arbitrary: () => (fc) =>
+    fc
+      .array(fc.stringMatching(/^[A-Za-zÀ-ÖØ-öø-ÿ]{1,12}$/), { minLength: 1, maxLength: 3 })
+      .map((words) => words.join(" "))
+})
+
+/** ISO 3166-1 alpha-3 country code: three upper-case letters. */
+export const CountryCode = Schema.String.pipe(
+  Schema.pattern(/^[A-Z]{3}$/, {
+    message: () => "countryCode must be an ISO 3166-1 alpha-3 code: three upper-case letters"
+  })
+).annotations({ identifier: "CountryCode" })
+
+/** Money remittance options as we send them. */
+export class MoneyRemittanceOptions extends Schema.Class<MoneyRemittanceOptions>("MoneyRemittanceOptions")({
+  fullName: FullName,
+  countryCode: CountryCode
+}) {}
+
+/** Money remittance options as echoed in a result. */
+export const MoneyRemittanceOptionsReceived = Schema.Struct(
+  {
+    fullName: Lenient.optional(Schema.String),
+    countryCode: Lenient.optional(Schema.String)
+  },
+  Lenient.Extra
+).annotations({ identifier: "MoneyRemittanceOptionsReceived" })
+/** @see MoneyRemittanceOptionsReceived */
+export type MoneyRemittanceOptionsReceived = typeof MoneyRemittanceOptionsReceived.Type
