@@ -1,4 +1,12 @@
 /**
- * @tillflow/store-sql — see the package README and docs/architecture.md.
+ * @tillflow/store-sql — the event store on @effect/sql: PostgreSQL and embedded PGlite.
+ * See docs/event-store.md.
  */
 export const packageName = "@tillflow/store-sql"
+
+export * as EventStoreMigrations from "./EventStoreMigrations.js"
+export * as PgEventStore from "./PgEventStore.js"
+export * as PgliteClient from "./PgliteClient.js"
+export * as PgliteEventStore from "./PgliteEventStore.js"
+export * as SqlEventStore from "./SqlEventStore.js"
+export * as TestDatabase from "./TestDatabase.js"

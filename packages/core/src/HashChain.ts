@@ -1,0 +1,305 @@
+/**
+ * Tamper evidence for the event store: every event carries a SHA-256 hash chained to its
+ * predecessor in the same stream, over a canonical JSON encoding of what the event says.
+ * Every store implementation (memory, PostgreSQL, PGlite) computes and verifies hashes with
+ * this one module, so their chains agree byte for byte. Hashing uses Web Crypto
+ * (`globalThis.crypto.subtle`), which Node, Deno, Bun and browsers all provide.
+ *
+ * The link of event `n` of stream `s` is
+ * `sha256(canonicalJson([previousHash, s, n, type, schemaVersion, data, metadata]))` in
+ * lowercase hex, where `previousHash` is the hash of event `n - 1` of `s`, or
+ * {@link genesis} for the first event. `eventId`, `recordedAt` and the global position are
+ * not part of the link: they are assigned by the store, and the chain vouches for what
+ * happened in a stream, in which order.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+
+/** The previous hash of the first event of every stream: 64 zeros. */
+export const genesis: string = "0".repeat(64)
+
+/** Why a value could not be encoded as canonical JSON, and where (a JSON path). */
+export interface NotJson {
+  readonly path: string
+  readonly reason: string
+}
+
+const isPlainObject = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+// jsonb refuses unpaired surrogates too (JSON.stringify would escape them as \\udXXX).
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+const pathOfKey = (path: string, key: string): string =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+
+const encode = (value: unknown, path: string, out: Array<string>): NotJson | undefined => {
+  switch (typeof value) {
+    case "string":
+      // PostgreSQL's jsonb refuses U+0000; refusing it here keeps the stores in agreement.
+      if (value.includes("\u0000")) return { path, reason: "a string contains U+0000" }
+      if (loneSurrogate.test(value)) return { path, reason: "a string contains a lone UTF-16 surrogate" }
+      out.push(JSON.stringify(value))
+      return undefined
+    case "number":
+      if (!Number.isFinite(value)) return { path, reason: "a number is not finite" }
+      out.push(JSON.stringify(value))
+      return undefined
+    case "boolean":
+      out.push(value ? "true" : "false")
+      return undefined
+    case "object": {
+      if (value === null) {
+        out.push("null")
+        return undefined
+      }
+      if (Array.isArray(value)) {
+        out.push("[")
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out.push(",")
+          const failure = encode(value[i], `${path}[${i}]`, out)
+          if (failure !== undefined) return failure
+        }
+        out.push("]")
+        return undefined
+      }
+      if (!isPlainObject(value)) {
+        return { path, reason: `a ${value.constructor?.name ?? "non-plain"} object is not JSON` }
+      }
+      const record = value as Record<string, unknown>
+      // UTF-16 code unit order, as RFC 8785 (JCS) sorts member names.
+      const keys = Object.keys(record).sort()
+      out.push("{")
+      let first = true
+      for (const key of keys) {
+        const member = record[key]
+        if (member === undefined) continue
+        if (key.includes("\u0000") || loneSurrogate.test(key)) {
+          return { path, reason: "a member name contains U+0000 or a lone UTF-16 surrogate" }
+        }
+        if (!first) out.push(",")
+        first = false
+        out.push(JSON.stringify(key), ":")
+        const failure = encode(member, pathOfKey(path, key), out)
+        if (failure !== undefined) return failure
+      }
+      out.push("}")
+      return undefined
+    }
+    case "undefined":
+      return { path, reason: "undefined is not JSON" }
+    default:
+      return { path, reason: `a ${typeof value} is not JSON` }
+  }
+}
+
+/**
+ * Encodes a JSON value canonically: object members sorted by UTF-16 code units, no
+ * whitespace, numbers and strings as `JSON.stringify` writes them (the shape of RFC 8785).
+ * Members whose value is `undefined` are left out, as `JSON.stringify` does. Fails on
+ * anything PostgreSQL's `jsonb` would not round-trip: non-finite numbers, U+0000, bigints,
+ * class instances, functions.
+ *
+ * @example
+ * canonicalJson({ b: 1, a: [true, null] }) // Either.right('{"a":[true,null],"b":1}')
+ */
+export const canonicalJson = (value: unknown, rootPath = "$"): Either.Either<string, NotJson> => {
+  const out: Array<string> = []
+  const failure = encode(value, rootPath, out)
+  return failure === undefined ? Either.right(out.join("")) : Either.left(failure)
+}
+
+const hex = (buffer: ArrayBuffer): string => {
+  const bytes = new Uint8Array(buffer)
+  let result = ""
+  for (const byte of bytes) result += byte.toString(16).padStart(2, "0")
+  return result
+}
+
+const encoder = new TextEncoder()
+
+/** SHA-256 of the UTF-8 bytes of `text`, in lowercase hex. */
+export const sha256Hex = (text: string): Effect.Effect<string> =>
+  Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(text))).pipe(Effect.map(hex))
+
+/** What one link of the chain covers; `dataJson` and `metadataJson` are canonical JSON. */
+export interface LinkInput {
+  readonly previousHash: string
+  readonly streamId: string
+  readonly version: number
+  readonly type: string
+  readonly schemaVersion: number
+  readonly dataJson: string
+  readonly metadataJson: string
+}
+
+/** The exact text hashed for one link: the canonical JSON array of its seven parts. */
+export const linkText = (input: LinkInput): string =>
+  `[${JSON.stringify(input.previousHash)},${JSON.stringify(input.streamId)},${input.version},${JSON.stringify(
+    input.type
+  )},${input.schemaVersion},${input.dataJson},${input.metadataJson}]`
+
+/** The hash of one event given the hash of its predecessor. */
+export const link = (input: LinkInput): Effect.Effect<string> => sha256Hex(linkText(input))
+
+/** An event about to be appended, already encoded as canonical JSON. */
+export interface Linkable {
+  readonly type: string
+  readonly schemaVersion: number
+  readonly dataJson: string
+  readonly metadataJson: string
+}
+
+/**
+ * Hashes a batch appended to `streamId` right after the event whose hash is `previousHash`;
+ * the first event of the batch gets `firstVersion`.
+ */
+export const chain = (
+  previousHash: string,
+  streamId: string,
+  firstVersion: number,
+  events: ReadonlyArray<Linkable>
+): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function* () {
+    const hashes: Array<string> = []
+    let previous = previousHash
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]
+      previous = yield* link({
+        previousHash: previous,
+        streamId,
+        version: firstVersion + i,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        dataJson: event.dataJson,
+        metadataJson: event.metadataJson
+      })
+      hashes.push(previous)
+    }
+    return hashes
+  })
+
+/** What kind of break `verify` found. */
+export const BreakKind = Schema.Literal(
+  /** The stored hash is not the hash of the event's content chained to its predecessor. */
+  "HashMismatch",
+  /** Versions do not run 1, 2, 3 … without a gap (an event was removed or renumbered). */
+  "VersionGap",
+  /** The stream's head (its recorded version and last hash) does not match its last event. */
+  "HeadMismatch"
+)
+export type BreakKind = typeof BreakKind.Type
+
+/** The first broken link of a stream: where it is and what was expected against what was found. */
+export class BrokenLink extends Schema.Class<BrokenLink>("tillflow/HashChain/BrokenLink")({
+  streamId: Schema.String,
+  version: Schema.Int,
+  kind: BreakKind,
+  expected: Schema.String,
+  found: Schema.String
+}) {}
+
+/** The outcome of verifying one stream or the whole store. */
+export class VerifyReport extends Schema.Class<VerifyReport>("tillflow/HashChain/VerifyReport")({
+  streamsChecked: Schema.Int,
+  eventsChecked: Schema.Int,
+  /** The first broken link of every broken stream, in stream id order. */
+  broken: Schema.Array(BrokenLink)
+}) {
+  /** True when every checked chain is intact. */
+  get ok(): boolean {
+    return this.broken.length === 0
+  }
+}
+
+/** The parts of a recorded event that verification reads. */
+export interface Verifiable {
+  readonly streamId: string
+  readonly version: number
+  readonly type: string
+  readonly schemaVersion: number
+  readonly data: unknown
+  readonly metadata: unknown
+  readonly hash: string
+}
+
+/** The head a store keeps for a stream: its version and the hash of its last event. */
+export interface StreamHead {
+  readonly version: number
+  readonly lastHash: string
+}
+
+const brokenLink = (
+  streamId: string,
+  version: number,
+  kind: BreakKind,
+  expected: string,
+  found: string
+): BrokenLink => new BrokenLink({ streamId, version, kind, expected, found })
+
+/**
+ * Verifies the events of one stream, given in version order, and the stream's head when the
+ * store keeps one. Each event's hash is recomputed from its content and the *stored* hash of
+ * its predecessor, so an edited event is reported itself, and an edited event whose hash was
+ * recomputed is reported at its successor. Returns the first broken link, if any.
+ */
+export const verifyStream = (
+  streamId: string,
+  events: ReadonlyArray<Verifiable>,
+  head: Option.Option<StreamHead> = Option.none()
+): Effect.Effect<Option.Option<BrokenLink>> =>
+  Effect.gen(function* () {
+    let previousHash = genesis
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]
+      const expectedVersion = i + 1
+      if (event.version !== expectedVersion) {
+        return Option.some(
+          brokenLink(
+            streamId,
+            expectedVersion,
+            "VersionGap",
+            `version ${expectedVersion}`,
+            `version ${event.version}`
+          )
+        )
+      }
+      const dataJson = canonicalJson(event.data)
+      const metadataJson = canonicalJson(event.metadata)
+      const expected =
+        Either.isRight(dataJson) && Either.isRight(metadataJson)
+          ? yield* link({
+              previousHash,
+              streamId,
+              version: event.version,
+              type: event.type,
+              schemaVersion: event.schemaVersion,
+              dataJson: dataJson.right,
+              metadataJson: metadataJson.right
+            })
+          : "content is not JSON"
+      if (expected !== event.hash) {
+        return Option.some(brokenLink(streamId, event.version, "HashMismatch", expected, event.hash))
+      }
+      previousHash = event.hash
+    }
+    if (Option.isSome(head)) {
+      const last = events.length
+      if (head.value.version !== last || head.value.lastHash !== previousHash) {
+        return Option.some(
+          brokenLink(
+            streamId,
+            Math.max(head.value.version, last),
+            "HeadMismatch",
+            `version ${head.value.version}, last hash ${head.value.lastHash}`,
+            `version ${last}, last hash ${previousHash}`
+          )
+        )
+      }
+    }
+    return Option.none()
+  })

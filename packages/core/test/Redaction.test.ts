@@ -1,0 +1,125 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Redaction } from "@tillflow/core"
+import * as Option from "effect/Option"
+
+const findingOf = (value: unknown) => Option.getOrUndefined(Redaction.scan(value, "data"))
+
+describe("Redaction: values that are refused", () => {
+  const refused: ReadonlyArray<readonly [string, unknown, string, Redaction.Rule]> = [
+    ["a Visa number as a string", { pan: "4111111111111111" }, "data.pan", "CardNumber"],
+    ["a Visa number grouped by spaces", { note: "card 4111 1111 1111 1111 used" }, "data.note", "CardNumber"],
+    ["a Mastercard number grouped by dashes", { n: "5555-5555-5555-4444" }, "data.n", "CardNumber"],
+    ["an Amex number (15 digits)", { n: "378282246310005" }, "data.n", "CardNumber"],
+    ["a Mastercard 2-series number", { n: "2223003122003222" }, "data.n", "CardNumber"],
+    ["a Diners number (14 digits)", { n: "30569309025904" }, "data.n", "CardNumber"],
+    [
+      "a card number after a date in the same run",
+      { n: "2024-11-22 4111111111111111" },
+      "data.n",
+      "CardNumber"
+    ],
+    ["a card number stored as a JSON number", { n: 4111111111111111 }, "data.n", "CardNumber"],
+    [
+      "a card number deep in an array",
+      { items: [{ x: 1 }, { y: ["6011111111111117"] }] },
+      "data.items[1].y[0]",
+      "CardNumber"
+    ],
+    ["a cvv field", { card: { cvv: "123" } }, "data.card.cvv", "CardSecurityCode"],
+    ["a CVV2 field", { CVV2: "1234" }, "data.CVV2", "CardSecurityCode"],
+    ["a cvc field holding a number", { cvc: 123 }, "data.cvc", "CardSecurityCode"],
+    ["a securityCode field", { securityCode: "999" }, "data.securityCode", "CardSecurityCode"],
+    ["a hashed cvv (3 digits are brute-forced)", { cvvHash: "ab12" }, "data.cvvHash", "CardSecurityCode"],
+    ["an apiKey field", { apiKey: "k-123" }, "data.apiKey", "ApiKey"],
+    ["the ApiKeyCloud header", { headers: { ApiKeyCloud: "k" } }, "data.headers.ApiKeyCloud", "ApiKey"],
+    ["the ApiKeyCLoud header in its odd casing", { ApiKeyCLoud: "k" }, "data.ApiKeyCLoud", "ApiKey"],
+    ["an api_key field", { api_key: "k" }, "data.api_key", "ApiKey"],
+    ["an ssk field", { ssk: "secret" }, "data.ssk", "SharedSecretKey"],
+    ["a terminal ssk field", { terminalSsk: "secret" }, "data.terminalSsk", "SharedSecretKey"],
+    ["a token field", { token: "t" }, "data.token", "Token"],
+    ["a callbackToken field", { callbackToken: "t" }, "data.callbackToken", "Token"],
+    ["an authToken field", { authToken: "t" }, "data.authToken", "Token"],
+    ["the AUTH-TOKEN header", { headers: { "AUTH-TOKEN": "t" } }, 'data.headers["AUTH-TOKEN"]', "Token"],
+    ["a token nested in an object under a token field", { token: { value: "t" } }, "data.token", "Token"],
+    ["an unMaskedPan field, whatever it holds", { unMaskedPan: "6299" }, "data.unMaskedPan", "UnmaskedPan"]
+  ]
+  for (const [name, value, path, rule] of refused) {
+    it(`refuses ${name}, reporting ${path} (${rule})`, () => {
+      expect(findingOf(value)).toEqual({ path, rule })
+    })
+  }
+})
+
+describe("Redaction: values that are allowed (false positives avoided)", () => {
+  const allowed: ReadonlyArray<readonly [string, unknown]> = [
+    ["a UUID", { transactionReference: "123e4567-e89b-42d3-a456-426614174000" }],
+    ["a UUID v1 as the service sends", { efttransactionID: "01236fc0-8192-11eb-9aca-ad4b0e95f241" }],
+    ["an epoch-ms timestamp that fails Luhn", { efttimestamp: 1615374961000 }],
+    ["an epoch-ms timestamp that passes Luhn (prefix 1 is no card)", { at: 1732233600003 }],
+    ["an epoch-ms timestamp as a string", { at: "1732233600003" }],
+    ["a YYYYMMDDHHmmssSSS timestamp that passes Luhn", { serverDateTime: "20241122101500006" }],
+    ["a transactionResultId of serial and epoch ms", { transactionResultId: "0821032398-1628774190395" }],
+    ["an amount in minor units", { amount: "1000", totalAmount: 100 }],
+    ["a large amount", { amount: "999999999999" }],
+    ["a phone number in E.164 form that passes Luhn", { phone: "+4915112345678" }],
+    ["a masked card number", { maskedCardNumber: "411111******1111" }],
+    ["a 16-digit number with a non-card prefix that passes Luhn", { id: "9123456789012348" }],
+    ["a card token, the gateway's reference to a card", { cardToken: "tok_4a9b" }],
+    ["a hash of the callback token", { tokenHash: "9f86d081884c7d65" }],
+    ["an id of an API key", { apiKeyId: "key-7" }],
+    ["a token type", { tokenType: "Bearer" }],
+    ["the tokenize flag", { tokenize: true }],
+    ["a cardTokenizationGuid", { cardTokenizationGuid: "123e4567-e89b-42d3-a456-426614174000" }],
+    ["whether a security code is required", { securityCodeRequired: true, cvvResult: "M" }],
+    ["an empty token (nothing to leak)", { token: "", callbackToken: null }],
+    ["the cardPan operation name as a value", { operation: "cardPan" }]
+  ]
+  for (const [name, value] of allowed) {
+    it(`allows ${name}`, () => {
+      expect(findingOf(value)).toBeUndefined()
+    })
+  }
+})
+
+describe("Redaction.check", () => {
+  it("names the event type, the path and the rule, never the value", () => {
+    const refused = Redaction.check({
+      streamId: "payment-1",
+      type: "PaymentAuthorised",
+      data: { ok: true },
+      metadata: { headers: { ApiKeyCloud: "super-secret-key" } }
+    })
+    expect(Option.isSome(refused)).toBe(true)
+    const error = Option.getOrThrow(refused)
+    expect(error.eventType).toBe("PaymentAuthorised")
+    expect(error.path).toBe("metadata.headers.ApiKeyCloud")
+    expect(error.rule).toBe("ApiKey")
+    expect(error.message).toContain("PaymentAuthorised")
+    expect(error.message).toContain("metadata.headers.ApiKeyCloud")
+    expect(error.message).not.toContain("super-secret-key")
+    expect(JSON.stringify(error)).not.toContain("super-secret-key")
+  })
+
+  it("refuses a card number in the stream id", () => {
+    const refused = Redaction.check({ streamId: "card-4111111111111111", type: "X", data: {}, metadata: {} })
+    expect(Option.map(refused, (e) => e.path)).toEqual(Option.some("streamId"))
+  })
+
+  it("passes a clean event", () => {
+    const refused = Redaction.check({
+      streamId: "payment-1",
+      type: "PaymentAuthorised",
+      data: { amount: "1000", currency: "EUR", maskedCardNumber: "476173******0119" },
+      metadata: { correlationId: "123e4567-e89b-42d3-a456-426614174000" }
+    })
+    expect(Option.isNone(refused)).toBe(true)
+  })
+})
+
+describe("Redaction.luhn", () => {
+  it("accepts valid check digits and rejects a changed digit", () => {
+    expect(Redaction.luhn("4111111111111111")).toBe(true)
+    expect(Redaction.luhn("4111111111111112")).toBe(false)
+    expect(Redaction.luhn("79927398713")).toBe(true)
+  })
+})

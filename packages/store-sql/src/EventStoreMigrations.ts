@@ -1,0 +1,62 @@
+/**
+ * The event store's schema, as @effect/sql migrations shipped inside the package
+ * (`Migrator.fromRecord`: no files to copy next to a bundle) and recorded in their own table
+ * (`tillflow_event_store_migrations`), so other packages can run their own migrations on
+ * the same database without colliding. `SqlEventStore.layer` runs them at start-up; the
+ * Migrator locks its table, so concurrent start-ups apply each migration once.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+
+/** The table where applied migrations are recorded. */
+export const table = "tillflow_event_store_migrations"
+
+const createEventStore = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // One row per stream: its version and the hash of its last event. Appends lock this row
+  // (SELECT … FOR UPDATE) before inserting anything, which is what makes the version check
+  // race-free and keeps the losers of a race from touching the events table.
+  yield* sql`
+    CREATE TABLE streams (
+      stream_id   text        PRIMARY KEY,
+      version     bigint      NOT NULL CHECK (version >= 0),
+      last_hash   text        NOT NULL,
+      created_at  timestamptz NOT NULL DEFAULT now(),
+      updated_at  timestamptz NOT NULL DEFAULT now()
+    )`
+  // global_position comes from an identity sequence: unique and increasing in insert order,
+  // but NOT in commit order, and a rolled-back insert leaves a gap. Readers of the global
+  // log therefore order by (transaction_id, global_position) and read only transactions
+  // below the oldest one still running (see SqlEventStore.readAll); gaps are harmless.
+  yield* sql`
+    CREATE TABLE events (
+      global_position bigint      GENERATED ALWAYS AS IDENTITY,
+      transaction_id  xid8        NOT NULL DEFAULT pg_current_xact_id(),
+      stream_id       text        NOT NULL REFERENCES streams (stream_id),
+      version         bigint      NOT NULL CHECK (version >= 1),
+      event_id        uuid        NOT NULL UNIQUE,
+      type            text        NOT NULL,
+      schema_version  integer     NOT NULL CHECK (schema_version >= 1),
+      data            jsonb       NOT NULL,
+      metadata        jsonb       NOT NULL,
+      recorded_at     timestamptz NOT NULL DEFAULT now(),
+      hash            text        NOT NULL,
+      PRIMARY KEY (stream_id, version),
+      UNIQUE (global_position)
+    )`
+  yield* sql`CREATE UNIQUE INDEX events_global_order ON events (transaction_id, global_position)`
+})
+
+/** Every migration of the event store, by `id_name`. */
+export const migrations = {
+  "1_create_event_store": createEventStore
+} as const
+
+/** Applies the pending migrations; returns the ones applied now. */
+export const run: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table })

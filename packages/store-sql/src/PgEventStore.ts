@@ -1,0 +1,72 @@
+/**
+ * The event store on PostgreSQL: `SqlEventStore` over `@effect/sql-pg`'s pooled `PgClient`,
+ * with LISTEN/NOTIFY waking subscriptions. The layers also provide the `SqlClient` and
+ * `PgClient`, so the rest of an app (the workflow engine's tables) shares the pool.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { EventStore } from "@tillflow/core"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import * as SqlEventStore from "./SqlEventStore.js"
+
+/** Configuration of the PostgreSQL event store. */
+export interface PgEventStoreConfig {
+  /** A `postgres://` connection URL; redacted because it may hold a password. */
+  readonly url: Redacted.Redacted
+  /** Maximum connections of the pool (default 10). */
+  readonly maxConnections?: number | undefined
+  /** Poll interval of idle subscriptions (default 500 ms; notifications wake them sooner). */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly applicationName?: string | undefined
+}
+
+const connectionError = (cause: unknown) =>
+  new EventStore.EventStoreError({
+    operation: "connect",
+    detail: cause instanceof Error ? cause.message : String(cause),
+    cause
+  })
+
+/** The event store on the PostgreSQL at `config.url`, migrated at start-up. */
+export const layer = (
+  config: PgEventStoreConfig
+): Layer.Layer<
+  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient,
+  EventStore.EventStoreError
+> =>
+  SqlEventStore.layer({ pollInterval: config.pollInterval }).pipe(
+    Layer.provideMerge(
+      PgClient.layer({
+        url: config.url,
+        maxConnections: config.maxConnections ?? 10,
+        applicationName: config.applicationName ?? "tillflow"
+      }).pipe(Layer.mapError(connectionError))
+    )
+  )
+
+/** {@link layer} from `Config`. */
+export const layerConfig = (
+  config: Config.Config.Wrap<PgEventStoreConfig>
+): Layer.Layer<
+  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient,
+  EventStore.EventStoreError | ConfigError.ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+
+/** {@link layer} from the environment: `DATABASE_URL` and `DATABASE_POOL_SIZE` (default 10). */
+export const layerFromEnv: Layer.Layer<
+  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient,
+  EventStore.EventStoreError | ConfigError.ConfigError
+> = layerConfig({
+  url: Config.redacted("DATABASE_URL").pipe(Config.withDescription("PostgreSQL connection URL")),
+  maxConnections: Config.integer("DATABASE_POOL_SIZE").pipe(
+    Config.withDefault(10),
+    Config.withDescription("maximum connections of the pool")
+  ),
+  pollInterval: Config.succeed(undefined),
+  applicationName: Config.succeed(undefined)
+})

@@ -1,0 +1,346 @@
+/**
+ * The event store on @effect/sql: one implementation of the `EventStore` port over any
+ * `SqlClient` that speaks PostgreSQL, run unchanged on PostgreSQL (`PgEventStore`) and on
+ * PGlite (`PgliteEventStore`). The layer applies the package's migrations at start-up.
+ *
+ * Append, in one transaction: lock the stream's row (creating it first when the caller
+ * allows a new stream), check the expected version, hash the batch onto the stream's chain,
+ * bump the row, insert the batch in one multi-row statement, `pg_notify`. A lost race is
+ * detected at the lock, before any insert, so it takes no value of the global position
+ * sequence.
+ *
+ * The global log is read by the (transaction_id, global_position) pair, only below
+ * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { EventStore, HashChain } from "@tillflow/core"
+import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as EventStoreMigrations from "./EventStoreMigrations.js"
+import * as PgliteClient from "./PgliteClient.js"
+
+/** Options of the SQL event store. */
+export interface Options {
+  /** How often an idle subscription polls (default 500 ms). Notifications wake it sooner. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** The LISTEN/NOTIFY channel (default `tillflow_events`). */
+  readonly channel?: string | undefined
+}
+
+/** The default LISTEN/NOTIFY channel. */
+export const defaultChannel = "tillflow_events"
+
+const EventRow = Schema.Struct({
+  stream_id: Schema.String,
+  version: Schema.NumberFromString,
+  global_position: Schema.BigInt,
+  transaction_id: Schema.BigInt,
+  event_id: Schema.String,
+  type: Schema.String,
+  schema_version: Schema.Number,
+  data: Schema.Unknown,
+  metadata: Schema.Unknown,
+  recorded_at: Schema.DateFromSelf,
+  hash: Schema.String
+})
+const decodeEventRows = Schema.decodeUnknown(Schema.Array(EventRow))
+
+const HeadRow = Schema.Struct({ stream_id: Schema.String, version: Schema.NumberFromString, last_hash: Schema.String })
+const decodeHeadRows = Schema.decodeUnknown(Schema.Array(HeadRow))
+
+const toRecordedEvent = (row: typeof EventRow.Type): EventStore.RecordedEvent =>
+  // Rows come from jsonb columns and typed SQL casts: already valid, so skip re-validation.
+  new EventStore.RecordedEvent(
+    {
+      streamId: row.stream_id,
+      version: row.version,
+      globalPosition: row.global_position,
+      transactionId: row.transaction_id,
+      eventId: row.event_id,
+      type: row.type,
+      schemaVersion: row.schema_version,
+      data: row.data as EventStore.Json,
+      metadata: row.metadata as EventStore.JsonObject,
+      recordedAt: DateTime.unsafeFromDate(row.recorded_at),
+      hash: row.hash
+    },
+    true
+  )
+
+const storeError = (operation: string) => (cause: unknown) =>
+  new EventStore.EventStoreError({
+    operation,
+    detail: cause instanceof Error ? cause.message : String(cause),
+    cause
+  })
+
+/** The fields PostgreSQL (and PGlite) put on a database error. */
+interface DatabaseErrorFields {
+  readonly code?: unknown
+  readonly constraint?: unknown
+  readonly detail?: unknown
+}
+
+const databaseErrorOf = (error: SqlError): DatabaseErrorFields =>
+  typeof error.cause === "object" && error.cause !== null ? (error.cause as DatabaseErrorFields) : {}
+
+/** Builds the store over the `SqlClient` in context; run the migrations first (`layer` does). */
+export const make = (
+  options: Options = {}
+): Effect.Effect<EventStore.Service, never, SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const channel = options.channel ?? defaultChannel
+    const pollInterval = options.pollInterval ?? EventStore.defaultPollInterval
+
+    // Wake-ups for subscriptions: one LISTEN per store (PgClient shares one connection for
+    // all listeners, and an UNLISTEN by one subscription would silence the others), fanned
+    // out through a PubSub. Local appends publish too, without waiting for the round trip.
+    const wakeups = yield* PubSub.sliding<void>(1)
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    const pglite = yield* Effect.serviceOption(PgliteClient.PgliteClient)
+    const listen = Option.orElse(
+      Option.map(pg, (client) => client.listen),
+      () => Option.map(pglite, (client) => client.listen)
+    )
+    if (Option.isSome(listen)) {
+      yield* listen.value(channel).pipe(
+        Stream.runForEach(() => PubSub.publish(wakeups, undefined)),
+        Effect.tapErrorCause((cause) =>
+          Effect.logWarning("Event store LISTEN failed; subscriptions poll until it is back", cause)
+        ),
+        Effect.retry(Schedule.spaced("5 seconds")),
+        Effect.forkScoped
+      )
+    }
+
+    const columns = sql`stream_id, version::text AS version, global_position::text AS global_position,
+      transaction_id::text AS transaction_id, event_id::text AS event_id, type, schema_version,
+      data, metadata, recorded_at, hash`
+
+    const decodeEvents = (operation: string) => (rows: ReadonlyArray<unknown>) =>
+      decodeEventRows(rows).pipe(Effect.map(Arr.map(toRecordedEvent)), Effect.mapError(storeError(operation)))
+
+    const appendInTransaction = (
+      streamId: string,
+      expectedVersion: EventStore.ExpectedVersion,
+      prepared: ReadonlyArray<EventStore.PreparedEvent>
+    ) =>
+      Effect.gen(function* () {
+        if (expectedVersion._tag !== "Exact" || expectedVersion.version === 0) {
+          // A new stream is allowed: make sure its row exists so that it can be locked.
+          // A concurrent creator holds the row's lock until it commits; then we find it.
+          yield* sql`INSERT INTO streams (stream_id, version, last_hash)
+            VALUES (${streamId}, 0, ${HashChain.genesis})
+            ON CONFLICT (stream_id) DO NOTHING`
+        }
+        // The version check happens on the locked row, BEFORE anything is inserted into
+        // events: a loser fails here, rolls back, and takes no value of the identity
+        // sequence. (Sequence values are still taken by transactions that fail later, say
+        // on a duplicate event id; such gaps are harmless because readers order by
+        // (transaction_id, global_position) and never expect positions to be dense.)
+        const heads = yield* sql<{ readonly version: string; readonly last_hash: string }>`
+          SELECT version::text AS version, last_hash FROM streams WHERE stream_id = ${streamId} FOR UPDATE`
+        const head = heads[0]
+        const actual = head === undefined ? 0 : Number(head.version)
+        if (head === undefined || !EventStore.satisfies(expectedVersion, actual)) {
+          return yield* new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+        }
+        const hashes = yield* HashChain.chain(head.last_hash, streamId, actual + 1, prepared)
+        const nextVersion = actual + prepared.length
+        yield* sql`UPDATE streams
+          SET version = ${nextVersion}, last_hash = ${hashes[hashes.length - 1]}, updated_at = now()
+          WHERE stream_id = ${streamId}`
+        const rows = prepared.map(
+          (event, i) =>
+            // jsonb parameters go in as text and are cast by the server, so both drivers
+            // store exactly the canonical JSON the hash was computed over.
+            sql`(${streamId}, ${actual + 1 + i}, ${event.eventId}::uuid, ${event.type}, ${event.schemaVersion},
+              ${event.dataJson}::text::jsonb, ${event.metadataJson}::text::jsonb, ${hashes[i]})`
+        )
+        const inserted = yield* sql<{ readonly version: string; readonly global_position: string }>`
+          INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
+          VALUES ${sql.csv(rows)}
+          RETURNING version::text AS version, global_position::text AS global_position`
+        // Delivered to listeners when (and only if) the transaction commits.
+        yield* sql`SELECT pg_notify(${channel}, ${streamId})`
+        const positions = [...inserted]
+          .sort((a, b) => Number(a.version) - Number(b.version))
+          .map((row) => BigInt(row.global_position))
+        return { nextVersion, positions }
+      })
+
+    const mapAppendSqlError =
+      (streamId: string, prepared: ReadonlyArray<EventStore.PreparedEvent>) =>
+      (error: SqlError): EventStore.DuplicateEventId | EventStore.EventStoreError => {
+        const db = databaseErrorOf(error)
+        if (db.code === "23505" && db.constraint === "events_event_id_key") {
+          const fromDetail = typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
+          return new EventStore.DuplicateEventId({
+            streamId,
+            eventId: fromDetail ?? prepared[0]?.eventId ?? "unknown"
+          })
+        }
+        return storeError("append")(error)
+      }
+
+    const streamVersion = Effect.fn("EventStore.streamVersion")(function* (streamId: string) {
+      const rows = yield* sql<{ readonly version: string }>`
+        SELECT version::text AS version FROM streams WHERE stream_id = ${streamId}`.pipe(
+        Effect.mapError(storeError("streamVersion"))
+      )
+      return rows.length === 0 ? 0 : Number(rows[0].version)
+    })
+
+    const append = Effect.fn("EventStore.append")(function* (
+      streamId: string,
+      expectedVersion: EventStore.ExpectedVersion,
+      events: ReadonlyArray<EventStore.NewEvent>
+    ) {
+      const prepared = yield* EventStore.prepareBatch(streamId, events)
+      if (prepared.length === 0) {
+        const actual = yield* streamVersion(streamId)
+        if (!EventStore.satisfies(expectedVersion, actual)) {
+          return yield* new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+        }
+        return { nextVersion: actual, positions: [] }
+      }
+      const result = yield* sql
+        .withTransaction(appendInTransaction(streamId, expectedVersion, prepared))
+        .pipe(Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error))))
+      yield* PubSub.publish(wakeups, undefined)
+      return result
+    })
+
+    const readStream = Effect.fn("EventStore.readStream")(function* (
+      streamId: string,
+      readOptions: EventStore.ReadStreamOptions = {}
+    ) {
+      const fromVersion = Math.max(1, Math.floor(readOptions.fromVersion ?? 1))
+      const limit =
+        readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
+      const rows = yield* sql`SELECT ${columns} FROM events
+        WHERE stream_id = ${streamId} AND version >= ${fromVersion}
+        ORDER BY version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
+      return yield* decodeEvents("readStream")(rows)
+    })
+
+    const readAll = Effect.fn("EventStore.readAll")(function* (
+      checkpoint: EventStore.Checkpoint,
+      readOptions: EventStore.ReadAllOptions
+    ) {
+      const maxCount = Math.max(1, Math.floor(readOptions.maxCount))
+      // Only transactions below the snapshot's xmin: every one of them has committed or
+      // aborted, so nothing can still appear before the checkpoint we hand out. A bare
+      // `global_position > checkpoint` would skip an event whose transaction took its
+      // position early and committed late (docs/event-store.md shows the race).
+      const rows = yield* sql`SELECT ${columns} FROM events
+        WHERE (transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY transaction_id, global_position
+        LIMIT ${maxCount}`.pipe(Effect.mapError(storeError("readAll")))
+      const events = yield* decodeEvents("readAll")(rows)
+      const last = events[events.length - 1]
+      return {
+        events,
+        next: last === undefined ? checkpoint : last.checkpoint,
+        caughtUp: events.length < maxCount
+      }
+    })
+
+    const subscribe = (checkpoint: EventStore.Checkpoint, subscribeOptions: EventStore.SubscribeOptions = {}) =>
+      EventStore.pollingSubscription({
+        from: checkpoint,
+        readAll,
+        wakeups: Effect.map(PubSub.subscribe(wakeups), (queue) => Queue.take(queue)),
+        pollInterval: subscribeOptions.pollInterval ?? pollInterval,
+        batchSize: subscribeOptions.batchSize ?? EventStore.defaultBatchSize
+      })
+
+    const verifyStreams = (heads: ReadonlyArray<typeof HeadRow.Type>) =>
+      Effect.gen(function* () {
+        if (heads.length === 0) return { eventsChecked: 0, broken: [] as Array<HashChain.BrokenLink> }
+        const rows = yield* sql`SELECT ${columns} FROM events
+          WHERE ${sql.in(
+            "stream_id",
+            heads.map((head) => head.stream_id)
+          )}
+          ORDER BY stream_id, version`.pipe(Effect.mapError(storeError("verify")))
+        const events = yield* decodeEvents("verify")(rows)
+        const byStream = Arr.groupBy(events, (event) => event.streamId)
+        const broken: Array<HashChain.BrokenLink> = []
+        for (const head of heads) {
+          const found = yield* HashChain.verifyStream(
+            head.stream_id,
+            byStream[head.stream_id] ?? [],
+            Option.some({ version: head.version, lastHash: head.last_hash })
+          )
+          if (Option.isSome(found)) broken.push(found.value)
+        }
+        return { eventsChecked: events.length, broken }
+      })
+
+    const verifyPageSize = 100
+
+    const verify = Effect.fn("EventStore.verify")(function* (streamId?: string) {
+      let streamsChecked = 0
+      let eventsChecked = 0
+      const broken: Array<HashChain.BrokenLink> = []
+      let after: Option.Option<string> = Option.none()
+      while (true) {
+        const filter =
+          streamId !== undefined
+            ? sql`WHERE stream_id = ${streamId}`
+            : Option.isSome(after)
+              ? sql`WHERE stream_id > ${after.value}`
+              : sql``
+        const rows = yield* sql`SELECT stream_id, version::text AS version, last_hash FROM streams ${filter}
+          ORDER BY stream_id LIMIT ${verifyPageSize}`.pipe(Effect.mapError(storeError("verify")))
+        const heads = (yield* decodeHeadRows(rows).pipe(Effect.mapError(storeError("verify")))).filter(
+          // A row at version 0 is a stream created by an append still in flight (or rolled back).
+          (head) => head.version > 0
+        )
+        const page = yield* verifyStreams(heads)
+        streamsChecked += heads.length
+        eventsChecked += page.eventsChecked
+        broken.push(...page.broken)
+        if (streamId !== undefined || rows.length < verifyPageSize) break
+        after = Option.some(String((rows[rows.length - 1] as { readonly stream_id: unknown }).stream_id))
+      }
+      // Code-unit order, as the memory store reports, whatever the database's collation.
+      broken.sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0))
+      return new HashChain.VerifyReport({ streamsChecked, eventsChecked, broken })
+    })
+
+    return {
+      append,
+      readStream,
+      streamVersion,
+      readAll,
+      subscribe,
+      verify
+    } satisfies EventStore.Service
+  })
+
+/** Applies the event store's migrations, failing with `EventStoreError`. */
+export const migrate: Effect.Effect<void, EventStore.EventStoreError, SqlClient.SqlClient> = Effect.asVoid(
+  EventStoreMigrations.run
+).pipe(Effect.mapError(storeError("migrate")))
+
+/** The event store over the `SqlClient` in context, migrated at start-up. */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<EventStore.EventStore, EventStore.EventStoreError, SqlClient.SqlClient> =>
+  Layer.scoped(EventStore.EventStore, Effect.zipRight(migrate, make(options)))
