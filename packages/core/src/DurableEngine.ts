@@ -97,14 +97,24 @@ export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("Corrup
  * same key run one at a time across all workers, from their first claim until they
  * finish (a suspended execution keeps its key): "one operation per terminal".
  */
-export class ConcurrencyKey extends Context.Reference<ConcurrencyKey>()("tillflow/DurableEngine/ConcurrencyKey", {
-  defaultValue: () => (_payload: unknown): string | undefined => undefined
-}) {}
+export class ConcurrencyKey extends Context.Reference<ConcurrencyKey>()(
+  "tillflow/DurableEngine/ConcurrencyKey",
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): string | undefined =>
+        undefined
+  }
+) {}
 
 /** Annotation: the search attributes of an execution, from its payload (for `list`). */
 export class SearchAttributesOf extends Context.Reference<SearchAttributesOf>()(
   "tillflow/DurableEngine/SearchAttributes",
-  { defaultValue: () => (_payload: unknown): ExecutionQueue.SearchAttributes => ({}) }
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): ExecutionQueue.SearchAttributes => ({})
+  }
 ) {}
 
 /**
@@ -179,7 +189,9 @@ export const emit = (event: DomainEvent): Effect.Effect<void> =>
   Effect.flatMap(Effect.serviceOption(Emitter), (emitter) =>
     Option.isSome(emitter)
       ? emitter.value.emit(event)
-      : Effect.dieMessage("DurableEngine.emit is only available inside an activity run by the tillflow engine")
+      : Effect.dieMessage(
+          "DurableEngine.emit is only available inside an activity run by the tillflow engine"
+        )
   )
 
 /**
@@ -190,7 +202,9 @@ export const setSearchAttributes = (attributes: ExecutionQueue.SearchAttributes)
   Effect.flatMap(Effect.serviceOption(RunContext), (run) =>
     Option.isSome(run)
       ? run.value.setAttributes(attributes)
-      : Effect.dieMessage("DurableEngine.setSearchAttributes is only available inside a workflow run by tillflow")
+      : Effect.dieMessage(
+          "DurableEngine.setSearchAttributes is only available inside a workflow run by tillflow"
+        )
   )
 
 // ---------------------------------------------------------------------------------------
@@ -215,7 +229,9 @@ export interface Service {
   /** The `WorkflowEngine` (also provided as a service by `layer`). */
   readonly engine: WorkflowEngine["Type"]
   /** The history of one execution, oldest first. */
-  readonly history: (executionId: string) => Effect.Effect<ReadonlyArray<HistoryEntry>, EventStore.EventStoreError>
+  readonly history: (
+    executionId: string
+  ) => Effect.Effect<ReadonlyArray<HistoryEntry>, EventStore.EventStoreError>
   /** One execution's status and search attributes. */
   readonly get: (
     executionId: string
@@ -281,9 +297,16 @@ type UnknownSchema = Schema.Schema<unknown, unknown, never>
 const asSchema = (schema: Schema.Schema.All): UnknownSchema => schema as unknown as UnknownSchema
 
 const workflowExitSchema = (workflow: Workflow.Any) =>
-  Schema.Exit({ success: asSchema(workflow.successSchema), failure: asSchema(workflow.errorSchema), defect: Schema.Defect })
+  Schema.Exit({
+    success: asSchema(workflow.successSchema),
+    failure: asSchema(workflow.errorSchema),
+    defect: Schema.Defect
+  })
 
-const engineEvent = (event: EngineEvent.EngineEvent, metadata?: EventStore.JsonObject): EventStore.NewEvent => {
+const engineEvent = (
+  event: EngineEvent.EngineEvent,
+  metadata?: EventStore.JsonObject
+): EventStore.NewEvent => {
   const stored = EngineEvent.toStored(event)
   return {
     type: stored.type,
@@ -526,7 +549,9 @@ export const make = (
 
     const runOf = (executionId: string) =>
       Effect.map(Effect.serviceOption(WorkflowInstance), (instance) =>
-        Option.isSome(instance) && instance.value.executionId === executionId ? running.get(executionId) : undefined
+        Option.isSome(instance) && instance.value.executionId === executionId
+          ? running.get(executionId)
+          : undefined
       )
 
     const violation = (run: RunState, seq: number, recorded: string, requested: string) => {
@@ -568,7 +593,10 @@ export const make = (
                       parent:
                         parent === undefined
                           ? null
-                          : { workflowName: parent.workflow.name, stream: EngineEvent.streamId(parent.executionId) }
+                          : {
+                              workflowName: parent.workflow.name,
+                              stream: EngineEvent.streamId(parent.executionId)
+                            }
                     })
                   ]
             )
@@ -624,7 +652,9 @@ export const make = (
               : [engineEvent({ _tag: "WorkflowInterrupted" })]
           )
           yield* wake(executionId)
-        }).pipe(Effect.withSpan("DurableEngine.interrupt", { attributes: { workflow: workflow.name, executionId } })),
+        }).pipe(
+          Effect.withSpan("DurableEngine.interrupt", { attributes: { workflow: workflow.name, executionId } })
+        ),
 
       resume: (workflow, executionId) =>
         Effect.gen(function* () {
@@ -637,7 +667,9 @@ export const make = (
             )
           }
           yield* wake(executionId, true)
-        }).pipe(Effect.withSpan("DurableEngine.resume", { attributes: { workflow: workflow.name, executionId } })),
+        }).pipe(
+          Effect.withSpan("DurableEngine.resume", { attributes: { workflow: workflow.name, executionId } })
+        ),
 
       activityExecute: (activity, attempt) =>
         Effect.gen(function* () {
@@ -734,11 +766,18 @@ export const make = (
           }
           if (final.event.name !== activity.name || final.event.attempt !== attempt) {
             // Another worker (whose lease had expired) recorded a different step here.
-            return yield* violation(run, seq, describeActivity(final.event.name, final.event.attempt), requested)
+            return yield* violation(
+              run,
+              seq,
+              describeActivity(final.event.name, final.event.attempt),
+              requested
+            )
           }
           yield* deliver(final.outbox)
           return new Workflow.Complete({ exit: final.event.exit })
-        }).pipe(Effect.withSpan("DurableEngine.activity", { attributes: { activity: activity.name, attempt } })),
+        }).pipe(
+          Effect.withSpan("DurableEngine.activity", { attributes: { activity: activity.name, attempt } })
+        ),
 
       deferredResult: (deferred) =>
         Effect.gen(function* () {
@@ -772,12 +811,15 @@ export const make = (
             const clock = log.history.clocks.get(name)
             if (clock !== undefined && clock.fireAt <= (yield* now)) {
               yield* appendEngine(log, (history) =>
-                History.isClockFired(history, deferred.name) ? undefined : [engineEvent({ _tag: "ClockFired", name })]
+                History.isClockFired(history, deferred.name)
+                  ? undefined
+                  : [engineEvent({ _tag: "ClockFired", name })]
               )
               return Exit.void
             }
           }
-          if (run !== undefined && !run.deferredStarts.has(deferred.name)) run.deferredStarts.set(deferred.name, run.seq)
+          if (run !== undefined && !run.deferredStarts.has(deferred.name))
+            run.deferredStarts.set(deferred.name, run.seq)
           return undefined
         }),
 
@@ -837,7 +879,9 @@ export const make = (
         if (started === undefined) {
           return yield* Effect.dieMessage(`Execution ${claim.executionId} has no WorkflowStarted event`)
         }
-        const payload = yield* Effect.orDie(Schema.decodeUnknown(asSchema(entry.workflow.payloadSchema))(started.payload))
+        const payload = yield* Effect.orDie(
+          Schema.decodeUnknown(asSchema(entry.workflow.payloadSchema))(started.payload)
+        )
         const instance = WorkflowInstance.initial(entry.workflow, claim.executionId)
         instance.interrupted = log.history.interrupted
         const run: RunState = {
@@ -884,17 +928,24 @@ export const make = (
       Effect.gen(function* () {
         const name = entry.workflow.name
         // The exit with its values encoded by the workflow's schemas (what `poll` decodes).
-        const encoded: EngineEvent.ExitJson = yield* refuseRedacted(exit, `The result of workflow "${name}"`).pipe(
+        const encoded: EngineEvent.ExitJson = yield* refuseRedacted(
+          exit,
+          `The result of workflow "${name}"`
+        ).pipe(
           Effect.zipRight(Schema.encode(workflowExitSchema(entry.workflow))(exit)),
           Effect.flatMap(Schema.decodeUnknown(EngineEvent.ExitJson)),
           Effect.catchAllCause((cause) => Effect.succeed(Exit.die(Cause.squash(cause))))
         )
         const record = (stored: EngineEvent.ExitJson) =>
           appendTo(log, (history) =>
-            history.completed !== undefined ? undefined : [engineEvent({ _tag: "WorkflowCompleted", exit: stored })]
+            history.completed !== undefined
+              ? undefined
+              : [engineEvent({ _tag: "WorkflowCompleted", exit: stored })]
           )
         yield* record(encoded).pipe(Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal)))))
-        const stored = yield* Effect.orDie(Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed?.exit))
+        const stored = yield* Effect.orDie(
+          Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed?.exit)
+        )
         return finishedStatus(stored)
       })
 
@@ -907,7 +958,9 @@ export const make = (
           }
           const log = yield* load(claim.executionId)
           if (log.history.completed !== undefined) {
-            const exit = yield* Effect.orDie(Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit))
+            const exit = yield* Effect.orDie(
+              Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
+            )
             return yield* release(claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
           }
           if (log.history.stuck !== undefined) return yield* release(claim, workerId, { _tag: "Stuck" })
@@ -969,12 +1022,10 @@ export const make = (
 
     const history = (executionId: string) =>
       Effect.map(store.readStream(EngineEvent.streamId(executionId)), (events) =>
-        events.map(
-          (recorded): HistoryEntry => ({
-            recorded,
-            engine: Option.flatMap(EngineEvent.fromStored(recorded), Either.getRight)
-          })
-        )
+        events.map((recorded): HistoryEntry => ({
+          recorded,
+          engine: Option.flatMap(EngineEvent.fromStored(recorded), Either.getRight)
+        }))
       )
 
     return {
@@ -1017,7 +1068,11 @@ const groupByStream = (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<WorkflowEngine | DurableEngine, never, EventStore.EventStore | ExecutionQueue.ExecutionQueue> =>
+): Layer.Layer<
+  WorkflowEngine | DurableEngine,
+  never,
+  EventStore.EventStore | ExecutionQueue.ExecutionQueue
+> =>
   Layer.scopedContext(
     Effect.map(make(options), (service) =>
       Context.make(DurableEngine, service).pipe(Context.add(WorkflowEngine, service.engine))

@@ -14,7 +14,11 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /** An exit whose success and failure are JSON values already encoded by their schemas. */
-export const ExitJson = Schema.Exit({ success: Schema.Unknown, failure: Schema.Unknown, defect: Schema.Defect })
+export const ExitJson = Schema.Exit({
+  success: Schema.Unknown,
+  failure: Schema.Unknown,
+  defect: Schema.Defect
+})
 /** @see ExitJson */
 export type ExitJson = typeof ExitJson.Type
 
@@ -127,7 +131,9 @@ const encodeEvent = Schema.encodeSync(EngineEvent)
 const decodeEvent = Schema.decodeUnknownEither(EngineEvent)
 
 /** An engine event as the store keeps it: a type and a JSON object without `_tag`. */
-export const toStored = (event: EngineEvent): { readonly type: string; readonly data: Record<string, unknown> } => {
+export const toStored = (
+  event: EngineEvent
+): { readonly type: string; readonly data: Record<string, unknown> } => {
   const { _tag, ...data } = encodeEvent(event)
   return { type: _tag, data }
 }

@@ -56,7 +56,12 @@ export const start = (
         yield* Effect.sleep(Duration.millis(heartbeatMs))
         const ids = Array.from(runs, ([id]) => id)
         if (ids.length === 0) continue
-        const held = yield* queue.heartbeat({ workerId, executionIds: ids, leaseMs, now: yield* Clock.currentTimeMillis })
+        const held = yield* queue.heartbeat({
+          workerId,
+          executionIds: ids,
+          leaseMs,
+          now: yield* Clock.currentTimeMillis
+        })
         for (const id of ids) {
           if (held.includes(id)) continue
           // Another worker took it over: this run must not write any more.
@@ -103,7 +108,9 @@ export const start = (
     const loop = Effect.gen(function* () {
       while (true) {
         const claimed = yield* claimDue.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logError(`Worker ${workerId} could not claim`, cause), 0))
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logError(`Worker ${workerId} could not claim`, cause), 0)
+          )
         )
         const busy = yield* FiberMap.size(runs)
         // Claimed some and still has room: there may be more due right now.

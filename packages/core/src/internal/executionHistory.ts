@@ -68,7 +68,9 @@ export const apply = (history: History, stored: Stored): Either.Either<void, str
   const decoded = EngineEvent.fromStored(stored)
   if (Option.isNone(decoded)) return Either.right(undefined)
   if (Either.isLeft(decoded.value)) {
-    return Either.left(`event ${stored.version} (${stored.type}) does not decode: ${decoded.value.left.message}`)
+    return Either.left(
+      `event ${stored.version} (${stored.type}) does not decode: ${decoded.value.left.message}`
+    )
   }
   const event = decoded.value.right
   if (event._tag === "WorkflowCompleted") {
@@ -134,7 +136,8 @@ export const applyEvent = (
       if (!history.deferreds.has(event.name)) history.deferreds.set(event.name, event)
       return
     case "ClockScheduled":
-      if (!history.clocks.has(event.name)) history.clocks.set(event.name, { fireAt: event.fireAt, fired: false })
+      if (!history.clocks.has(event.name))
+        history.clocks.set(event.name, { fireAt: event.fireAt, fired: false })
       return
     case "ClockFired": {
       const clock = history.clocks.get(event.name)
