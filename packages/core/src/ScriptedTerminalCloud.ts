@@ -38,6 +38,8 @@ export interface Script {
   readonly result?: Record<string, unknown> | undefined
   /** How long until the result is ready (default 5 s). */
   readonly takes?: Duration.DurationInput | undefined
+  /** Fields the status endpoint shows over the result (e.g. the final status of an UNDEFINED result). */
+  readonly statusResult?: Record<string, unknown> | undefined
   /** Status answers still IN_PROGRESS after the result is ready. */
   readonly inProgressChecks?: number | undefined
   /** Deliver the result to the callback address (default: when the request has one). */
@@ -258,7 +260,7 @@ export const make = <R = never>(options: Options<R> = {}): Effect.Effect<Handle,
       if (at < txn.readyAt || txn.statusChecks <= (txn.script.inProgressChecks ?? 0)) {
         return { ...rest, finStatus: "IN_PROGRESS" }
       }
-      return rest
+      return { ...rest, ...txn.script.statusResult }
     }
 
     const transactionStatus = (reference: Identifiers.TransactionReference, selector?: StatusSelector) =>

@@ -144,3 +144,15 @@ export const typesOf = (streamId: string) =>
 export const everything = Effect.flatMap(EventStore.EventStore, (store) =>
   Effect.map(store.readAll(EventStore.Checkpoint.start, { maxCount: 100_000 }), (page) => page.events)
 )
+
+/** Moves the test clock forward a second at a time until `condition` holds (at most `max`). */
+export const advanceUntil = (condition: () => boolean, max: Duration.DurationInput = "5 minutes") =>
+  Effect.gen(function* () {
+    const limit = Duration.toMillis(Duration.decode(max))
+    for (let elapsed = 0; !condition(); elapsed += 1000) {
+      if (elapsed > limit) return yield* Effect.dieMessage("the condition did not hold in time")
+      for (let j = 0; j < 4; j++) yield* settle
+      if (condition()) return
+      yield* TestClock.adjust("1 second")
+    }
+  })
