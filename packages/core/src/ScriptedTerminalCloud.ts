@@ -52,6 +52,8 @@ export interface Script {
   readonly stoppable?: boolean | undefined
   /** For a linked operation: the original's reference, under which its entry is listed. */
   readonly underReference?: string | undefined
+  /** The POST never answers (a worker killed while waiting for it); the terminal processed it. */
+  readonly hang?: boolean | undefined
   /** The polled result id is forgotten (404) after this many polls. */
   readonly forgetAfterPolls?: number | undefined
 }
@@ -229,6 +231,7 @@ export const make = <R = never>(options: Options<R> = {}): Effect.Effect<Handle,
             )
           }
         }
+        if (script.hang === true) return yield* Effect.never
         if (answer !== "accept") return yield* Effect.fail(answer)
         const reference = Option.getOrUndefined(TransactionRequest.transactionReference(request))
         const accepted: Accepted = {

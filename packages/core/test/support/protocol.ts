@@ -39,31 +39,32 @@ export class ReceiverLog extends Context.Tag("test/ReceiverLog")<
 
 export const callbackBase = "https://pos.test/callbacks"
 
-const receive = (log: { readonly badTokens: Array<string> }) => (delivery: ScriptedTerminalCloud.Delivery) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const engine = yield* WorkflowEngine
-    const attemptId = delivery.callbackUrl.slice(callbackBase.length + 1)
-    const [first] = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
-    if (first === undefined) return yield* Effect.dieMessage(`no registration for ${attemptId}`)
-    const registered = yield* CallbackRegistration.events.decode(first)
-    const data = registered.data as typeof CallbackRegistration.AttemptRegistered.schema.Type
-    const ok = yield* CallbackRegistration.verifyToken(delivery.token, data.tokenHash ?? "")
-    if (!ok) {
-      log.badTokens.push(attemptId)
-      return
-    }
-    const sanitised = ResultRedaction.sanitise(delivery.body)
-    const resultHash = yield* CallbackRegistration.resultHash(sanitised.value)
-    const result = Schema.decodeUnknownSync(TransactionResult.TransactionResult)(sanitised.value)
-    const receivedAt = yield* Clock.currentTimeMillis
-    yield* engine.deferredDone(CallbackRegistration.resultDeferred(attemptId), {
-      workflowName: data.workflowName,
-      executionId: data.executionId,
-      deferredName: data.deferredName,
-      exit: Exit.succeed({ result, resultHash, receivedAt })
-    })
-  }).pipe(Effect.orDie)
+export const receive =
+  (log: { readonly badTokens: Array<string> }) => (delivery: ScriptedTerminalCloud.Delivery) =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const engine = yield* WorkflowEngine
+      const attemptId = delivery.callbackUrl.slice(callbackBase.length + 1)
+      const [first] = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
+      if (first === undefined) return yield* Effect.dieMessage(`no registration for ${attemptId}`)
+      const registered = yield* CallbackRegistration.events.decode(first)
+      const data = registered.data as typeof CallbackRegistration.AttemptRegistered.schema.Type
+      const ok = yield* CallbackRegistration.verifyToken(delivery.token, data.tokenHash ?? "")
+      if (!ok) {
+        log.badTokens.push(attemptId)
+        return
+      }
+      const sanitised = ResultRedaction.sanitise(delivery.body)
+      const resultHash = yield* CallbackRegistration.resultHash(sanitised.value)
+      const result = Schema.decodeUnknownSync(TransactionResult.TransactionResult)(sanitised.value)
+      const receivedAt = yield* Clock.currentTimeMillis
+      yield* engine.deferredDone(CallbackRegistration.resultDeferred(attemptId), {
+        workflowName: data.workflowName,
+        executionId: data.executionId,
+        deferredName: data.deferredName,
+        exit: Exit.succeed({ result, resultHash, receivedAt })
+      })
+    }).pipe(Effect.orDie)
 
 /** Options of the harness. */
 export interface Options {
