@@ -5,12 +5,14 @@
  * unknown fields kept, either form of `efttimestamp`, receipts and signatures as URL or
  * inline. Amounts are integer minor units (bigint). `unMaskedPan` is `Redacted`.
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Balance } from "./Balance.js"
 import * as Currency from "./Currency.js"
 import { DeviceStatus } from "./DeviceStatus.js"
 import { EftTimestamp, EftTimestampWallClock } from "./EftTimestamp.js"
 import * as Enumerations from "./Enumerations.js"
+import * as Identifiers from "./Identifiers.js"
 import * as Lenient from "./internal/Lenient.js"
 import { MetadataReceived } from "./Metadata.js"
 import { MoneyRemittanceOptionsReceived } from "./MoneyRemittanceOptions.js"
@@ -124,3 +126,21 @@ export type TransactionStatusAnswer = typeof TransactionStatusAnswer.Type
 /** The answer of the status endpoint as a list. */
 export const statusResults = (answer: TransactionStatusAnswer): ReadonlyArray<TransactionStatusResult> =>
   Array.isArray(answer) ? answer : [answer as TransactionStatusResult]
+
+/**
+ * The result's `transactionReference` as a branded UUID v4, when it carries one (not
+ * absent, not the nil UUID, not some other string).
+ */
+export const reference = (
+  result: TransactionResult | TransactionStatusResult
+): Option.Option<Identifiers.TransactionReference> =>
+  result.transactionReference === undefined || result.transactionReference === Identifiers.NIL_UUID
+    ? Option.none()
+    : Option.getRight(Schema.decodeEither(Identifiers.TransactionReference)(result.transactionReference))
+
+/** Whether a result's finStatus is a final outcome (not UNDEFINED, not IN_PROGRESS, not unknown). */
+export const isFinal = (result: TransactionResult | TransactionStatusResult): boolean =>
+  result.finStatus !== undefined &&
+  result.finStatus !== "UNDEFINED" &&
+  result.finStatus !== "IN_PROGRESS" &&
+  Schema.is(Enumerations.FinancialStatus)(result.finStatus)

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Identifiers, TransactionResult } from "@tillflow/core"
+import { Effect, Either, Option, Schema } from "effect"
+
+describe("Identifiers", () => {
+  it.effect("a generated transactionReference is a fresh lower-case UUID v4", () =>
+    Effect.gen(function* () {
+      const refs = yield* Effect.all(Array.from({ length: 100 }, () => Identifiers.makeTransactionReference))
+      for (const ref of refs)
+        expect(ref).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(new Set(refs).size).toBe(100)
+    })
+  )
+
+  it.each(["", "x".repeat(0)])("refuses an empty serial number %j", (s) => {
+    expect(Either.isLeft(Schema.decodeUnknownEither(Identifiers.SerialNumber)(s))).toBe(true)
+  })
+})
+
+describe("TransactionResult helpers", () => {
+  const decode = Schema.decodeUnknownSync(TransactionResult.TransactionResult)
+
+  it("reads the reference of a result, ignoring the nil UUID and non-v4 strings", () => {
+    expect(
+      Option.getOrUndefined(
+        TransactionResult.reference(decode({ transactionReference: "6F1D1C2E-3A4B-4C5D-8E6F-7A8B9C0D1E2F" }))
+      )
+    ).toBe("6f1d1c2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f")
+    expect(
+      Option.isNone(TransactionResult.reference(decode({ transactionReference: Identifiers.NIL_UUID })))
+    ).toBe(true)
+    expect(Option.isNone(TransactionResult.reference(decode({ transactionReference: "order-12" })))).toBe(
+      true
+    )
+    expect(Option.isNone(TransactionResult.reference(decode({})))).toBe(true)
+  })
+
+  it.each([
+    ["AUTHORISED", true],
+    ["DECLINED", true],
+    ["CAPTURED", true],
+    ["UNDEFINED", false],
+    ["IN_PROGRESS", false],
+    ["SOMETHING_NEW", false]
+  ])("finStatus %s is final: %s", (finStatus, final) => {
+    expect(TransactionResult.isFinal(decode({ finStatus }))).toBe(final)
+  })
+
+  it("a result without finStatus is not final", () => {
+    expect(TransactionResult.isFinal(decode({}))).toBe(false)
+  })
+})
