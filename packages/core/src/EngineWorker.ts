@@ -123,7 +123,12 @@ export const start = (
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         yield* Fiber.interrupt(loopFiber)
-        const drained = yield* FiberMap.awaitEmpty(runs).pipe(Effect.timeout(shutdownTimeout), Effect.option)
+        // Finalizers run uninterruptibly: the wait must be interruptible for the timeout.
+        const drained = yield* FiberMap.awaitEmpty(runs).pipe(
+          Effect.interruptible,
+          Effect.timeout(shutdownTimeout),
+          Effect.option
+        )
         if (Option.isNone(drained)) {
           yield* Effect.logWarning(`Worker ${workerId} stops: interrupting the runs still in flight`)
         }

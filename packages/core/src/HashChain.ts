@@ -122,8 +122,16 @@ const hex = (buffer: ArrayBuffer): string => {
 
 const encoder = new TextEncoder()
 
-/** SHA-256 of the UTF-8 bytes of `text`, in lowercase hex. */
-export const sha256Hex = (text: string): Effect.Effect<string> =>
+/**
+ * A SHA-256 implementation: the UTF-8 bytes of `text` in, lowercase hex out. Every function
+ * below takes one, defaulting to {@link sha256Hex} (Web Crypto). An adapter may pass a
+ * faster synchronous one (store-sql uses `node:crypto`): any correct SHA-256 gives the same
+ * chain, and the contract tests check the stores agree.
+ */
+export type Sha256 = (text: string) => Effect.Effect<string>
+
+/** SHA-256 of the UTF-8 bytes of `text`, in lowercase hex, with Web Crypto. */
+export const sha256Hex: Sha256 = (text: string): Effect.Effect<string> =>
   Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(text))).pipe(Effect.map(hex))
 
 /** What one link of the chain covers; `dataJson` and `metadataJson` are canonical JSON. */
@@ -144,7 +152,8 @@ export const linkText = (input: LinkInput): string =>
   )},${input.schemaVersion},${input.dataJson},${input.metadataJson}]`
 
 /** The hash of one event given the hash of its predecessor. */
-export const link = (input: LinkInput): Effect.Effect<string> => sha256Hex(linkText(input))
+export const link = (input: LinkInput, sha256: Sha256 = sha256Hex): Effect.Effect<string> =>
+  sha256(linkText(input))
 
 /** An event about to be appended, already encoded as canonical JSON. */
 export interface Linkable {
@@ -162,22 +171,26 @@ export const chain = (
   previousHash: string,
   streamId: string,
   firstVersion: number,
-  events: ReadonlyArray<Linkable>
+  events: ReadonlyArray<Linkable>,
+  sha256: Sha256 = sha256Hex
 ): Effect.Effect<ReadonlyArray<string>> =>
   Effect.gen(function* () {
     const hashes: Array<string> = []
     let previous = previousHash
     for (let i = 0; i < events.length; i++) {
       const event = events[i]
-      previous = yield* link({
-        previousHash: previous,
-        streamId,
-        version: firstVersion + i,
-        type: event.type,
-        schemaVersion: event.schemaVersion,
-        dataJson: event.dataJson,
-        metadataJson: event.metadataJson
-      })
+      previous = yield* link(
+        {
+          previousHash: previous,
+          streamId,
+          version: firstVersion + i,
+          type: event.type,
+          schemaVersion: event.schemaVersion,
+          dataJson: event.dataJson,
+          metadataJson: event.metadataJson
+        },
+        sha256
+      )
       hashes.push(previous)
     }
     return hashes
@@ -250,7 +263,8 @@ const brokenLink = (
 export const verifyStream = (
   streamId: string,
   events: ReadonlyArray<Verifiable>,
-  head: Option.Option<StreamHead> = Option.none()
+  head: Option.Option<StreamHead> = Option.none(),
+  sha256: Sha256 = sha256Hex
 ): Effect.Effect<Option.Option<BrokenLink>> =>
   Effect.gen(function* () {
     let previousHash = genesis
@@ -272,15 +286,18 @@ export const verifyStream = (
       const metadataJson = canonicalJson(event.metadata)
       const expected =
         Either.isRight(dataJson) && Either.isRight(metadataJson)
-          ? yield* link({
-              previousHash,
-              streamId,
-              version: event.version,
-              type: event.type,
-              schemaVersion: event.schemaVersion,
-              dataJson: dataJson.right,
-              metadataJson: metadataJson.right
-            })
+          ? yield* link(
+              {
+                previousHash,
+                streamId,
+                version: event.version,
+                type: event.type,
+                schemaVersion: event.schemaVersion,
+                dataJson: dataJson.right,
+                metadataJson: metadataJson.right
+              },
+              sha256
+            )
           : "content is not JSON"
       if (expected !== event.hash) {
         return Option.some(brokenLink(streamId, event.version, "HashMismatch", expected, event.hash))

@@ -125,6 +125,15 @@ const hasCardPrefix = (digits: string): boolean => {
 export const isCardNumber = (digits: string): boolean =>
   digits.length >= 13 && digits.length <= 19 && /^\d+$/.test(digits) && hasCardPrefix(digits) && luhn(digits)
 
+const countDigits = (text: string): number => {
+  let digits = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code >= 48 && code <= 57) digits++
+  }
+  return digits
+}
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const digitRuns = /\d+(?:[ -]\d+)*/g
 
@@ -134,7 +143,7 @@ const digitRuns = /\d+(?:[ -]\d+)*/g
  * phone number) and a whole-string UUID are not examined.
  */
 export const containsCardNumber = (text: string): boolean => {
-  if (text.length < 13 || uuidPattern.test(text)) return false
+  if (text.length < 13 || countDigits(text) < 13 || uuidPattern.test(text)) return false
   for (const match of text.matchAll(digitRuns)) {
     const index = match.index ?? 0
     if (index > 0 && text[index - 1] === "+") continue
@@ -206,8 +215,21 @@ const securityCodeDescriptors = new Set([
   "length"
 ])
 
+// Field names repeat across events: remember the verdicts (bounded, cleared when full).
+const nameCache = new Map<string, Option.Option<Rule>>()
+const nameCacheLimit = 10_000
+
 /** The rule a field name falls under, if any, regardless of its value. */
 export const ruleForName = (name: string): Option.Option<Rule> => {
+  const cached = nameCache.get(name)
+  if (cached !== undefined) return cached
+  const rule = computeRuleForName(name)
+  if (nameCache.size >= nameCacheLimit) nameCache.clear()
+  nameCache.set(name, rule)
+  return rule
+}
+
+const computeRuleForName = (name: string): Option.Option<Rule> => {
   const all = words(name)
   if (all.length === 0) return Option.none()
   const core = [...all]
@@ -234,8 +256,19 @@ export const ruleForName = (name: string): Option.Option<Rule> => {
 // ---------------------------------------------------------------------------------------
 // Scanning
 
-const pathOfKey = (path: string, key: string): string =>
-  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+type Segment = string | number
+
+// The path is kept as segments and only rendered for a finding: most values are clean.
+const renderPath = (root: string, segments: ReadonlyArray<Segment>): string =>
+  segments.reduce<string>(
+    (path, segment) =>
+      typeof segment === "number"
+        ? `${path}[${segment}]`
+        : /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(segment)
+          ? `${path}.${segment}`
+          : `${path}[${JSON.stringify(segment)}]`,
+    root
+  )
 
 /** True when the value holds something a secret could be: a non-empty string or a number. */
 const holdsSomething = (value: unknown): boolean => {
@@ -246,34 +279,44 @@ const holdsSomething = (value: unknown): boolean => {
   return false
 }
 
-const scanValue = (value: unknown, path: string): Option.Option<Finding> => {
+interface RawFinding {
+  readonly segments: ReadonlyArray<Segment>
+  readonly rule: Rule
+}
+
+const scanValue = (value: unknown, segments: Array<Segment>): RawFinding | undefined => {
   if (typeof value === "string") {
-    return containsCardNumber(value) ? Option.some({ path, rule: "CardNumber" }) : Option.none()
+    return containsCardNumber(value) ? { segments: [...segments], rule: "CardNumber" } : undefined
   }
   if (typeof value === "number") {
     return Number.isSafeInteger(value) && value > 0 && isCardNumber(String(value))
-      ? Option.some({ path, rule: "CardNumber" })
-      : Option.none()
+      ? { segments: [...segments], rule: "CardNumber" }
+      : undefined
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = scanValue(value[i], `${path}[${i}]`)
-      if (Option.isSome(found)) return found
+      segments.push(i)
+      const found = scanValue(value[i], segments)
+      segments.pop()
+      if (found !== undefined) return found
     }
-    return Option.none()
+    return undefined
   }
   if (typeof value === "object" && value !== null) {
-    for (const [key, member] of Object.entries(value)) {
-      const memberPath = pathOfKey(path, key)
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue
+      const member = (value as Record<string, unknown>)[key]
+      segments.push(key)
       const byName = ruleForName(key)
-      if (Option.isSome(byName) && holdsSomething(member)) {
-        return Option.some({ path: memberPath, rule: byName.value })
-      }
-      const found = scanValue(member, memberPath)
-      if (Option.isSome(found)) return found
+      const found =
+        Option.isSome(byName) && holdsSomething(member)
+          ? { segments: [...segments], rule: byName.value }
+          : scanValue(member, segments)
+      segments.pop()
+      if (found !== undefined) return found
     }
   }
-  return Option.none()
+  return undefined
 }
 
 /**
@@ -283,7 +326,12 @@ const scanValue = (value: unknown, path: string): Option.Option<Finding> => {
  * @example
  * scan({ card: { cvv: "123" } }, "data") // Option.some({ path: "data.card.cvv", rule: "CardSecurityCode" })
  */
-export const scan = (value: unknown, root: string): Option.Option<Finding> => scanValue(value, root)
+export const scan = (value: unknown, root: string): Option.Option<Finding> => {
+  const found = scanValue(value, [])
+  return found === undefined
+    ? Option.none()
+    : Option.some({ path: renderPath(root, found.segments), rule: found.rule })
+}
 
 /** What {@link check} looks at: the stream id, the event type, its data and metadata. */
 export interface Scannable {

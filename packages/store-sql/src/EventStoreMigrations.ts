@@ -10,6 +10,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 
+/** The LISTEN/NOTIFY channel the `events` trigger notifies. */
+export const channel = "tillflow_events"
+
 /** The table where applied migrations are recorded. */
 export const table = "tillflow_event_store_migrations"
 
@@ -47,6 +50,18 @@ const createEventStore = Effect.gen(function* () {
       UNIQUE (global_position)
     )`
   yield* sql`CREATE UNIQUE INDEX events_global_order ON events (transaction_id, global_position)`
+  // Wakes subscribers: one notification on `channel` per inserting statement, delivered at
+  // commit, for appends made by any writer (another process, another store instance).
+  yield* sql`
+    CREATE FUNCTION tillflow_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('tillflow_events', 'append');
+      RETURN NULL;
+    END
+    $$`
+  yield* sql`
+    CREATE TRIGGER events_notify AFTER INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION tillflow_events_notify()`
 })
 
 /** Every migration of the event store, by `id_name`. */

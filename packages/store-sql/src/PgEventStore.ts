@@ -35,10 +35,7 @@ const connectionError = (cause: unknown) =>
 /** The event store on the PostgreSQL at `config.url`, migrated at start-up. */
 export const layer = (
   config: PgEventStoreConfig
-): Layer.Layer<
-  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient,
-  EventStore.EventStoreError
-> =>
+): Layer.Layer<EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient, EventStore.EventStoreError> =>
   SqlEventStore.layer({ pollInterval: config.pollInterval }).pipe(
     Layer.provideMerge(
       PgClient.layer({

@@ -100,7 +100,10 @@ export const make = (
           })
         ),
       executeValues: (sql, params) =>
-        Effect.map(query(sql, params, "array"), (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>),
+        Effect.map(
+          query(sql, params, "array"),
+          (result) => result.rows as unknown as ReadonlyArray<ReadonlyArray<unknown>>
+        ),
       executeUnprepared: (sql, params, transformRows) =>
         params.length > 0
           ? Effect.map(query(sql, params, "object"), (result) => {
@@ -158,9 +161,13 @@ export const make = (
   })
 
 /** A layer of the PGlite client, also provided as the `SqlClient`. */
-export const layer = (config: PgliteClientConfig): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> =>
+export const layer = (
+  config: PgliteClientConfig
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> =>
   Layer.scopedContext(
-    Effect.map(make(config), (client) => Context.make(PgliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
+    Effect.map(make(config), (client) =>
+      Context.make(PgliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    )
   ).pipe(Layer.provide(Reactivity.layer))
 
 /** {@link layer} from `Config`. */

@@ -3,11 +3,13 @@
  * `SqlClient` that speaks PostgreSQL, run unchanged on PostgreSQL (`PgEventStore`) and on
  * PGlite (`PgliteEventStore`). The layer applies the package's migrations at start-up.
  *
- * Append, in one transaction: lock the stream's row (creating it first when the caller
- * allows a new stream), check the expected version, hash the batch onto the stream's chain,
- * bump the row, insert the batch in one multi-row statement, `pg_notify`. A lost race is
- * detected at the lock, before any insert, so it takes no value of the global position
- * sequence.
+ * Append: read the stream's head (version, last hash), check the expected version, hash
+ * the batch onto the chain, then ONE statement, atomic by itself or inside the caller's
+ * transaction: a CTE bumps the stream row only if it is still at the version read (or
+ * creates it only if it does not exist), and the batch is inserted, in one multi-row
+ * INSERT, only if that bump took effect. Zero rows inserted = a lost race =
+ * `ConcurrencyConflict`; no row was produced, so no value of the global position sequence
+ * was taken. A statement trigger on `events` sends the NOTIFY, delivered at commit.
  *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
@@ -29,18 +31,19 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as EventStoreMigrations from "./EventStoreMigrations.js"
+import { sha256 } from "./internal/sha256.js"
 import * as PgliteClient from "./PgliteClient.js"
 
 /** Options of the SQL event store. */
 export interface Options {
   /** How often an idle subscription polls (default 500 ms). Notifications wake it sooner. */
   readonly pollInterval?: Duration.DurationInput | undefined
-  /** The LISTEN/NOTIFY channel (default `tillflow_events`). */
-  readonly channel?: string | undefined
 }
 
-/** The default LISTEN/NOTIFY channel. */
-export const defaultChannel = "tillflow_events"
+/** The LISTEN/NOTIFY channel; a statement trigger on `events` notifies it (see the migrations). */
+export const channel = EventStoreMigrations.channel
+
+const headCacheSize = 10_000
 
 const EventRow = Schema.Struct({
   stream_id: Schema.String,
@@ -57,7 +60,11 @@ const EventRow = Schema.Struct({
 })
 const decodeEventRows = Schema.decodeUnknown(Schema.Array(EventRow))
 
-const HeadRow = Schema.Struct({ stream_id: Schema.String, version: Schema.NumberFromString, last_hash: Schema.String })
+const HeadRow = Schema.Struct({
+  stream_id: Schema.String,
+  version: Schema.NumberFromString,
+  last_hash: Schema.String
+})
 const decodeHeadRows = Schema.decodeUnknown(Schema.Array(HeadRow))
 
 const toRecordedEvent = (row: typeof EventRow.Type): EventStore.RecordedEvent =>
@@ -102,7 +109,6 @@ export const make = (
 ): Effect.Effect<EventStore.Service, never, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const channel = options.channel ?? defaultChannel
     const pollInterval = options.pollInterval ?? EventStore.defaultPollInterval
 
     // Wake-ups for subscriptions: one LISTEN per store (PgClient shares one connection for
@@ -126,6 +132,9 @@ export const make = (
       )
     }
 
+    // The casts keep int8/xid8 exact whatever the driver's parsers. They reuse the column
+    // names, so ORDER BY must name the table's columns (`events.version`): a bare `version`
+    // would sort by the text alias ("10" before "9").
     const columns = sql`stream_id, version::text AS version, global_position::text AS global_position,
       transaction_id::text AS transaction_id, event_id::text AS event_id, type, schema_version,
       data, metadata, recorded_at, hash`
@@ -133,61 +142,126 @@ export const make = (
     const decodeEvents = (operation: string) => (rows: ReadonlyArray<unknown>) =>
       decodeEventRows(rows).pipe(Effect.map(Arr.map(toRecordedEvent)), Effect.mapError(storeError(operation)))
 
-    const appendInTransaction = (
+    // The heads this store last wrote, so that a writer appending at the version it just
+    // wrote (the usual case: one worker per stream) skips reading the head. An entry is
+    // used only when its version equals the expected one, and the hash at a given version
+    // never changes, so a stale entry can only lead to the conflict the database reports.
+    const heads = new Map<string, HashChain.StreamHead>()
+    const rememberHead = (streamId: string, head: HashChain.StreamHead) => {
+      heads.delete(streamId)
+      heads.set(streamId, head)
+      if (heads.size > headCacheSize) {
+        const oldest = heads.keys().next()
+        if (oldest.done !== true) heads.delete(oldest.value)
+      }
+    }
+
+    const readHead = (streamId: string) =>
+      Effect.map(
+        sql<{ readonly version: string; readonly last_hash: string }>`
+          SELECT version::text AS version, last_hash FROM streams WHERE stream_id = ${streamId}`,
+        (rows): Option.Option<HashChain.StreamHead> =>
+          rows.length === 0
+            ? Option.none()
+            : Option.some({ version: Number(rows[0].version), lastHash: rows[0].last_hash })
+      )
+
+    // One attempt: read the head (or take it from the cache), hash the batch onto it, then
+    // ONE statement that bumps the stream row only if it is still at that version (or
+    // creates it only if it does not exist) and inserts the batch only if the bump took
+    // effect. A lost race inserts no row, so it takes no value of the global position
+    // sequence. The statement is its own transaction (or part of the caller's), and the
+    // statement trigger on events sends the NOTIFY, delivered at commit.
+    // Returns None when the race was lost.
+    const appendOnce = (
       streamId: string,
       expectedVersion: EventStore.ExpectedVersion,
       prepared: ReadonlyArray<EventStore.PreparedEvent>
     ) =>
       Effect.gen(function* () {
-        if (expectedVersion._tag !== "Exact" || expectedVersion.version === 0) {
-          // A new stream is allowed: make sure its row exists so that it can be locked.
-          // A concurrent creator holds the row's lock until it commits; then we find it.
-          yield* sql`INSERT INTO streams (stream_id, version, last_hash)
-            VALUES (${streamId}, 0, ${HashChain.genesis})
-            ON CONFLICT (stream_id) DO NOTHING`
-        }
-        // The version check happens on the locked row, BEFORE anything is inserted into
-        // events: a loser fails here, rolls back, and takes no value of the identity
-        // sequence. (Sequence values are still taken by transactions that fail later, say
-        // on a duplicate event id; such gaps are harmless because readers order by
-        // (transaction_id, global_position) and never expect positions to be dense.)
-        const heads = yield* sql<{ readonly version: string; readonly last_hash: string }>`
-          SELECT version::text AS version, last_hash FROM streams WHERE stream_id = ${streamId} FOR UPDATE`
-        const head = heads[0]
-        const actual = head === undefined ? 0 : Number(head.version)
-        if (head === undefined || !EventStore.satisfies(expectedVersion, actual)) {
+        const cached = heads.get(streamId)
+        const head =
+          cached !== undefined &&
+          expectedVersion._tag === "Exact" &&
+          cached.version === expectedVersion.version
+            ? Option.some(cached)
+            : yield* readHead(streamId)
+        const actual = Option.match(head, { onNone: () => 0, onSome: (h) => h.version })
+        if (!EventStore.satisfies(expectedVersion, actual)) {
           return yield* new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
         }
-        const hashes = yield* HashChain.chain(head.last_hash, streamId, actual + 1, prepared)
+        const previousHash = Option.match(head, {
+          onNone: () => HashChain.genesis,
+          onSome: (h) => h.lastHash
+        })
+        const hashes = yield* HashChain.chain(previousHash, streamId, actual + 1, prepared, sha256)
         const nextVersion = actual + prepared.length
-        yield* sql`UPDATE streams
-          SET version = ${nextVersion}, last_hash = ${hashes[hashes.length - 1]}, updated_at = now()
-          WHERE stream_id = ${streamId}`
+        const lastHash = hashes[hashes.length - 1]
+        const bump = Option.isSome(head)
+          ? sql`UPDATE streams SET version = ${nextVersion}, last_hash = ${lastHash}, updated_at = now()
+              WHERE stream_id = ${streamId} AND version = ${actual}
+              RETURNING stream_id`
+          : sql`INSERT INTO streams (stream_id, version, last_hash) VALUES (${streamId}, ${nextVersion}, ${lastHash})
+              ON CONFLICT (stream_id) DO NOTHING
+              RETURNING stream_id`
         const rows = prepared.map(
           (event, i) =>
-            // jsonb parameters go in as text and are cast by the server, so both drivers
-            // store exactly the canonical JSON the hash was computed over.
-            sql`(${streamId}, ${actual + 1 + i}, ${event.eventId}::uuid, ${event.type}, ${event.schemaVersion},
-              ${event.dataJson}::text::jsonb, ${event.metadataJson}::text::jsonb, ${hashes[i]})`
+            // Typed casts: a VALUES list in a subquery does not take the target columns' types.
+            // jsonb goes in as text and is parsed by the server, so both drivers store exactly
+            // the canonical JSON the hash was computed over.
+            sql`(${streamId}::text, ${actual + 1 + i}::bigint, ${event.eventId}::uuid, ${event.type}::text,
+              ${event.schemaVersion}::integer, ${event.dataJson}::text::jsonb, ${event.metadataJson}::text::jsonb,
+              ${hashes[i]}::text)`
         )
         const inserted = yield* sql<{ readonly version: string; readonly global_position: string }>`
+          WITH bump AS (${bump})
           INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
-          VALUES ${sql.csv(rows)}
+          SELECT * FROM (VALUES ${sql.csv(rows)}) AS batch
+          WHERE EXISTS (SELECT 1 FROM bump)
           RETURNING version::text AS version, global_position::text AS global_position`
-        // Delivered to listeners when (and only if) the transaction commits.
-        yield* sql`SELECT pg_notify(${channel}, ${streamId})`
+        if (inserted.length === 0) {
+          heads.delete(streamId)
+          return Option.none()
+        }
+        rememberHead(streamId, { version: nextVersion, lastHash })
         const positions = [...inserted]
           .sort((a, b) => Number(a.version) - Number(b.version))
           .map((row) => BigInt(row.global_position))
-        return { nextVersion, positions }
+        return Option.some({ nextVersion, positions })
       })
+
+    // A lost race is a conflict, except under `Any`, which tries again on the new head.
+    const appendBatch = (
+      streamId: string,
+      expectedVersion: EventStore.ExpectedVersion,
+      prepared: ReadonlyArray<EventStore.PreparedEvent>
+    ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> =>
+      Effect.flatMap(
+        appendOnce(streamId, expectedVersion, prepared),
+        Option.match({
+          onSome: Effect.succeed,
+          onNone: () =>
+            expectedVersion._tag === "Any"
+              ? appendBatch(streamId, expectedVersion, prepared)
+              : Effect.flatMap(readHead(streamId), (head) =>
+                  Effect.fail(
+                    new EventStore.ConcurrencyConflict({
+                      streamId,
+                      expected: expectedVersion,
+                      actual: Option.match(head, { onNone: () => 0, onSome: (h) => h.version })
+                    })
+                  )
+                )
+        })
+      )
 
     const mapAppendSqlError =
       (streamId: string, prepared: ReadonlyArray<EventStore.PreparedEvent>) =>
       (error: SqlError): EventStore.DuplicateEventId | EventStore.EventStoreError => {
         const db = databaseErrorOf(error)
         if (db.code === "23505" && db.constraint === "events_event_id_key") {
-          const fromDetail = typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
+          const fromDetail =
+            typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
           return new EventStore.DuplicateEventId({
             streamId,
             eventId: fromDetail ?? prepared[0]?.eventId ?? "unknown"
@@ -217,9 +291,9 @@ export const make = (
         }
         return { nextVersion: actual, positions: [] }
       }
-      const result = yield* sql
-        .withTransaction(appendInTransaction(streamId, expectedVersion, prepared))
-        .pipe(Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error))))
+      const result = yield* appendBatch(streamId, expectedVersion, prepared).pipe(
+        Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error)))
+      )
       yield* PubSub.publish(wakeups, undefined)
       return result
     })
@@ -230,10 +304,12 @@ export const make = (
     ) {
       const fromVersion = Math.max(1, Math.floor(readOptions.fromVersion ?? 1))
       const limit =
-        readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
+        readOptions.maxCount === undefined
+          ? sql``
+          : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
       const rows = yield* sql`SELECT ${columns} FROM events
         WHERE stream_id = ${streamId} AND version >= ${fromVersion}
-        ORDER BY version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
+        ORDER BY events.version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
       return yield* decodeEvents("readStream")(rows)
     })
 
@@ -249,7 +325,7 @@ export const make = (
       const rows = yield* sql`SELECT ${columns} FROM events
         WHERE (transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, global_position
+        ORDER BY events.transaction_id, events.global_position
         LIMIT ${maxCount}`.pipe(Effect.mapError(storeError("readAll")))
       const events = yield* decodeEvents("readAll")(rows)
       const last = events[events.length - 1]
@@ -260,7 +336,10 @@ export const make = (
       }
     })
 
-    const subscribe = (checkpoint: EventStore.Checkpoint, subscribeOptions: EventStore.SubscribeOptions = {}) =>
+    const subscribe = (
+      checkpoint: EventStore.Checkpoint,
+      subscribeOptions: EventStore.SubscribeOptions = {}
+    ) =>
       EventStore.pollingSubscription({
         from: checkpoint,
         readAll,
@@ -277,7 +356,7 @@ export const make = (
             "stream_id",
             heads.map((head) => head.stream_id)
           )}
-          ORDER BY stream_id, version`.pipe(Effect.mapError(storeError("verify")))
+          ORDER BY events.stream_id, events.version`.pipe(Effect.mapError(storeError("verify")))
         const events = yield* decodeEvents("verify")(rows)
         const byStream = Arr.groupBy(events, (event) => event.streamId)
         const broken: Array<HashChain.BrokenLink> = []
@@ -285,7 +364,8 @@ export const make = (
           const found = yield* HashChain.verifyStream(
             head.stream_id,
             byStream[head.stream_id] ?? [],
-            Option.some({ version: head.version, lastHash: head.last_hash })
+            Option.some({ version: head.version, lastHash: head.last_hash }),
+            sha256
           )
           if (Option.isSome(found)) broken.push(found.value)
         }

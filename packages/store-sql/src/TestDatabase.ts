@@ -67,7 +67,11 @@ export const fallbackMessage = "PostgreSQL tests ran on PGlite: DATABASE_URL not
 
 // @effect/vitest removes the default logger; this one line must reach the terminal anyway.
 const logLoud = (message: string) =>
-  Effect.locally(Effect.logWarning(message), FiberRef.currentLoggers, HashSet.make(Logger.prettyLoggerDefault))
+  Effect.locally(
+    Effect.logWarning(message),
+    FiberRef.currentLoggers,
+    HashSet.make(Logger.prettyLoggerDefault)
+  )
 
 const environment = Effect.gen(function* () {
   const url = yield* Config.option(Config.redacted("DATABASE_URL"))
@@ -77,7 +81,9 @@ const environment = Effect.gen(function* () {
     required
   }
 }).pipe(
-  Effect.mapError((cause) => new TestDatabaseError({ reason: `Bad test database configuration: ${cause}`, cause }))
+  Effect.mapError(
+    (cause) => new TestDatabaseError({ reason: `Bad test database configuration: ${cause}`, cause })
+  )
 )
 
 const randomName = (): string => {
@@ -105,7 +111,9 @@ const postgres = (url: Redacted.Redacted, options: Options) =>
     const name = randomName()
     yield* Effect.acquireRelease(
       admin`CREATE DATABASE ${admin(name)}`.pipe(
-        Effect.mapError((cause) => new TestDatabaseError({ reason: `CREATE DATABASE failed: ${cause.message}`, cause }))
+        Effect.mapError(
+          (cause) => new TestDatabaseError({ reason: `CREATE DATABASE failed: ${cause.message}`, cause })
+        )
       ),
       () =>
         admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`.pipe(
@@ -119,7 +127,9 @@ const postgres = (url: Redacted.Redacted, options: Options) =>
       maxConnections: options.maxConnections ?? 10,
       applicationName: "tillflow-tests"
     }).pipe(
-      Effect.mapError((cause) => new TestDatabaseError({ reason: `Cannot connect to ${name}: ${cause.message}`, cause }))
+      Effect.mapError(
+        (cause) => new TestDatabaseError({ reason: `Cannot connect to ${name}: ${cause.message}`, cause })
+      )
     )
     const info: TestDatabaseInfo = { kind: "postgres", name, url: Option.some(databaseUrl) }
     return Context.make(PgClient.PgClient, client).pipe(
@@ -131,7 +141,9 @@ const postgres = (url: Redacted.Redacted, options: Options) =>
 const pglite = Effect.gen(function* () {
   yield* logLoud(fallbackMessage)
   const client = yield* PgliteClient.make({}).pipe(
-    Effect.mapError((cause) => new TestDatabaseError({ reason: `PGlite failed to start: ${cause.message}`, cause }))
+    Effect.mapError(
+      (cause) => new TestDatabaseError({ reason: `PGlite failed to start: ${cause.message}`, cause })
+    )
   )
   const info: TestDatabaseInfo = { kind: "pglite", name: "memory://", url: Option.none() }
   return Context.make(PgliteClient.PgliteClient, client).pipe(
@@ -153,7 +165,8 @@ export const layerWith = (
       if (Option.isSome(env.url)) return yield* postgres(env.url.value, options)
       if (env.required) {
         return yield* new TestDatabaseError({
-          reason: "TILLFLOW_REQUIRE_POSTGRES=1 but DATABASE_URL is not set: these tests must run on PostgreSQL"
+          reason:
+            "TILLFLOW_REQUIRE_POSTGRES=1 but DATABASE_URL is not set: these tests must run on PostgreSQL"
         })
       }
       return yield* pglite

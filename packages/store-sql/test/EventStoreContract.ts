@@ -61,6 +61,33 @@ const happened = (n: number, extra: Partial<EventStore.NewEvent> = {}): EventSto
 export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStore.EventStore | Tamper, E>) =>
   layerTests(layer, { timeout: 120_000, excludeTestServices: true })(`EventStore contract: ${name}`, (it) => {
     describe("append and read", () => {
+      // First in the suite, so on a fresh store the positions cross 9 → 10 as well.
+      it.effect("orders versions and global positions as numbers, not as text (9 before 10)", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const stream = freshStream("numeric")
+          const from = yield* endOfLog(store)
+          for (let i = 0; i < 12; i++)
+            yield* store.append(stream, EventStore.exactVersion(i), [happened(i + 1)])
+          yield* store.append(
+            stream,
+            EventStore.exactVersion(12),
+            Arr.makeBy(100, (i) => happened(i + 13))
+          )
+          const events = yield* store.readStream(stream)
+          expect(events.map((e) => e.version)).toEqual(Arr.range(1, 112))
+          const log = yield* readAllFrom(store, from, 7)
+          expect(log.events.map((e) => e.version)).toEqual(Arr.range(1, 112))
+          for (let i = 1; i < log.events.length; i++) {
+            expect(log.events[i].globalPosition > log.events[i - 1].globalPosition).toBe(true)
+          }
+          expect(
+            (yield* store.readStream(stream, { fromVersion: 9, maxCount: 3 })).map((e) => e.version)
+          ).toEqual([9, 10, 11])
+          expect((yield* store.verify(stream)).ok).toBe(true)
+        })
+      )
+
       it.effect("appends a batch and reads it back in version order with ids, positions and hashes", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
@@ -73,7 +100,9 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
           ])
           expect(result.nextVersion).toBe(3)
           expect(result.positions).toHaveLength(3)
-          expect(result.positions[0] < result.positions[1] && result.positions[1] < result.positions[2]).toBe(true)
+          expect(result.positions[0] < result.positions[1] && result.positions[1] < result.positions[2]).toBe(
+            true
+          )
 
           const events = yield* store.readStream(stream)
           expect(events.map((e) => e.version)).toEqual([1, 2, 3])
@@ -86,7 +115,11 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
             data: { n: 1, note: "event 1" },
             metadata: { correlationId: "c-1" }
           })
-          expect(events[1]).toMatchObject({ type: "Other", schemaVersion: 3, data: [1, "two", { three: null }] })
+          expect(events[1]).toMatchObject({
+            type: "Other",
+            schemaVersion: 3,
+            data: [1, "two", { three: null }]
+          })
           expect(events[2].metadata).toEqual({})
           expect(new Set(events.map((e) => e.transactionId)).size).toBe(1)
           expect(new Set(events.map((e) => e.hash)).size).toBe(3)
@@ -99,7 +132,11 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const stream = freshStream("slice")
-          yield* store.append(stream, EventStore.NoStream, Arr.makeBy(6, (i) => happened(i + 1)))
+          yield* store.append(
+            stream,
+            EventStore.NoStream,
+            Arr.makeBy(6, (i) => happened(i + 1))
+          )
           const slice = yield* store.readStream(stream, { fromVersion: 3, maxCount: 2 })
           expect(slice.map((e) => e.version)).toEqual([3, 4])
           expect((yield* store.readStream(stream, { fromVersion: 6 })).map((e) => e.version)).toEqual([6])
@@ -122,7 +159,10 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const stream = freshStream("empty")
-          expect(yield* store.append(stream, EventStore.NoStream, [])).toEqual({ nextVersion: 0, positions: [] })
+          expect(yield* store.append(stream, EventStore.NoStream, [])).toEqual({
+            nextVersion: 0,
+            positions: []
+          })
           yield* store.append(stream, EventStore.NoStream, [happened(1)])
           expect(yield* store.append(stream, EventStore.exactVersion(1), [])).toEqual({
             nextVersion: 1,
@@ -149,24 +189,28 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
         })
       )
 
-      it.effect("Exact refuses a stale or a missing stream and accepts the current version; Any always appends", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const stream = freshStream("exact")
-          const missing = yield* Effect.flip(store.append(stream, EventStore.exactVersion(1), [happened(1)]))
-          expect(missing).toMatchObject({ _tag: "ConcurrencyConflict", actual: 0 })
-          yield* store.append(stream, EventStore.exactVersion(0), [happened(1)])
-          yield* store.append(stream, EventStore.exactVersion(1), [happened(2)])
-          const stale = yield* Effect.flip(store.append(stream, EventStore.exactVersion(1), [happened(3)]))
-          expect(stale).toMatchObject({ _tag: "ConcurrencyConflict", actual: 2 })
-          const any = yield* store.append(stream, EventStore.AnyVersion, [happened(3)])
-          expect(any.nextVersion).toBe(3)
-          expect((yield* store.readStream(stream)).map((e) => e.data)).toEqual([
-            { n: 1, note: "event 1" },
-            { n: 2, note: "event 2" },
-            { n: 3, note: "event 3" }
-          ])
-        })
+      it.effect(
+        "Exact refuses a stale or a missing stream and accepts the current version; Any always appends",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const stream = freshStream("exact")
+            const missing = yield* Effect.flip(
+              store.append(stream, EventStore.exactVersion(1), [happened(1)])
+            )
+            expect(missing).toMatchObject({ _tag: "ConcurrencyConflict", actual: 0 })
+            yield* store.append(stream, EventStore.exactVersion(0), [happened(1)])
+            yield* store.append(stream, EventStore.exactVersion(1), [happened(2)])
+            const stale = yield* Effect.flip(store.append(stream, EventStore.exactVersion(1), [happened(3)]))
+            expect(stale).toMatchObject({ _tag: "ConcurrencyConflict", actual: 2 })
+            const any = yield* store.append(stream, EventStore.AnyVersion, [happened(3)])
+            expect(any.nextVersion).toBe(3)
+            expect((yield* store.readStream(stream)).map((e) => e.data)).toEqual([
+              { n: 1, note: "event 1" },
+              { n: 2, note: "event 2" },
+              { n: 3, note: "event 3" }
+            ])
+          })
       )
 
       it.effect(
@@ -193,7 +237,11 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
               expect(winners[0].nextVersion).toBe(version + 1)
               expect(losers).toHaveLength(writers - 1)
               for (const loser of losers) {
-                expect(loser).toMatchObject({ _tag: "ConcurrencyConflict", streamId: stream, actual: version + 1 })
+                expect(loser).toMatchObject({
+                  _tag: "ConcurrencyConflict",
+                  streamId: stream,
+                  actual: version + 1
+                })
               }
             }
             const events = yield* store.readStream(stream)
@@ -215,11 +263,15 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
           const outcomes = yield* Effect.forEach(
             Arr.range(1, 20),
             (writer) =>
-              Effect.either(store.append(stream, EventStore.NoStream, [{ type: "Created", data: { writer } }])),
+              Effect.either(
+                store.append(stream, EventStore.NoStream, [{ type: "Created", data: { writer } }])
+              ),
             { concurrency: "unbounded" }
           )
           expect(outcomes.filter(Either.isRight)).toHaveLength(1)
-          expect(outcomes.filter(Either.isLeft).map((o) => o.left._tag)).toEqual(Arr.replicate("ConcurrencyConflict", 19))
+          expect(outcomes.filter(Either.isLeft).map((o) => o.left._tag)).toEqual(
+            Arr.replicate("ConcurrencyConflict", 19)
+          )
           expect(yield* store.streamVersion(stream)).toBe(1)
         })
       )
@@ -233,38 +285,53 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
           const second = freshStream("dup")
           const eventId = globalThis.crypto.randomUUID()
           yield* store.append(first, EventStore.NoStream, [happened(1, { eventId })])
-          const error = yield* Effect.flip(store.append(second, EventStore.NoStream, [happened(1), happened(2, { eventId })]))
+          const error = yield* Effect.flip(
+            store.append(second, EventStore.NoStream, [happened(1), happened(2, { eventId })])
+          )
           expect(error).toEqual(new EventStore.DuplicateEventId({ streamId: second, eventId }))
           expect(yield* store.streamVersion(second)).toBe(0)
           const inBatch = yield* Effect.flip(
-            store.append(second, EventStore.NoStream, [happened(1, { eventId: eventId.toUpperCase() }), happened(2, { eventId })])
+            store.append(second, EventStore.NoStream, [
+              happened(1, { eventId: eventId.toUpperCase() }),
+              happened(2, { eventId })
+            ])
           )
           expect(inBatch._tag).toBe("DuplicateEventId")
         })
       )
 
-      it.effect("refuses an event carrying a secret with SensitiveDataRefused, naming type and path, storing nothing", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const stream = freshStream("secret")
-          const error = yield* Effect.flip(
-            store.append(stream, EventStore.NoStream, [
-              happened(1),
-              { type: "CardCaptured", data: { card: { number: "4111 1111 1111 1111" } } }
-            ])
-          )
-          expect(error).toEqual(
-            new Redaction.SensitiveDataRefused({ eventType: "CardCaptured", path: "data.card.number", rule: "CardNumber" })
-          )
-          expect(error.message).not.toContain("4111")
-          const token = yield* Effect.flip(
-            store.append(stream, EventStore.NoStream, [
-              { type: "CallbackRegistered", data: { url: "https://x" }, metadata: { callbackToken: "tok" } }
-            ])
-          )
-          expect(token).toMatchObject({ _tag: "SensitiveDataRefused", path: "metadata.callbackToken", rule: "Token" })
-          expect(yield* store.streamVersion(stream)).toBe(0)
-        })
+      it.effect(
+        "refuses an event carrying a secret with SensitiveDataRefused, naming type and path, storing nothing",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const stream = freshStream("secret")
+            const error = yield* Effect.flip(
+              store.append(stream, EventStore.NoStream, [
+                happened(1),
+                { type: "CardCaptured", data: { card: { number: "4111 1111 1111 1111" } } }
+              ])
+            )
+            expect(error).toEqual(
+              new Redaction.SensitiveDataRefused({
+                eventType: "CardCaptured",
+                path: "data.card.number",
+                rule: "CardNumber"
+              })
+            )
+            expect(error.message).not.toContain("4111")
+            const token = yield* Effect.flip(
+              store.append(stream, EventStore.NoStream, [
+                { type: "CallbackRegistered", data: { url: "https://x" }, metadata: { callbackToken: "tok" } }
+              ])
+            )
+            expect(token).toMatchObject({
+              _tag: "SensitiveDataRefused",
+              path: "metadata.callbackToken",
+              rule: "Token"
+            })
+            expect(yield* store.streamVersion(stream)).toBe(0)
+          })
       )
 
       it.effect("refuses data PostgreSQL's jsonb cannot round-trip with InvalidEvent", () =>
@@ -291,66 +358,79 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
     })
 
     describe("global log", () => {
-      it.effect("pages through the global log from a checkpoint, in append order, without gaps or repeats", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const from = yield* endOfLog(store)
-          const streams = [freshStream("page"), freshStream("page"), freshStream("page")]
-          const appended: Array<string> = []
-          for (let i = 0; i < 9; i++) {
-            const stream = streams[i % 3]
-            const batch = Arr.makeBy(i % 2 === 0 ? 3 : 2, (j) => happened(i * 10 + j))
-            yield* store.append(stream, EventStore.AnyVersion, batch)
-            const written = yield* store.readStream(stream)
-            appended.push(...written.slice(written.length - batch.length).map((e) => e.eventId))
-          }
-          expect(appended).toHaveLength(23)
+      it.effect(
+        "pages through the global log from a checkpoint, in append order, without gaps or repeats",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const from = yield* endOfLog(store)
+            const streams = [freshStream("page"), freshStream("page"), freshStream("page")]
+            const appended: Array<string> = []
+            for (let i = 0; i < 9; i++) {
+              const stream = streams[i % 3]
+              const batch = Arr.makeBy(i % 2 === 0 ? 3 : 2, (j) => happened(i * 10 + j))
+              yield* store.append(stream, EventStore.AnyVersion, batch)
+              const written = yield* store.readStream(stream)
+              appended.push(...written.slice(written.length - batch.length).map((e) => e.eventId))
+            }
+            expect(appended).toHaveLength(23)
 
-          const pages: Array<EventStore.ReadAllPage> = []
-          let checkpoint = from
-          while (true) {
-            const page = yield* store.readAll(checkpoint, { maxCount: 10 })
-            pages.push(page)
-            checkpoint = page.next
-            if (page.caughtUp) break
-          }
-          expect(pages.map((p) => p.events.length)).toEqual([10, 10, 3])
-          expect(pages.map((p) => p.caughtUp)).toEqual([false, false, true])
-          const read = pages.flatMap((p) => p.events)
-          expect(read.map((e) => e.eventId)).toEqual(appended)
-          for (let i = 1; i < read.length; i++) {
-            expect(EventStore.checkpointOrder(read[i - 1].checkpoint, read[i].checkpoint)).toBe(-1)
-          }
-          expect(pages[0].next).toEqual(read[9].checkpoint)
-          const after = yield* store.readAll(checkpoint, { maxCount: 10 })
-          expect(after).toEqual({ events: [], next: checkpoint, caughtUp: true })
-        })
+            const pages: Array<EventStore.ReadAllPage> = []
+            let checkpoint = from
+            while (true) {
+              const page = yield* store.readAll(checkpoint, { maxCount: 10 })
+              pages.push(page)
+              checkpoint = page.next
+              if (page.caughtUp) break
+            }
+            expect(pages.map((p) => p.events.length)).toEqual([10, 10, 3])
+            expect(pages.map((p) => p.caughtUp)).toEqual([false, false, true])
+            const read = pages.flatMap((p) => p.events)
+            expect(read.map((e) => e.eventId)).toEqual(appended)
+            for (let i = 1; i < read.length; i++) {
+              expect(EventStore.checkpointOrder(read[i - 1].checkpoint, read[i].checkpoint)).toBe(-1)
+            }
+            expect(pages[0].next).toEqual(read[9].checkpoint)
+            const after = yield* store.readAll(checkpoint, { maxCount: 10 })
+            expect(after).toEqual({ events: [], next: checkpoint, caughtUp: true })
+          })
       )
     })
 
     describe("subscriptions", () => {
-      it.effect("delivers stored events (catch-up), then live appends, exactly once and in global order", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const from = yield* endOfLog(store)
-          const stream = freshStream("sub")
-          yield* store.append(stream, EventStore.NoStream, Arr.makeBy(5, (i) => happened(i + 1)))
-          const caughtUp = yield* Deferred.make<void>()
-          const fiber = yield* store.subscribe(from, { batchSize: 2 }).pipe(
-            Stream.tap((event) => (event.version === 5 ? Deferred.succeed(caughtUp, undefined) : Effect.void)),
-            Stream.take(10),
-            Stream.runCollect,
-            Effect.fork
-          )
-          yield* Deferred.await(caughtUp).pipe(Effect.timeout("20 seconds"))
-          // Live: appended only after the subscriber has delivered the stored events.
-          for (let i = 6; i <= 10; i++) yield* store.append(stream, EventStore.exactVersion(i - 1), [happened(i)])
-          const delivered = Chunk.toReadonlyArray(yield* Fiber.join(fiber).pipe(Effect.timeout("20 seconds")))
-          expect(delivered.map((e) => e.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
-          expect(delivered.every((e) => e.streamId === stream)).toBe(true)
-          const log = yield* readAllFrom(store, from)
-          expect(delivered.map((e) => e.eventId)).toEqual(log.events.map((e) => e.eventId))
-        })
+      it.effect(
+        "delivers stored events (catch-up), then live appends, exactly once and in global order",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const from = yield* endOfLog(store)
+            const stream = freshStream("sub")
+            yield* store.append(
+              stream,
+              EventStore.NoStream,
+              Arr.makeBy(5, (i) => happened(i + 1))
+            )
+            const caughtUp = yield* Deferred.make<void>()
+            const fiber = yield* store.subscribe(from, { batchSize: 2 }).pipe(
+              Stream.tap((event) =>
+                event.version === 5 ? Deferred.succeed(caughtUp, undefined) : Effect.void
+              ),
+              Stream.take(10),
+              Stream.runCollect,
+              Effect.fork
+            )
+            yield* Deferred.await(caughtUp).pipe(Effect.timeout("20 seconds"))
+            // Live: appended only after the subscriber has delivered the stored events.
+            for (let i = 6; i <= 10; i++)
+              yield* store.append(stream, EventStore.exactVersion(i - 1), [happened(i)])
+            const delivered = Chunk.toReadonlyArray(
+              yield* Fiber.join(fiber).pipe(Effect.timeout("20 seconds"))
+            )
+            expect(delivered.map((e) => e.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+            expect(delivered.every((e) => e.streamId === stream)).toBe(true)
+            const log = yield* readAllFrom(store, from)
+            expect(delivered.map((e) => e.eventId)).toEqual(log.events.map((e) => e.eventId))
+          })
       )
 
       it.effect("resumes from a delivered event's checkpoint without repeating it", () =>
@@ -358,46 +438,54 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
           const store = yield* EventStore.EventStore
           const from = yield* endOfLog(store)
           const stream = freshStream("resume")
-          yield* store.append(stream, EventStore.NoStream, Arr.makeBy(4, (i) => happened(i + 1)))
+          yield* store.append(
+            stream,
+            EventStore.NoStream,
+            Arr.makeBy(4, (i) => happened(i + 1))
+          )
           const firstTwo = yield* store.subscribe(from).pipe(Stream.take(2), Stream.runCollect)
           const resumeAt = Chunk.unsafeLast(firstTwo).checkpoint
-          const rest = yield* store.subscribe(resumeAt).pipe(Stream.take(2), Stream.runCollect, Effect.timeout("20 seconds"))
+          const rest = yield* store
+            .subscribe(resumeAt)
+            .pipe(Stream.take(2), Stream.runCollect, Effect.timeout("20 seconds"))
           expect(Chunk.toReadonlyArray(rest).map((e) => e.version)).toEqual([3, 4])
         })
       )
     })
 
     describe("hash chain", () => {
-      it.effect("verify passes an intact store, then reports the first broken link after a row is tampered with", () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const tamper = yield* Tamper
-          const stream = freshStream("chain")
-          yield* store.append(stream, EventStore.NoStream, [happened(1), happened(2)])
-          yield* store.append(stream, EventStore.exactVersion(2), [happened(3), happened(4)])
-          const intact = yield* store.verify(stream)
-          expect(intact.ok).toBe(true)
-          expect(intact).toMatchObject({ streamsChecked: 1, eventsChecked: 4 })
-          const all = yield* store.verify()
-          expect(all.broken.filter((b) => b.streamId === stream)).toEqual([])
-          expect(all.eventsChecked).toBeGreaterThanOrEqual(4)
+      it.effect(
+        "verify passes an intact store, then reports the first broken link after a row is tampered with",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const tamper = yield* Tamper
+            const stream = freshStream("chain")
+            yield* store.append(stream, EventStore.NoStream, [happened(1), happened(2)])
+            yield* store.append(stream, EventStore.exactVersion(2), [happened(3), happened(4)])
+            const intact = yield* store.verify(stream)
+            expect(intact.ok).toBe(true)
+            expect(intact).toMatchObject({ streamsChecked: 1, eventsChecked: 4 })
+            const all = yield* store.verify()
+            expect(all.broken.filter((b) => b.streamId === stream)).toEqual([])
+            expect(all.eventsChecked).toBeGreaterThanOrEqual(4)
 
-          const before = yield* store.readStream(stream)
-          yield* tamper.setData(stream, 3, { n: 3, note: "refund 1000 to another card" })
-          yield* tamper.setData(stream, 4, { n: 4, note: "also edited" })
-          const report = yield* store.verify(stream)
-          expect(report.ok).toBe(false)
-          expect(report.broken).toHaveLength(1)
-          expect(report.broken[0]).toMatchObject({
-            streamId: stream,
-            version: 3,
-            kind: "HashMismatch",
-            found: before[2].hash
+            const before = yield* store.readStream(stream)
+            yield* tamper.setData(stream, 3, { n: 3, note: "refund 1000 to another card" })
+            yield* tamper.setData(stream, 4, { n: 4, note: "also edited" })
+            const report = yield* store.verify(stream)
+            expect(report.ok).toBe(false)
+            expect(report.broken).toHaveLength(1)
+            expect(report.broken[0]).toMatchObject({
+              streamId: stream,
+              version: 3,
+              kind: "HashMismatch",
+              found: before[2].hash
+            })
+            expect(report.broken[0].expected).not.toBe(before[2].hash)
+            const whole = yield* store.verify()
+            expect(whole.broken.find((b) => b.streamId === stream)).toMatchObject({ version: 3 })
           })
-          expect(report.broken[0].expected).not.toBe(before[2].hash)
-          const whole = yield* store.verify()
-          expect(whole.broken.find((b) => b.streamId === stream)).toMatchObject({ version: 3 })
-        })
       )
     })
   })

@@ -7,8 +7,17 @@ const memoryTamper = Layer.effect(
   Tamper,
   Effect.map(MemoryEventStore.Tampering, (tampering) => ({
     setData: (streamId: string, version: number, data: EventStore.Json) =>
-      Effect.asVoid(tampering.rewrite(streamId, version, (event) => new EventStore.RecordedEvent({ ...event, data }, true)))
+      Effect.asVoid(
+        tampering.rewrite(
+          streamId,
+          version,
+          (event) => new EventStore.RecordedEvent({ ...event, data }, true)
+        )
+      )
   }))
 )
 
-eventStoreContract("memory", memoryTamper.pipe(Layer.provideMerge(MemoryEventStore.layer({ pollInterval: "50 millis" }))))
+eventStoreContract(
+  "memory",
+  memoryTamper.pipe(Layer.provideMerge(MemoryEventStore.layer({ pollInterval: "50 millis" })))
+)

@@ -3,4 +3,7 @@ import * as Layer from "effect/Layer"
 import { eventStoreContract } from "./EventStoreContract.js"
 import { sqlTamper } from "./SqlTamper.js"
 
-eventStoreContract("PGlite (memory)", sqlTamper.pipe(Layer.provideMerge(PgliteEventStore.layer({ pollInterval: "50 millis" }))))
+eventStoreContract(
+  "PGlite (memory)",
+  sqlTamper.pipe(Layer.provideMerge(PgliteEventStore.layer({ pollInterval: "50 millis" })))
+)
