@@ -839,58 +839,50 @@ export const make = (
         })
       })
 
-    const postTransaction = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const req = yield* right(Validate.transactionRequest(body))
-        const terminal = terminalOf(caller, req.serial, req.terminalType)
-        if (terminal === undefined) return yield* new NotFound({ message: `Device ${req.serial} not found` })
-        if (!terminal.online) return yield* new DeviceOffline({ message: "Terminal is offline" })
-        if (req.operation === "stopCurrentTransaction") return yield* stop(caller, terminal, req)
-        if (terminal.current !== undefined) return yield* new DeviceBusy({ message: "Terminal is busy" })
-        const reference =
-          originalOps.has(req.operation) && req.originalTransactionId === undefined
-            ? req.transactionReference
-            : undefined
-        const slotId = req.callbackUrl === undefined ? resultIdFor(terminal) : undefined
-        const op: RunningOp = {
-          id: slotId ?? store.ids.uuidV4(),
-          operation: req.operation,
-          startedAt: now(),
-          step: undefined,
-          cancelRequested: false,
-          aborted: false,
-          wake: Deferred.unsafeMake<void>(FiberId.none),
-          done: Deferred.unsafeMake<void>(FiberId.none)
-        }
-        terminal.current = op
-        terminal.counters.accepted++
-        if (yield* Deferred.isDone(idle)) idle = Deferred.unsafeMake<void>(FiberId.none)
-        if (slotId !== undefined)
-          store.results.set(slotId, { id: slotId, merchantId: caller.merchant.id, result: undefined })
-        const callback =
-          req.callbackUrl === undefined || req.token === undefined
-            ? undefined
-            : { url: req.callbackUrl, token: req.token }
-        // Forked, not joined: the operation runs on after the 202.
-        yield* Effect.sync(
-          () =>
-            void runFork(
-              runOperation(
-                terminal,
-                caller.merchant,
-                op,
-                req,
-                reference,
-                deliverer(terminal, slotId, callback)
-              )
-            )
-        )
-        return {
-          ...(slotId === undefined ? {} : { transactionResultId: slotId }),
-          statusMessage: "Transaction request accepted",
-          transactionReference: req.transactionReference ?? "00000000-0000-0000-0000-000000000000"
-        } satisfies Accepted
-      }).pipe(Effect.withSpan("Simulator.postTransaction"))
+    const postTransaction = Effect.fn("Simulator.postTransaction")(function* (caller: Caller, body: unknown) {
+      const req = yield* right(Validate.transactionRequest(body))
+      const terminal = terminalOf(caller, req.serial, req.terminalType)
+      if (terminal === undefined) return yield* new NotFound({ message: `Device ${req.serial} not found` })
+      if (!terminal.online) return yield* new DeviceOffline({ message: "Terminal is offline" })
+      if (req.operation === "stopCurrentTransaction") return yield* stop(caller, terminal, req)
+      if (terminal.current !== undefined) return yield* new DeviceBusy({ message: "Terminal is busy" })
+      const reference =
+        originalOps.has(req.operation) && req.originalTransactionId === undefined
+          ? req.transactionReference
+          : undefined
+      const slotId = req.callbackUrl === undefined ? resultIdFor(terminal) : undefined
+      const op: RunningOp = {
+        id: slotId ?? store.ids.uuidV4(),
+        operation: req.operation,
+        startedAt: now(),
+        step: undefined,
+        cancelRequested: false,
+        aborted: false,
+        wake: Deferred.unsafeMake<void>(FiberId.none),
+        done: Deferred.unsafeMake<void>(FiberId.none)
+      }
+      terminal.current = op
+      terminal.counters.accepted++
+      if (yield* Deferred.isDone(idle)) idle = Deferred.unsafeMake<void>(FiberId.none)
+      if (slotId !== undefined)
+        store.results.set(slotId, { id: slotId, merchantId: caller.merchant.id, result: undefined })
+      const callback =
+        req.callbackUrl === undefined || req.token === undefined
+          ? undefined
+          : { url: req.callbackUrl, token: req.token }
+      // Forked, not joined: the operation runs on after the 202.
+      yield* Effect.sync(
+        () =>
+          void runFork(
+            runOperation(terminal, caller.merchant, op, req, reference, deliverer(terminal, slotId, callback))
+          )
+      )
+      return {
+        ...(slotId === undefined ? {} : { transactionResultId: slotId }),
+        statusMessage: "Transaction request accepted",
+        transactionReference: req.transactionReference ?? "00000000-0000-0000-0000-000000000000"
+      } satisfies Accepted
+    })
 
     const transactionResult = (caller: Caller, id: string) =>
       Effect.suspend(() => {
@@ -931,85 +923,84 @@ export const make = (
 
     // ---------------------------------------------------------------- device commands
 
-    const deviceCommand = (
+    const deviceCommand = Effect.fn("Simulator.deviceCommand")(function* (
       caller: Caller,
       deviceType: string,
       serial: string,
       command: string,
       body: unknown
-    ) =>
-      Effect.gen(function* () {
-        const terminal = terminalOf(caller, serial, deviceType)
-        if (terminal === undefined) return yield* new NotFound({ message: `Device ${serial} not found` })
-        const b = Validate.isObject(body) ? body : undefined
-        const bool = (field: string) =>
-          b !== undefined && typeof b[field] === "boolean"
-            ? Effect.succeed(b[field] as boolean)
-            : Effect.fail(invalid(field, `${field} must be a boolean`))
-        const integer = (field: string) =>
-          b !== undefined && typeof b[field] === "number" && Number.isInteger(b[field])
-            ? Effect.succeed(b[field] as number)
-            : Effect.fail(invalid(field, `${field} must be an integer`))
-        const inRange = (field: string, value: number, low: number, high: number) =>
-          value >= low && value <= high
-            ? Effect.void
-            : Effect.fail(rule("VALUE_OUT_OF_RANGE", `${field} must be between ${low} and ${high}`, "2001"))
-        // Validate before the listening check: a malformed command is a 422 whatever the device does.
-        let apply: () => Effect.Effect<void, SimulatorError>
-        switch (command) {
-          case "set-unattended-mode": {
-            const status = yield* bool("status")
-            apply = () => Effect.sync(() => void (terminal.settings.unattended = status))
-            break
-          }
-          case "set-password-protected": {
-            const status = yield* bool("status")
-            apply = () => Effect.sync(() => void (terminal.settings.passwordProtected = status))
-            break
-          }
-          case "set-locale": {
-            const locale = b?.locale
-            if (typeof locale !== "string" || !/^[a-z]{2}_[A-Z]{2}$/.test(locale))
-              return yield* invalid("locale", "locale must be a language tag like en_US")
-            apply = () => Effect.sync(() => void (terminal.settings.locale = locale))
-            break
-          }
-          case "set-screen-brightness": {
-            const min = yield* integer("minimumBrightnessLevel")
-            const max = yield* integer("maximumBrightnessLevel")
-            yield* inRange("minimumBrightnessLevel", min, 0, 100)
-            yield* inRange("maximumBrightnessLevel", max, 0, 100)
-            if (min > max)
-              return yield* rule(
-                "VALUE_OUT_OF_RANGE",
-                "minimumBrightnessLevel is above maximumBrightnessLevel",
-                "2001"
-              )
-            apply = () =>
-              Effect.sync(() => {
-                terminal.settings.minimumBrightnessLevel = min
-                terminal.settings.maximumBrightnessLevel = max
-              })
-            break
-          }
-          case "set-reboot-time": {
-            const hour = yield* integer("hour")
-            yield* inRange("hour", hour, 0, 23)
-            apply = () => Effect.sync(() => void (terminal.settings.rebootHour = hour))
-            break
-          }
-          case "reboot": {
-            const force = yield* bool("force")
-            apply = () => reboot(terminal, force)
-            break
-          }
-          default:
-            return yield* new NotFound({ message: `Unknown command ${command}` })
+    ) {
+      const terminal = terminalOf(caller, serial, deviceType)
+      if (terminal === undefined) return yield* new NotFound({ message: `Device ${serial} not found` })
+      const b = Validate.isObject(body) ? body : undefined
+      const bool = (field: string) =>
+        b !== undefined && typeof b[field] === "boolean"
+          ? Effect.succeed(b[field] as boolean)
+          : Effect.fail(invalid(field, `${field} must be a boolean`))
+      const integer = (field: string) =>
+        b !== undefined && typeof b[field] === "number" && Number.isInteger(b[field])
+          ? Effect.succeed(b[field] as number)
+          : Effect.fail(invalid(field, `${field} must be an integer`))
+      const inRange = (field: string, value: number, low: number, high: number) =>
+        value >= low && value <= high
+          ? Effect.void
+          : Effect.fail(rule("VALUE_OUT_OF_RANGE", `${field} must be between ${low} and ${high}`, "2001"))
+      // Validate before the listening check: a malformed command is a 422 whatever the device does.
+      let apply: () => Effect.Effect<void, SimulatorError>
+      switch (command) {
+        case "set-unattended-mode": {
+          const status = yield* bool("status")
+          apply = () => Effect.sync(() => void (terminal.settings.unattended = status))
+          break
         }
-        if (!terminal.online || !terminal.listening)
-          return yield* rule("DEVICE_NOT_LISTENING", "The device is not listening for commands", "2002")
-        yield* apply()
-      })
+        case "set-password-protected": {
+          const status = yield* bool("status")
+          apply = () => Effect.sync(() => void (terminal.settings.passwordProtected = status))
+          break
+        }
+        case "set-locale": {
+          const locale = b?.locale
+          if (typeof locale !== "string" || !/^[a-z]{2}_[A-Z]{2}$/.test(locale))
+            return yield* invalid("locale", "locale must be a language tag like en_US")
+          apply = () => Effect.sync(() => void (terminal.settings.locale = locale))
+          break
+        }
+        case "set-screen-brightness": {
+          const min = yield* integer("minimumBrightnessLevel")
+          const max = yield* integer("maximumBrightnessLevel")
+          yield* inRange("minimumBrightnessLevel", min, 0, 100)
+          yield* inRange("maximumBrightnessLevel", max, 0, 100)
+          if (min > max)
+            return yield* rule(
+              "VALUE_OUT_OF_RANGE",
+              "minimumBrightnessLevel is above maximumBrightnessLevel",
+              "2001"
+            )
+          apply = () =>
+            Effect.sync(() => {
+              terminal.settings.minimumBrightnessLevel = min
+              terminal.settings.maximumBrightnessLevel = max
+            })
+          break
+        }
+        case "set-reboot-time": {
+          const hour = yield* integer("hour")
+          yield* inRange("hour", hour, 0, 23)
+          apply = () => Effect.sync(() => void (terminal.settings.rebootHour = hour))
+          break
+        }
+        case "reboot": {
+          const force = yield* bool("force")
+          apply = () => reboot(terminal, force)
+          break
+        }
+        default:
+          return yield* new NotFound({ message: `Unknown command ${command}` })
+      }
+      if (!terminal.online || !terminal.listening)
+        return yield* rule("DEVICE_NOT_LISTENING", "The device is not listening for commands", "2002")
+      yield* apply()
+    })
 
     const reboot = (terminal: Terminal, force: boolean): Effect.Effect<void, SimulatorError> =>
       Effect.suspend(() => {
@@ -1084,122 +1075,121 @@ export const make = (
       transNumber: txn.rrn
     })
 
-    const tipAdjustment = (caller: Caller, guid: string, body: unknown) =>
-      Effect.gen(function* () {
-        if (!isGuid(guid)) return yield* new InvalidGuid({ guid })
-        const txn = Gateway.find(store, caller.merchant.id, guid)
-        if (txn === undefined) return yield* new InvalidGuid({ guid })
-        // Every tip adjustment rejection is a 400 (spec 7), a malformed body or amount included.
-        const asRule = (e: ValidationFailed) => rule("INVALID_AMOUNT", e.message, "1043")
-        const b = yield* right(bodyObject(body)).pipe(Effect.mapError(asRule))
-        const tip = yield* right(
-          Validate.majorAmount(b, "amount", txn.exponent, { required: true, allowNumber: true })
-        ).pipe(Effect.mapError(asRule))
-        yield* right(Gateway.adjustTip(store, txn, tip ?? 0n))
-        return { statusMessage: "Tip adjusted" }
-      })
+    const tipAdjustment = Effect.fn("Simulator.tipAdjustment")(function* (
+      caller: Caller,
+      guid: string,
+      body: unknown
+    ) {
+      if (!isGuid(guid)) return yield* new InvalidGuid({ guid })
+      const txn = Gateway.find(store, caller.merchant.id, guid)
+      if (txn === undefined) return yield* new InvalidGuid({ guid })
+      // Every tip adjustment rejection is a 400 (spec 7), a malformed body or amount included.
+      const asRule = (e: ValidationFailed) => rule("INVALID_AMOUNT", e.message, "1043")
+      const b = yield* right(bodyObject(body)).pipe(Effect.mapError(asRule))
+      const tip = yield* right(
+        Validate.majorAmount(b, "amount", txn.exponent, { required: true, allowNumber: true })
+      ).pipe(Effect.mapError(asRule))
+      yield* right(Gateway.adjustTip(store, txn, tip ?? 0n))
+      return { statusMessage: "Tip adjusted" }
+    })
 
-    const deferredToken = (caller: Caller, guid: string) =>
-      Effect.gen(function* () {
-        const txn = yield* txnFor(caller, guid)
-        const token = yield* right(Gateway.deferredToken(store, txn, now()))
-        return Results.tokenizationResponse(txn, token, now(), store.ids.uuidV4())
-      })
+    const deferredToken = Effect.fn("Simulator.deferredToken")(function* (caller: Caller, guid: string) {
+      const txn = yield* txnFor(caller, guid)
+      const token = yield* right(Gateway.deferredToken(store, txn, now()))
+      return Results.tokenizationResponse(txn, token, now(), store.ids.uuidV4())
+    })
 
-    const reversal = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
-        const original = yield* txnFor(caller, originalGuid)
-        const amount = yield* right(Validate.majorAmount(b, "amount", original.exponent, { required: false }))
-        let currency: string | undefined
-        if (amount !== undefined) currency = (yield* right(Validate.currencyField(b, "currency"))).code
-        const terminal = store.terminals.get(original.terminalSerial) ?? (yield* virtualTerminal(caller))
-        const type = Gateway.preAuthLike.has(original.operation)
-          ? "PRE_AUTHORIZATION_REVERSAL"
-          : original.operation.startsWith("moTo")
-            ? "MOTO_REVERSAL"
-            : original.operation === "refund"
-              ? "VOID_REFUND"
-              : "CANCEL_SALE"
-        const txn = yield* right(
-          Gateway.reverse(store, {
-            originalGuid,
-            merchant: caller.merchant,
-            terminal,
-            operation: "reversal",
-            type,
-            amount,
-            currency,
-            now: now()
-          })
-        )
-        const token =
-          original.card === undefined ? "" : Gateway.tokenFor(store, caller.merchant.id, original.card)
-        return { ...Results.tokenizationResponse(original, token, now(), txn.guid), reversalGuid: txn.guid }
-      })
+    const reversal = Effect.fn("Simulator.reversal")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
+      const original = yield* txnFor(caller, originalGuid)
+      const amount = yield* right(Validate.majorAmount(b, "amount", original.exponent, { required: false }))
+      let currency: string | undefined
+      if (amount !== undefined) currency = (yield* right(Validate.currencyField(b, "currency"))).code
+      const terminal = store.terminals.get(original.terminalSerial) ?? (yield* virtualTerminal(caller))
+      const type = Gateway.preAuthLike.has(original.operation)
+        ? "PRE_AUTHORIZATION_REVERSAL"
+        : original.operation.startsWith("moTo")
+          ? "MOTO_REVERSAL"
+          : original.operation === "refund"
+            ? "VOID_REFUND"
+            : "CANCEL_SALE"
+      const txn = yield* right(
+        Gateway.reverse(store, {
+          originalGuid,
+          merchant: caller.merchant,
+          terminal,
+          operation: "reversal",
+          type,
+          amount,
+          currency,
+          now: now()
+        })
+      )
+      const token =
+        original.card === undefined ? "" : Gateway.tokenFor(store, caller.merchant.id, original.card)
+      return { ...Results.tokenizationResponse(original, token, now(), txn.guid), reversalGuid: txn.guid }
+    })
 
-    const preAuthIncrease = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        yield* requireMerchantKey(caller)
-        const b = yield* right(bodyObject(body))
-        const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
-        if (b.increaseAmount === undefined || b.increaseAmount === null || b.increaseAmount === "")
-          return yield* invalid("increaseAmount", "increaseAmount is required")
-        const original = yield* txnFor(caller, originalGuid)
-        const delta = yield* right(
-          Validate.majorAmount(b, "increaseAmount", original.exponent, { required: true })
-        )
-        const tip = yield* right(Validate.majorAmount(b, "tipAmount", original.exponent, { required: false }))
-        const subtract = b.subtract === "1" || b.subtract === 1
-        const signed = subtract ? -(delta ?? 0n) : (delta ?? 0n)
-        const { txn } = yield* right(
-          Gateway.increase(store, {
-            merchant: caller.merchant,
-            originalGuid,
-            delta: signed,
-            tip: tip ?? 0n,
-            now: now(),
-            operation: "preAuthorizationIncrease"
-          })
-        )
-        return {
-          ...gatewayObject(original, txn),
-          ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
-          increaseAmount: formatMajor(signed, original.exponent),
-          preAuthorizationIncreaseGuid: txn.guid
-        }
-      })
+    const preAuthIncrease = Effect.fn("Simulator.preAuthIncrease")(function* (caller: Caller, body: unknown) {
+      yield* requireMerchantKey(caller)
+      const b = yield* right(bodyObject(body))
+      const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
+      if (b.increaseAmount === undefined || b.increaseAmount === null || b.increaseAmount === "")
+        return yield* invalid("increaseAmount", "increaseAmount is required")
+      const original = yield* txnFor(caller, originalGuid)
+      const delta = yield* right(
+        Validate.majorAmount(b, "increaseAmount", original.exponent, { required: true })
+      )
+      const tip = yield* right(Validate.majorAmount(b, "tipAmount", original.exponent, { required: false }))
+      const subtract = b.subtract === "1" || b.subtract === 1
+      const signed = subtract ? -(delta ?? 0n) : (delta ?? 0n)
+      const { txn } = yield* right(
+        Gateway.increase(store, {
+          merchant: caller.merchant,
+          originalGuid,
+          delta: signed,
+          tip: tip ?? 0n,
+          now: now(),
+          operation: "preAuthorizationIncrease"
+        })
+      )
+      return {
+        ...gatewayObject(original, txn),
+        ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
+        increaseAmount: formatMajor(signed, original.exponent),
+        preAuthorizationIncreaseGuid: txn.guid
+      }
+    })
 
-    const preAuthCapture = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        yield* requireMerchantKey(caller)
-        const b = yield* right(bodyObject(body))
-        const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
-        if (b.capturedAmount === undefined || b.capturedAmount === null || b.capturedAmount === "")
-          return yield* invalid("capturedAmount", "capturedAmount is required")
-        const original = yield* txnFor(caller, originalGuid)
-        const amount = yield* right(
-          Validate.majorAmount(b, "capturedAmount", original.exponent, { required: true })
-        )
-        const tip = yield* right(Validate.majorAmount(b, "tipAmount", original.exponent, { required: false }))
-        const { txn } = yield* right(
-          Gateway.capture(store, {
-            merchant: caller.merchant,
-            originalGuid,
-            amount: amount ?? 0n,
-            tip: tip ?? 0n,
-            now: now(),
-            operation: "preAuthorizationCapture"
-          })
-        )
-        return {
-          ...gatewayObject(original, txn),
-          ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
-          capturedAmount: formatMajor(txn.approved, original.exponent),
-          preAuthorizationCaptureGuid: txn.guid
-        }
-      })
+    const preAuthCapture = Effect.fn("Simulator.preAuthCapture")(function* (caller: Caller, body: unknown) {
+      yield* requireMerchantKey(caller)
+      const b = yield* right(bodyObject(body))
+      const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
+      if (b.capturedAmount === undefined || b.capturedAmount === null || b.capturedAmount === "")
+        return yield* invalid("capturedAmount", "capturedAmount is required")
+      const original = yield* txnFor(caller, originalGuid)
+      const amount = yield* right(
+        Validate.majorAmount(b, "capturedAmount", original.exponent, { required: true })
+      )
+      const tip = yield* right(Validate.majorAmount(b, "tipAmount", original.exponent, { required: false }))
+      const { txn } = yield* right(
+        Gateway.capture(store, {
+          merchant: caller.merchant,
+          originalGuid,
+          amount: amount ?? 0n,
+          tip: tip ?? 0n,
+          now: now(),
+          operation: "preAuthorizationCapture"
+        })
+      )
+      return {
+        ...gatewayObject(original, txn),
+        ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
+        capturedAmount: formatMajor(txn.approved, original.exponent),
+        preAuthorizationCaptureGuid: txn.guid
+      }
+    })
 
     const motoResponse = (txn: Txn, original: Txn | undefined): Json => ({
       guid: txn.guid,
@@ -1230,105 +1220,102 @@ export const make = (
         : Either.left(invalid("transactionReference", "transactionReference must be a UUID"))
     }
 
-    const motoSale = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const tokenValue = b.cardToken
-        if (typeof tokenValue !== "string" || tokenValue === "")
-          return yield* invalid("cardToken", "cardToken is required")
-        const { code, exponent } = yield* right(Validate.currencyField(b, "currency"))
-        const amount = yield* right(Validate.majorAmount(b, "amount", exponent, { required: true }))
-        if (amount === undefined || amount <= 0n) return yield* invalid("amount", "amount must be positive")
-        const reference = yield* right(motoReference(b))
-        if (
-          b.billing !== undefined &&
-          b.billing !== null &&
-          (!Validate.isObject(b.billing) || typeof b.billing.zipCode !== "string")
+    const motoSale = Effect.fn("Simulator.motoSale")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const tokenValue = b.cardToken
+      if (typeof tokenValue !== "string" || tokenValue === "")
+        return yield* invalid("cardToken", "cardToken is required")
+      const { code, exponent } = yield* right(Validate.currencyField(b, "currency"))
+      const amount = yield* right(Validate.majorAmount(b, "amount", exponent, { required: true }))
+      if (amount === undefined || amount <= 0n) return yield* invalid("amount", "amount must be positive")
+      const reference = yield* right(motoReference(b))
+      if (
+        b.billing !== undefined &&
+        b.billing !== null &&
+        (!Validate.isObject(b.billing) || typeof b.billing.zipCode !== "string")
+      )
+        return yield* invalid("billing.zipCode", "billing.zipCode is required inside billing")
+      const token = store.tokens.get(tokenValue)
+      if (token === undefined || token.merchantId !== caller.merchant.id)
+        return yield* rule("UNKNOWN_TOKEN", "The card token is unknown", "3001")
+      if (caller.merchant.flags.securityCodeRequired)
+        return yield* rule(
+          "SECURITY_CODE_REQUIRED",
+          "Security code is required for card-not-present payments",
+          "3107"
         )
-          return yield* invalid("billing.zipCode", "billing.zipCode is required inside billing")
-        const token = store.tokens.get(tokenValue)
-        if (token === undefined || token.merchantId !== caller.merchant.id)
-          return yield* rule("UNKNOWN_TOKEN", "The card token is unknown", "3001")
-        if (caller.merchant.flags.securityCodeRequired)
-          return yield* rule(
-            "SECURITY_CODE_REQUIRED",
-            "Security code is required for card-not-present payments",
-            "3107"
-          )
-        const terminal = yield* virtualTerminal(caller)
-        if (
-          b.duplicate_check !== false &&
-          Gateway.isDuplicate(store, caller.merchant.id, token.card, "charge", amount, code, now())
+      const terminal = yield* virtualTerminal(caller)
+      if (
+        b.duplicate_check !== false &&
+        Gateway.isDuplicate(store, caller.merchant.id, token.card, "charge", amount, code, now())
+      )
+        return yield* rule(
+          "DUPLICATE_TRANSACTION",
+          "Duplicate transaction: same card and amount within 5 minutes",
+          "3002"
         )
-          return yield* rule(
-            "DUPLICATE_TRANSACTION",
-            "Duplicate transaction: same card and amount within 5 minutes",
-            "3002"
-          )
-        terminal.counters.processed++
-        const txn = Gateway.authorize(store, caller.merchant, {
+      terminal.counters.processed++
+      const txn = Gateway.authorize(store, caller.merchant, {
+        terminal,
+        operation: "moToSale",
+        type: "MOTO_SALE",
+        reference,
+        amount,
+        currency: code,
+        exponent,
+        card: token.card,
+        cardPresent: false,
+        now: now(),
+        customerReference: b.customerReference
+      })
+      txn.cardToken = tokenValue
+      Gateway.freeze(store, txn)
+      return motoResponse(txn, undefined)
+    })
+
+    const motoRefund = Effect.fn("Simulator.motoRefund")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
+      const { code, exponent } = yield* right(Validate.currencyField(b, "currency"))
+      const amount = yield* right(Validate.majorAmount(b, "amount", exponent, { required: true }))
+      if (amount === undefined || amount <= 0n) return yield* invalid("amount", "amount must be positive")
+      yield* right(motoReference(b))
+      const original = yield* txnFor(caller, originalGuid)
+      const terminal = yield* virtualTerminal(caller)
+      const txn = yield* right(
+        Gateway.refundLinked(store, {
+          originalGuid,
+          merchantId: caller.merchant.id,
           terminal,
-          operation: "moToSale",
-          type: "MOTO_SALE",
-          reference,
+          operation: "moToRefund",
           amount,
           currency: code,
-          exponent,
-          card: token.card,
-          cardPresent: false,
           now: now(),
           customerReference: b.customerReference
         })
-        txn.cardToken = tokenValue
-        Gateway.freeze(store, txn)
-        return motoResponse(txn, undefined)
-      })
+      )
+      return motoResponse(txn, original)
+    })
 
-    const motoRefund = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
-        const { code, exponent } = yield* right(Validate.currencyField(b, "currency"))
-        const amount = yield* right(Validate.majorAmount(b, "amount", exponent, { required: true }))
-        if (amount === undefined || amount <= 0n) return yield* invalid("amount", "amount must be positive")
-        yield* right(motoReference(b))
-        const original = yield* txnFor(caller, originalGuid)
-        const terminal = yield* virtualTerminal(caller)
-        const txn = yield* right(
-          Gateway.refundLinked(store, {
-            originalGuid,
-            merchantId: caller.merchant.id,
-            terminal,
-            operation: "moToRefund",
-            amount,
-            currency: code,
-            now: now(),
-            customerReference: b.customerReference
-          })
-        )
-        return motoResponse(txn, original)
-      })
-
-    const motoReversal = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
-        const original = yield* txnFor(caller, originalGuid)
-        const terminal = yield* virtualTerminal(caller)
-        const txn = yield* right(
-          Gateway.reverse(store, {
-            originalGuid,
-            merchant: caller.merchant,
-            terminal,
-            operation: "moToReversal",
-            type: "MOTO_REVERSAL",
-            amount: undefined,
-            currency: undefined,
-            now: now()
-          })
-        )
-        return motoResponse(txn, original)
-      })
+    const motoReversal = Effect.fn("Simulator.motoReversal")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const originalGuid = yield* right(Validate.requiredString(b, "originalGuid"))
+      const original = yield* txnFor(caller, originalGuid)
+      const terminal = yield* virtualTerminal(caller)
+      const txn = yield* right(
+        Gateway.reverse(store, {
+          originalGuid,
+          merchant: caller.merchant,
+          terminal,
+          operation: "moToReversal",
+          type: "MOTO_REVERSAL",
+          amount: undefined,
+          currency: undefined,
+          now: now()
+        })
+      )
+      return motoResponse(txn, original)
+    })
 
     const batchTerminal = (caller: Caller, b: Record<string, unknown>) => {
       const serial = typeof b.serialNumber === "string" ? b.serialNumber : b.serial_number
@@ -1360,82 +1347,79 @@ export const make = (
     const closedAtOf = (terminal: Terminal, n: number) =>
       store.closedBatches.find((c) => c.terminalSerial === terminal.serial && c.number === n)?.closedAt
 
-    const batchClose = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const terminal = yield* batchTerminal(caller, b)
-        const n = yield* batchNumberOf(terminal, b, false)
-        if (n !== terminal.batch)
-          return yield* rule("BATCH_ALREADY_CLOSED", `Batch ${n} is already closed`, "4003")
-        const closed = Gateway.closeBatch(store, terminal, now())
-        return {
-          httpStatus: "200",
-          batchNumber: String(closed),
-          batchStatus: "CLOSED",
-          closedAt: Results.compactTimestamp(now()),
-          issuerResponseCode: "00",
-          issuerResponseText: "Batch closed",
-          batchCloseGuid: store.ids.uuidV4()
-        }
-      })
+    const batchClose = Effect.fn("Simulator.batchClose")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const terminal = yield* batchTerminal(caller, b)
+      const n = yield* batchNumberOf(terminal, b, false)
+      if (n !== terminal.batch)
+        return yield* rule("BATCH_ALREADY_CLOSED", `Batch ${n} is already closed`, "4003")
+      const closed = Gateway.closeBatch(store, terminal, now())
+      return {
+        httpStatus: "200",
+        batchNumber: String(closed),
+        batchStatus: "CLOSED",
+        closedAt: Results.compactTimestamp(now()),
+        issuerResponseCode: "00",
+        issuerResponseText: "Batch closed",
+        batchCloseGuid: store.ids.uuidV4()
+      }
+    })
 
-    const batchSummary = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const terminal = yield* batchTerminal(caller, b)
-        const n = yield* batchNumberOf(terminal, b, false)
-        const txns = Gateway.batchTxns(store, terminal, n)
-        const approved = txns.filter((t) => t.approved > 0n)
-        const count = (pred: (t: Txn) => boolean) => String(approved.filter(pred).length)
-        const exponent = approved[0]?.exponent ?? 2
-        return {
-          httpStatus: "200",
-          batchNumber: String(n),
-          batchStatus: batchStatusOf(terminal, n),
-          batchSummaryGuid: store.ids.uuidV4(),
-          transactionCount: String(approved.length),
-          netAmount: formatMajor(Gateway.netAmount(store, approved), exponent),
-          customFields: {
-            entry: [
-              { key: "saleCount", value: count((t) => Gateway.saleLike.has(t.operation)) },
-              { key: "refundCount", value: count((t) => t.type === "REFUND" || t.type === "MOTO_REFUND") },
-              { key: "reversalCount", value: count(Gateway.isReversal) },
-              { key: "captureCount", value: count((t) => t.type === "PRE_AUTHORIZATION_CAPTURE") }
-            ]
-          },
-          customerReference: Validate.isObject(b.customerReference) ? b.customerReference : {},
-          issuerResponseCode: "00",
-          issuerResponseText: "Approved"
-        }
-      })
+    const batchSummary = Effect.fn("Simulator.batchSummary")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const terminal = yield* batchTerminal(caller, b)
+      const n = yield* batchNumberOf(terminal, b, false)
+      const txns = Gateway.batchTxns(store, terminal, n)
+      const approved = txns.filter((t) => t.approved > 0n)
+      const count = (pred: (t: Txn) => boolean) => String(approved.filter(pred).length)
+      const exponent = approved[0]?.exponent ?? 2
+      return {
+        httpStatus: "200",
+        batchNumber: String(n),
+        batchStatus: batchStatusOf(terminal, n),
+        batchSummaryGuid: store.ids.uuidV4(),
+        transactionCount: String(approved.length),
+        netAmount: formatMajor(Gateway.netAmount(store, approved), exponent),
+        customFields: {
+          entry: [
+            { key: "saleCount", value: count((t) => Gateway.saleLike.has(t.operation)) },
+            { key: "refundCount", value: count((t) => t.type === "REFUND" || t.type === "MOTO_REFUND") },
+            { key: "reversalCount", value: count(Gateway.isReversal) },
+            { key: "captureCount", value: count((t) => t.type === "PRE_AUTHORIZATION_CAPTURE") }
+          ]
+        },
+        customerReference: Validate.isObject(b.customerReference) ? b.customerReference : {},
+        issuerResponseCode: "00",
+        issuerResponseText: "Approved"
+      }
+    })
 
-    const batchDetail = (caller: Caller, body: unknown) =>
-      Effect.gen(function* () {
-        const b = yield* right(bodyObject(body))
-        const terminal = yield* batchTerminal(caller, b)
-        const n = yield* batchNumberOf(terminal, b, true)
-        const rrn = typeof b.rrn === "string" && b.rrn !== "" ? b.rrn : undefined
-        const txns = Gateway.batchTxns(store, terminal, n).filter(
-          (t) => t.approved > 0n && (rrn === undefined || t.rrn === rrn)
-        )
-        const closedAt = closedAtOf(terminal, n)
-        return {
-          httpStatus: "200",
-          batchNumber: String(n),
-          batchStatus: batchStatusOf(terminal, n),
-          closedAt: closedAt === undefined ? "" : Results.compactTimestamp(closedAt),
-          issuerResponseCode: "00",
-          issuerResponseText: "Approved",
-          batchDetailGuid: store.ids.uuidV4(),
-          ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
-          details: txns.map((t) => ({
-            transactionType: t.type,
-            retrievalReferenceNumber: t.rrn,
-            amount: formatMajor(t.approved + t.tipAmount, t.exponent),
-            batchDetailElementGuid: t.guid
-          }))
-        }
-      })
+    const batchDetail = Effect.fn("Simulator.batchDetail")(function* (caller: Caller, body: unknown) {
+      const b = yield* right(bodyObject(body))
+      const terminal = yield* batchTerminal(caller, b)
+      const n = yield* batchNumberOf(terminal, b, true)
+      const rrn = typeof b.rrn === "string" && b.rrn !== "" ? b.rrn : undefined
+      const txns = Gateway.batchTxns(store, terminal, n).filter(
+        (t) => t.approved > 0n && (rrn === undefined || t.rrn === rrn)
+      )
+      const closedAt = closedAtOf(terminal, n)
+      return {
+        httpStatus: "200",
+        batchNumber: String(n),
+        batchStatus: batchStatusOf(terminal, n),
+        closedAt: closedAt === undefined ? "" : Results.compactTimestamp(closedAt),
+        issuerResponseCode: "00",
+        issuerResponseText: "Approved",
+        batchDetailGuid: store.ids.uuidV4(),
+        ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
+        details: txns.map((t) => ({
+          transactionType: t.type,
+          retrievalReferenceNumber: t.rrn,
+          amount: formatMajor(t.approved + t.tipAmount, t.exponent),
+          batchDetailElementGuid: t.guid
+        }))
+      }
+    })
 
     const receipt = (guid: string, copy: string) =>
       Effect.suspend(() => {
