@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Money, TerminalOperations } from "@tillflow/core"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -14,10 +15,15 @@ import * as Option from "effect/Option"
 import { advanceUntil, everything, Harness, layer, paymentEvents, runToEnd } from "./harness.js"
 
 const eur = (minor: bigint) => Money.make(minor, "EUR")
-const tagOf = <A extends { readonly _tag: string }, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>) =>
+const tagOf = <A extends { readonly _tag: string }, E extends { readonly _tag: string }>(
+  exit: Exit.Exit<A, E>
+) =>
   Exit.isSuccess(exit)
     ? exit.value._tag
-    : Option.match(Cause.failureOption(exit.cause), { onNone: () => Cause.pretty(exit.cause), onSome: (e) => e._tag })
+    : Option.match(Cause.failureOption(exit.cause), {
+        onNone: () => Cause.pretty(exit.cause),
+        onSome: (e) => e._tag
+      })
 
 describe("end to end: faults", () => {
   it.effect(
@@ -25,9 +31,17 @@ describe("end to end: faults", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        yield* h.admin("POST", "/faults", { kind: "drop-response", method: "POST", path: "/transactions", times: 1 })
+        yield* h.admin("POST", "/faults", {
+          kind: "drop-response",
+          method: "POST",
+          path: "/transactions",
+          times: 1
+        })
         const exit = yield* runToEnd(
-          TerminalOperations.sale({ ...h.terminal, amount: eur(2500n) }, { idempotencyKey: "drop", delivery: "polling" })
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(2500n) },
+            { idempotencyKey: "drop", delivery: "polling" }
+          )
         )
         expect(tagOf(exit)).toBe("Approved")
         if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("status")
@@ -46,7 +60,12 @@ describe("end to end: faults", () => {
     () =>
       Effect.gen(function* () {
         const h = yield* Harness
-        yield* h.admin("POST", "/faults", { kind: "error-before", method: "POST", path: "/transactions", status: 503 })
+        yield* h.admin("POST", "/faults", {
+          kind: "error-before",
+          method: "POST",
+          path: "/transactions",
+          status: 503
+        })
         const exit = yield* runToEnd(
           TerminalOperations.sale(
             { ...h.terminal, amount: eur(2600n) },
@@ -61,7 +80,9 @@ describe("end to end: faults", () => {
         const notCharged = events.find((e) => e.type === "AttemptNotCharged")
         const at = (e: { readonly data: unknown } | undefined) => (e?.data as { readonly at: number }).at
         expect(at(notCharged) - at(recorded[0])).toBeGreaterThan(90_000)
-        const refs = recorded.map((e) => (e.data as { readonly transactionReference: string }).transactionReference)
+        const refs = recorded.map(
+          (e) => (e.data as { readonly transactionReference: string }).transactionReference
+        )
         expect(new Set(refs).size).toBe(2)
         if (Exit.isSuccess(exit)) expect(exit.value.facts.transactionReference).toBe(refs[1])
       }).pipe(Effect.provide(layer())),
@@ -75,11 +96,16 @@ describe("end to end: faults", () => {
         const h = yield* Harness
         yield* h.admin("POST", "/faults/callback-outage", { ms: 180_000 })
         const exit = yield* runToEnd(
-          TerminalOperations.sale({ ...h.terminal, amount: eur(2700n) }, { idempotencyKey: "down", delivery: "callback" })
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(2700n) },
+            { idempotencyKey: "down", delivery: "callback" }
+          )
         )
         expect(tagOf(exit)).toBe("Approved")
         if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
-        const deliveries = (yield* h.admin("GET", "/callbacks")) as ReadonlyArray<{ readonly attempts: number }>
+        const deliveries = (yield* h.admin("GET", "/callbacks")) as ReadonlyArray<{
+          readonly attempts: number
+        }>
         expect(deliveries[0]?.attempts ?? 0).toBeGreaterThan(10)
         // The terminal's recovery loop is asked to run again: nothing new is recorded.
         yield* h.admin("POST", "/recovery")
@@ -90,7 +116,7 @@ describe("end to end: faults", () => {
         expect(received[0]?.data).toMatchObject({ recovered: true })
         expect(all.filter((e) => e.type === "PaymentAuthorised")).toHaveLength(1)
         expect(yield* h.charges).toBe(1)
-      }).pipe(Effect.provide(layer({ settings: { callbackFallback: "5 minutes" } }))),
+      }).pipe(Effect.provide(layer({ settings: { callbackFallback: Duration.minutes(5) } }))),
     { timeout: 120_000 }
   )
 
@@ -101,7 +127,10 @@ describe("end to end: faults", () => {
         const h = yield* Harness
         yield* h.admin("POST", "/faults/callback-outage", { ms: 180_000 })
         const exit = yield* runToEnd(
-          TerminalOperations.sale({ ...h.terminal, amount: eur(2800n) }, { idempotencyKey: "late", delivery: "callback" })
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(2800n) },
+            { idempotencyKey: "late", delivery: "callback" }
+          )
         )
         expect(tagOf(exit)).toBe("Approved")
         if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("status")
@@ -114,7 +143,7 @@ describe("end to end: faults", () => {
         expect(all.filter((e) => e.type === "LateResultRecorded")).toHaveLength(1)
         expect(all.filter((e) => e.type === "ResultMismatch")).toHaveLength(0)
         expect(yield* h.charges).toBe(1)
-      }).pipe(Effect.provide(layer({ settings: { callbackFallback: "1 minute" } }))),
+      }).pipe(Effect.provide(layer({ settings: { callbackFallback: Duration.minutes(1) } }))),
     { timeout: 120_000 }
   )
 })
@@ -139,7 +168,8 @@ describe("end to end: one terminal, several callers; stop", () => {
           )
         )
         expect(Exit.isSuccess(exits)).toBe(true)
-        if (Exit.isSuccess(exits)) expect(exits.value.map(tagOf)).toEqual(["Approved", "Approved", "Approved", "Approved"])
+        if (Exit.isSuccess(exits))
+          expect(exits.value.map(tagOf)).toEqual(["Approved", "Approved", "Approved", "Approved"])
         expect(yield* h.charges).toBe(4)
         const types = (yield* paymentEvents).map((e) => e.type)
         expect(types).not.toContain("AttemptNotProcessed")
@@ -149,7 +179,10 @@ describe("end to end: one terminal, several callers; stop", () => {
   )
 
   const stepOf = (h: { readonly admin: (m: string, p: string) => Effect.Effect<unknown> }, serial: string) =>
-    Effect.map(h.admin("GET", `/terminals/${serial}`), (view) => (view as { readonly step: string | null }).step)
+    Effect.map(
+      h.admin("GET", `/terminals/${serial}`),
+      (view) => (view as { readonly step: string | null }).step
+    )
 
   it.effect(
     "stop while the terminal waits for the card: accepted, the sale ends Cancelled and charges nothing",
@@ -157,10 +190,15 @@ describe("end to end: one terminal, several callers; stop", () => {
       Effect.gen(function* () {
         const h = yield* Harness
         const sale = yield* Effect.fork(
-          TerminalOperations.sale({ ...h.terminal, amount: eur(2900n) }, { idempotencyKey: "s1", delivery: "callback" })
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(2900n) },
+            { idempotencyKey: "s1", delivery: "callback" }
+          )
         )
         yield* advanceUntil(Effect.map(stepOf(h, h.terminal.serialNumber), (s) => s === "WaitingForCard"))
-        const stopped = yield* runToEnd(TerminalOperations.stopCurrentTransaction(h.terminal, { idempotencyKey: "stop1" }))
+        const stopped = yield* runToEnd(
+          TerminalOperations.stopCurrentTransaction(h.terminal, { idempotencyKey: "stop1" })
+        )
         expect(tagOf(stopped)).toBe("StopAccepted")
         const exit = yield* runToEnd(Fiber.join(sale))
         expect(tagOf(exit)).toBe("Cancelled")
@@ -176,10 +214,15 @@ describe("end to end: one terminal, several callers; stop", () => {
       Effect.gen(function* () {
         const h = yield* Harness
         const sale = yield* Effect.fork(
-          TerminalOperations.sale({ ...h.terminal, amount: eur(3000n) }, { idempotencyKey: "s2", delivery: "callback" })
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(3000n) },
+            { idempotencyKey: "s2", delivery: "callback" }
+          )
         )
         yield* advanceUntil(Effect.map(stepOf(h, h.terminal.serialNumber), (s) => s === "WaitingHostReceive"))
-        const stopped = yield* runToEnd(TerminalOperations.stopCurrentTransaction(h.terminal, { idempotencyKey: "stop2" }))
+        const stopped = yield* runToEnd(
+          TerminalOperations.stopCurrentTransaction(h.terminal, { idempotencyKey: "stop2" })
+        )
         expect(tagOf(stopped)).toBe("StopRefused")
         const exit = yield* runToEnd(Fiber.join(sale))
         expect(tagOf(exit)).toBe("Approved")

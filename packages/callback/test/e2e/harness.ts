@@ -173,7 +173,10 @@ export const runToEnd = <A, E, R>(
   })
 
 /** Moves the test clock until `condition` holds. */
-export const advanceUntil = (condition: Effect.Effect<boolean>, max: Duration.DurationInput = "10 minutes") =>
+export const advanceUntil = <R>(
+  condition: Effect.Effect<boolean, never, R>,
+  max: Duration.DurationInput = "10 minutes"
+) =>
   runToEnd(
     Effect.gen(function* () {
       while (!(yield* condition)) yield* Effect.sleep("500 millis")
