@@ -1,482 +1,319 @@
 /**
- * An in-memory `TerminalCloud` for tests of code built on the port: a small model of the
- * gateway's terminal-less endpoints and of the status endpoint, a log of every call, and
- * scripted faults (refuse the next call with an error, or answer 5xx after applying it or
- * without applying it). Responses and status rows are built as JSON and decoded with the
- * contract's schemas, as the HTTP client would. Terminal operations are not modelled.
- * Tests only: the simulator (`@tillflow/simulator`) is the full model of the service.
+ * A `TerminalCloud` for unit tests of the payment protocol: a small, scripted model of the
+ * service. Each POST of an operation consumes the next script, which says what the POST
+ * answers (202, 1001, 403, a 5xx …), whether the terminal processed it anyway, what its
+ * result is and how long it takes. Results are then served the way the service serves
+ * them — polled (204 until ready, then 200), delivered to the callback address with the
+ * request's token, and listed by the status endpoint (IN_PROGRESS until ready, 404 for
+ * what never reached the gateway) — on Effect's clock, so `TestClock` drives it. A second
+ * operation while one is in flight on the same terminal gets 1001, and a stop cancels a
+ * stoppable operation (else 1003), as on a real terminal. Every call is recorded.
+ *
+ * The simulator (`@tillflow/simulator`) is the full model; this one is small enough to
+ * script each branch of the protocol exactly.
  */
-import * as Context from "effect/Context"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
-import * as Ref from "effect/Ref"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Currency from "./Currency.js"
-import { BatchDetailResponse, BatchSummaryResponse } from "./Batch.js"
-import { DeferredTokenizationResponse } from "./DeferredTokenization.js"
+import type * as Scope from "effect/Scope"
+import type { Accepted } from "./Accepted.js"
+import * as Identifiers from "./Identifiers.js"
 import * as Money from "./Money.js"
-import { MotoResponse } from "./Moto.js"
-import { PreAuthorizationResponse } from "./PreAuthorization.js"
+import type { StatusSelector } from "./RemoteApi.js"
 import * as RemoteError from "./RemoteError.js"
-import { ReversalResponse } from "./Reversal.js"
 import * as TerminalCloud from "./TerminalCloud.js"
-import { TipAdjustmentResponse } from "./TipAdjustment.js"
-import { TransactionStatusResult } from "./TransactionResult.js"
+import * as TransactionRequest from "./TransactionRequest.js"
+import { TransactionResult, TransactionStatusResult } from "./TransactionResult.js"
 
-/** The endpoints the double answers. */
-export type Endpoint =
-  | "preAuthorizationIncrease"
-  | "preAuthorizationCapture"
-  | "reversal"
-  | "motoSale"
-  | "motoRefund"
-  | "motoReversal"
-  | "tipAdjustment"
-  | "deferredToken"
-  | "transactionStatus"
-  | "deviceCommand"
-  | "batchClose"
-  | "batchSummary"
-  | "batchDetail"
-
-/** What the next call to an endpoint does instead of answering normally. */
-export type Fault =
-  /** Fails with this error; nothing is applied. */
-  | { readonly _tag: "Fail"; readonly error: RemoteError.RemoteError }
-  /** Applies the request, then answers 503 (the response was lost). */
-  | { readonly _tag: "AppliedThen503" }
-  /** Answers 503 without applying anything. */
-  | { readonly _tag: "NotApplied503" }
-
-/** A transaction the gateway knows. */
-export interface Txn {
-  readonly guid: string
-  readonly kind: string
-  readonly currency: Currency.Currency
-  /** Minor units. */
-  amount: bigint
-  readonly reference: string | undefined
-  finStatus: string
-  hold: bigint
-  captured: bigint | undefined
-  tip: bigint
-  refunded: bigint
-  reversed: bigint
-  readonly originalGuid: string | undefined
-  /** Rows of linked operations, reported by the status endpoint under the same reference. */
-  readonly rows: Array<Record<string, unknown>>
+/** What one POST of an operation does. */
+export interface Script {
+  /** What the POST answers: 202 (default) or an error. */
+  readonly answer?: "accept" | RemoteError.RemoteError | undefined
+  /** Whether the terminal processed it (default: when accepted). A 5xx with `processed` is a dropped response. */
+  readonly processed?: boolean | undefined
+  /** Fields of the result (JSON form) over the defaults (AUTHORISED, the amount, a masked card). */
+  readonly result?: Record<string, unknown> | undefined
+  /** How long until the result is ready (default 5 s). */
+  readonly takes?: Duration.DurationInput | undefined
+  /** Fields the status endpoint shows over the result (e.g. the final status of an UNDEFINED result). */
+  readonly statusResult?: Record<string, unknown> | undefined
+  /** Status answers still IN_PROGRESS after the result is ready. */
+  readonly inProgressChecks?: number | undefined
+  /** Deliver the result to the callback address (default: when the request has one). */
+  readonly deliver?: boolean | undefined
+  /** When the first delivery to the callback happens after the result is ready (default 0). */
+  readonly deliveryDelay?: Duration.DurationInput | undefined
+  /** How many times the result is delivered (the recovery loop resends it; default 1). */
+  readonly deliveries?: number | undefined
+  /** Whether a stop is accepted while this operation is in flight (default false: 1003). */
+  readonly stoppable?: boolean | undefined
+  /** For a linked operation: the original's reference, under which its entry is listed. */
+  readonly underReference?: string | undefined
+  /** The POST never answers (a worker killed while waiting for it); the terminal processed it. */
+  readonly hang?: boolean | undefined
+  /** The polled result id is forgotten (404) after this many polls. */
+  readonly forgetAfterPolls?: number | undefined
 }
 
-/** One call, with the request as the port received it. */
-export interface Call {
-  readonly endpoint: Endpoint
-  readonly request: unknown
+/** A result delivery to a callback address. */
+export interface Delivery {
+  readonly callbackUrl: string
+  readonly token: string
+  readonly body: Record<string, unknown>
+  readonly recovered: boolean
 }
 
-/** What a test sets and reads. */
-export interface Control {
-  /** Adds a transaction the gateway knows (a pre-authorization, a sale …). */
-  readonly seed: (txn: {
-    readonly guid: string
-    readonly kind: string
-    readonly amount: Money.Money
-    readonly reference?: string | undefined
-    readonly originalGuid?: string | undefined
-  }) => Effect.Effect<void>
-  readonly txn: (guid: string) => Effect.Effect<Txn | undefined>
-  /** Every call so far, in order. */
-  readonly calls: Effect.Effect<ReadonlyArray<Call>>
-  /** How many calls an endpoint received. */
-  readonly count: (endpoint: Endpoint) => Effect.Effect<number>
-  /** Scripts the next call of an endpoint (faults queue up). */
-  readonly next: (endpoint: Endpoint, fault: Fault) => Effect.Effect<void>
-  /** Every MOTO sale is answered with 3107 while set (an account that requires the CVV). */
-  readonly requireSecurityCode: (required: boolean) => Effect.Effect<void>
-  /** The body `batchSummary` and `batchDetail` answer with. */
-  readonly batchAnswers: (answers: {
-    readonly summary?: unknown
-    readonly detail?: unknown
-  }) => Effect.Effect<void>
+/** One transaction as the model holds it. */
+interface Txn {
+  readonly request: TransactionRequest.TransactionRequest
+  readonly script: Script
+  readonly resultId: string
+  readonly sentAt: number
+  readyAt: number
+  result: Record<string, unknown>
+  processed: boolean
+  polls: number
+  statusChecks: number
 }
 
-/** The double's control handle. */
-export class ScriptedControl extends Context.Tag("tillflow/ScriptedTerminalCloud/Control")<
-  ScriptedControl,
-  Control
->() {}
+/** What the model recorded. */
+export interface Recorded {
+  readonly sends: Array<{ readonly request: TransactionRequest.TransactionRequest; readonly at: number }>
+  readonly polls: Array<{ readonly id: string; readonly at: number }>
+  readonly statusQueries: Array<{
+    readonly reference: string
+    readonly selector: string
+    readonly at: number
+  }>
+  readonly deliveries: Array<Delivery & { readonly at: number }>
+  /** Operations the terminal processed (a charge for financial ones). */
+  readonly processed: Array<TransactionRequest.TransactionRequest>
+  /** 1001 answers given because the terminal was busy with another operation. */
+  busyAnswers: number
+}
 
-const decode = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknownSync(schema)
+/** The double: the service, what it recorded, and controls. */
+export interface Handle {
+  readonly service: TerminalCloud.Service
+  readonly recorded: Recorded
+  /** Adds scripts for the next POSTs. */
+  readonly script: (...scripts: ReadonlyArray<Script>) => void
+  /** Lists an entry under a reference of the status endpoint (e.g. an original sale). */
+  readonly seedStatus: (reference: string, entry: Record<string, unknown>) => void
+}
 
-const gatewayError = (message: string) =>
-  new RemoteError.GatewayRejected({
-    message: `rejected by the gateway (400): ${message}`,
-    status: 400,
-    body: JSON.stringify({ error: { statusCode: 400, name: "BadRequestError", message } })
-  })
+/** Options of the double. */
+export interface Options<R> {
+  readonly scripts?: ReadonlyArray<Script> | undefined
+  /** Called for each delivery to a callback address (the receiver, in a test). */
+  readonly deliver?: ((delivery: Delivery) => Effect.Effect<void, never, R>) | undefined
+}
 
-const unknown503 = () =>
-  new RemoteError.OutcomeUnknown({
-    message: "the service answered 503: the outcome is unknown",
-    reason: "ServerError",
-    status: 503
-  })
+const decodeResult = Schema.decodeUnknownSync(TransactionResult)
+const decodeStatus = Schema.decodeUnknownSync(TransactionStatusResult)
 
-/** Builds the double and its control. */
-export const make: Effect.Effect<{ readonly service: TerminalCloud.Service; readonly control: Control }> =
+const defaultResult = (request: TransactionRequest.TransactionRequest, txn: { resultId: string }) => {
+  const amount = "amount" in request && request.amount instanceof Money.Money ? request.amount : undefined
+  const reference = Option.getOrUndefined(TransactionRequest.transactionReference(request))
+  return {
+    finStatus: TransactionRequest.isFinancial(request) ? "AUTHORISED" : "PROCESSED",
+    statusMessage: "Transaction approved",
+    ...(amount === undefined
+      ? {}
+      : {
+          requestedAmount: amount.minorUnits.toString(),
+          totalAmount: amount.minorUnits.toString(),
+          currency: amount.currency
+        }),
+    maskedCardNumber: "411111******1111",
+    cardSchemeName: "Visa",
+    authorisationCode: "A1B2C3",
+    efttransactionID: `eft-${txn.resultId}`,
+    transactionID: `eft-${txn.resultId}`,
+    ...(reference === undefined ? {} : { transactionReference: reference }),
+    ...("originalTransactionId" in request ? { originalEFTTransactionID: request.originalTransactionId } : {})
+  }
+}
+
+/** Builds the double. It forks its delivery fibers in the scope. */
+export const make = <R = never>(options: Options<R> = {}): Effect.Effect<Handle, never, Scope.Scope | R> =>
   Effect.gen(function* () {
-    const txns = new Map<string, Txn>()
-    const calls = yield* Ref.make<ReadonlyArray<Call>>([])
-    const faults = new Map<Endpoint, Array<Fault>>()
-    let securityCodeRequired = false
-    let summary: unknown = {}
-    let detail: unknown = {}
+    const context = yield* Effect.context<R>()
+    const scope = yield* Effect.scope
+    const scripts: Array<Script> = [...(options.scripts ?? [])]
+    const txns: Array<Txn> = []
+    const byResultId = new Map<string, Txn>()
+    const seeded = new Map<string, Array<Record<string, unknown>>>()
+    const recorded: Recorded = {
+      sends: [],
+      polls: [],
+      statusQueries: [],
+      deliveries: [],
+      processed: [],
+      busyAnswers: 0
+    }
     let counter = 0
-    const newGuid = () => {
-      counter += 1
-      return `00000000-0000-1000-8000-${counter.toString(16).padStart(12, "0")}`
-    }
 
-    const major = (money: bigint, currency: Currency.Currency) =>
-      Money.toMajorUnitsString(Money.make(money, currency))
-    const parse = (text: string | undefined, currency: Currency.Currency): bigint => {
-      if (text === undefined) return 0n
-      const read = Money.fromMajorUnitsString(text, currency)
-      return Either.isRight(read) ? read.right.minorUnits : 0n
-    }
-    const find = (guid: string) =>
-      txns.has(guid)
-        ? Effect.succeed(txns.get(guid) as Txn)
-        : Effect.fail(gatewayError(`Original transaction ${guid} not found`))
+    const inFlight = (serial: string, at: number): Txn | undefined =>
+      txns.find((t) => t.processed && t.request.serialNumber === serial && at < t.readyAt)
 
-    /** Logs the call, plays a scripted fault, else runs `apply`. */
-    const endpoint = <A>(
-      name: Endpoint,
-      request: unknown,
-      apply: Effect.Effect<A, RemoteError.RemoteError>
-    ): Effect.Effect<A, RemoteError.RemoteError> =>
+    const deliverResult = (txn: Txn, callbackUrl: string, token: string) =>
       Effect.gen(function* () {
-        yield* Ref.update(calls, (all) => [...all, { endpoint: name, request }])
-        const fault = faults.get(name)?.shift()
-        if (fault === undefined) return yield* apply
-        switch (fault._tag) {
-          case "Fail":
-            return yield* Effect.fail(fault.error)
-          case "NotApplied503":
-            return yield* Effect.fail(unknown503())
-          case "AppliedThen503":
-            yield* apply
-            return yield* Effect.fail(unknown503())
+        const deliveries = Math.max(1, txn.script.deliveries ?? 1)
+        const readyIn = txn.readyAt - (yield* Clock.currentTimeMillis)
+        yield* Effect.sleep(Duration.millis(Math.max(0, readyIn)))
+        yield* Effect.sleep(txn.script.deliveryDelay ?? Duration.zero)
+        for (let i = 0; i < deliveries; i++) {
+          if (i > 0) yield* Effect.sleep("5 seconds")
+          const delivery: Delivery = {
+            callbackUrl,
+            token,
+            body: { ...txn.result, ...(i > 0 ? { recoveredTransaction: true } : {}) },
+            recovered: i > 0
+          }
+          const at = yield* Clock.currentTimeMillis
+          recorded.deliveries.push({ ...delivery, at })
+          if (options.deliver !== undefined) {
+            yield* Effect.provide(options.deliver(delivery), context)
+          }
         }
       })
 
-    /** A linked transaction (a capture, a refund) the gateway knows by its own guid too. */
-    const child = (original: Txn, guid: string, kind: string, amount: bigint) =>
-      txns.set(guid, {
-        guid,
-        kind,
-        currency: original.currency,
-        amount,
-        reference: original.reference,
-        finStatus: "AUTHORISED",
-        hold: 0n,
-        captured: undefined,
-        tip: 0n,
-        refunded: 0n,
-        reversed: 0n,
-        originalGuid: original.guid,
-        rows: []
+    const sendTransaction = (request: TransactionRequest.TransactionRequest) =>
+      Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        recorded.sends.push({ request, at })
+        if (request.operation === "stopCurrentTransaction") {
+          const current = inFlight(request.serialNumber, at)
+          if (current === undefined || current.script.stoppable !== true) {
+            return yield* new RemoteError.CancelNotAllowed({
+              message: "the operation cannot be stopped at its present step",
+              body: ""
+            })
+          }
+          current.result = { ...current.result, finStatus: "CANCELLED", statusMessage: "Cancelled" }
+          current.readyAt = at + 1_000
+          const stopped: Accepted = { statusMessage: "stop accepted" }
+          return stopped
+        }
+        const script = scripts.shift() ?? {}
+        if (script.answer === undefined && inFlight(request.serialNumber, at) !== undefined) {
+          recorded.busyAnswers++
+          return yield* new RemoteError.DeviceBusy({ message: "terminal busy", body: "" })
+        }
+        const answer = script.answer ?? "accept"
+        const processed = script.processed ?? answer === "accept"
+        const resultId = `${request.serialNumber}-${at}-${++counter}`
+        const txn: Txn = {
+          request,
+          script,
+          resultId,
+          sentAt: at,
+          readyAt: at + Duration.toMillis(Duration.decode(script.takes ?? "5 seconds")),
+          result: {},
+          processed,
+          polls: 0,
+          statusChecks: 0
+        }
+        txn.result = { ...defaultResult(request, txn), ...script.result }
+        if (processed) {
+          txns.push(txn)
+          byResultId.set(resultId, txn)
+          recorded.processed.push(request)
+          const delivery = "delivery" in request ? request.delivery : undefined
+          if (delivery !== undefined && script.deliver !== false) {
+            yield* Effect.forkIn(
+              deliverResult(txn, delivery.callbackUrl, Redacted.value(delivery.token)),
+              scope
+            )
+          }
+        }
+        if (script.hang === true) return yield* Effect.never
+        if (answer !== "accept") return yield* Effect.fail(answer)
+        const reference = Option.getOrUndefined(TransactionRequest.transactionReference(request))
+        const accepted: Accepted = {
+          statusMessage: "accepted",
+          transactionReference: reference ?? "00000000-0000-0000-0000-000000000000",
+          ...("delivery" in request && request.delivery !== undefined
+            ? {}
+            : { transactionResultId: Identifiers.TransactionResultId.make(resultId) })
+        }
+        return accepted
       })
-    const addRow = (original: Txn, row: Record<string, unknown>) =>
-      original.rows.push({ transactionReference: original.reference, ...row })
+
+    const transactionResult = (id: Identifiers.TransactionResultId) =>
+      Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        recorded.polls.push({ id, at })
+        const txn = byResultId.get(id)
+        if (txn === undefined) return new TerminalCloud.Unknown({ message: "unknown id" })
+        txn.polls++
+        if (txn.script.forgetAfterPolls !== undefined && txn.polls > txn.script.forgetAfterPolls) {
+          return new TerminalCloud.Unknown({ message: "expired" })
+        }
+        if (at < txn.readyAt) return new TerminalCloud.Pending()
+        return new TerminalCloud.Ready({ result: decodeResult(txn.result) })
+      })
+
+    const statusEntry = (txn: Txn, at: number): Record<string, unknown> => {
+      const { efttimestamp: _terminalClock, ...rest } = txn.result
+      if (at < txn.readyAt || txn.statusChecks <= (txn.script.inProgressChecks ?? 0)) {
+        return { ...rest, finStatus: "IN_PROGRESS" }
+      }
+      return { ...rest, ...txn.script.statusResult }
+    }
+
+    const transactionStatus = (reference: Identifiers.TransactionReference, selector?: StatusSelector) =>
+      Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        recorded.statusQueries.push({ reference, selector: String(selector ?? "first"), at })
+        const own = txns.filter(
+          (t) =>
+            Option.getOrUndefined(TransactionRequest.transactionReference(t.request)) === reference ||
+            t.script.underReference === reference
+        )
+        for (const t of own) t.statusChecks++
+        const entries = [...(seeded.get(reference) ?? []), ...own.map((t) => statusEntry(t, at))]
+        if (entries.length === 0) {
+          return yield* new RemoteError.NotFound({ message: "reference not found", body: "" })
+        }
+        const chosen =
+          selector === "all" ? entries : selector === "last" ? entries.slice(-1) : entries.slice(0, 1)
+        return chosen.map((entry) => decodeStatus(entry))
+      })
+
+    const unsupported = (what: string) => Effect.dieMessage(`ScriptedTerminalCloud: ${what} is not scripted`)
 
     const service: TerminalCloud.Service = {
       listDevices: Effect.succeed([]),
-      sendTransaction: () => Effect.die("ScriptedTerminalCloud does not model terminal operations"),
-      transactionResult: () => Effect.die("ScriptedTerminalCloud does not model terminal operations"),
-      transactionStatus: (reference, selector) =>
-        endpoint(
-          "transactionStatus",
-          { reference, selector },
-          Effect.suspend(() => {
-            const first = [...txns.values()].find(
-              (t) => t.reference === reference && t.originalGuid === undefined
-            )
-            if (first === undefined)
-              return Effect.fail(new RemoteError.NotFound({ message: `not found: ${reference}`, body: "" }))
-            const head = {
-              transactionReference: reference,
-              efttransactionID: first.guid,
-              finStatus: first.finStatus,
-              type: first.kind === "moToSale" ? "MOTO_SALE" : first.kind.toUpperCase(),
-              currency: first.currency,
-              totalAmount: Number(first.amount),
-              holdAmount: Number(first.hold),
-              ...(first.captured === undefined ? {} : { capturedAmount: Number(first.captured) }),
-              tipAmount: Number(first.tip)
-            }
-            const rows = [head, ...first.rows].map((row) => decode(TransactionStatusResult)(row))
-            return Effect.succeed(selector === "all" ? rows : rows.slice(0, 1))
-          })
-        ),
-      deviceCommand: (deviceType, serialNumber, command) =>
-        endpoint("deviceCommand", { deviceType, serialNumber, command }, Effect.void),
-      tipAdjustment: (guid, body) =>
-        endpoint(
-          "tipAdjustment",
-          { guid, body },
-          Effect.gen(function* () {
-            const sale = yield* find(guid)
-            sale.tip = parse(body.amount, sale.currency)
-            return decode(TipAdjustmentResponse)({ statusMessage: "Tip adjusted" })
-          })
-        ),
-      deferredToken: (guid) =>
-        endpoint(
-          "deferredToken",
-          { guid },
-          Effect.gen(function* () {
-            yield* find(guid)
-            return decode(DeferredTokenizationResponse)({
-              cardToken: `tok_${guid.slice(-6)}`,
-              cardTokenizationGuid: newGuid(),
-              maskedCardNumber: "476173******0119",
-              transactionReference: guid
-            })
-          })
-        ),
-      reversal: (request) =>
-        endpoint(
-          "reversal",
-          request,
-          Effect.gen(function* () {
-            const original = yield* find(request.originalGuid)
-            const guid = newGuid()
-            if (original.kind.toLowerCase().includes("preauthorization")) {
-              if (original.captured !== undefined) {
-                original.captured = undefined
-                original.finStatus = "AUTHORISED"
-              } else {
-                original.hold = 0n
-                original.finStatus = "CANCELLED"
-              }
-            } else {
-              const amount = request.amount?.minorUnits ?? original.amount - original.reversed
-              original.reversed += amount
-              if (original.reversed >= original.amount) original.finStatus = "CANCELLED"
-            }
-            addRow(original, { efttransactionID: guid, type: "CANCEL_TRX", finStatus: "AUTHORISED" })
-            return decode(ReversalResponse)({
-              transactionReference: original.guid,
-              cardTokenizationGuid: guid
-            })
-          })
-        ),
-      preAuthorizationIncrease: (request) =>
-        endpoint(
-          "preAuthorizationIncrease",
-          request,
-          Effect.gen(function* () {
-            const original = yield* find(request.originalGuid)
-            const delta =
-              parse(request.increaseAmount, original.currency) + parse(request.tipAmount, original.currency)
-            original.hold = request.subtract === true ? original.hold - delta : original.hold + delta
-            const guid = newGuid()
-            addRow(original, {
-              efttransactionID: guid,
-              type: "PRE_AUTHORIZATION_INCREASE",
-              finStatus: "AUTHORISED"
-            })
-            return decode(PreAuthorizationResponse)({
-              httpStatus: 200,
-              preAuthorizationGuid: original.guid,
-              preAuthorizationIncreaseGuid: guid,
-              holdAmount: major(original.hold, original.currency),
-              increaseAmount: major(delta, original.currency),
-              currency: original.currency
-            })
-          })
-        ),
-      preAuthorizationCapture: (request) =>
-        endpoint(
-          "preAuthorizationCapture",
-          request,
-          Effect.gen(function* () {
-            const original = yield* find(request.originalGuid)
-            if (original.captured !== undefined) return yield* Effect.fail(gatewayError("already captured"))
-            const total =
-              parse(request.capturedAmount, original.currency) + parse(request.tipAmount, original.currency)
-            original.captured = total
-            original.finStatus = "CAPTURED"
-            const guid = newGuid()
-            child(original, guid, "preAuthorizationCapture", total)
-            addRow(original, {
-              efttransactionID: guid,
-              type: "PRE_AUTHORIZATION_CAPTURE",
-              finStatus: "AUTHORISED"
-            })
-            return decode(PreAuthorizationResponse)({
-              httpStatus: 200,
-              preAuthorizationGuid: original.guid,
-              preAuthorizationCaptureGuid: guid,
-              capturedAmount: major(total, original.currency),
-              currency: original.currency
-            })
-          })
-        ),
-      motoSale: (request) =>
-        endpoint(
-          "motoSale",
-          request,
-          Effect.gen(function* () {
-            if (securityCodeRequired)
-              return yield* Effect.fail(
-                RemoteError.fromResponse(
-                  400,
-                  JSON.stringify({
-                    error: {
-                      statusCode: 400,
-                      name: "BadRequestError",
-                      message: "Security code required",
-                      code: "3107",
-                      details: { errorCode: "3107", description: "Security code required", httpStatus: "400" }
-                    }
-                  })
-                )
-              )
-            const guid = newGuid()
-            txns.set(guid, {
-              guid,
-              kind: "moToSale",
-              currency: request.amount.currency,
-              amount: request.amount.minorUnits,
-              reference: request.transactionReference,
-              finStatus: "AUTHORISED",
-              hold: 0n,
-              captured: undefined,
-              tip: 0n,
-              refunded: 0n,
-              reversed: 0n,
-              originalGuid: undefined,
-              rows: []
-            })
-            return decode(MotoResponse)({
-              guid,
-              amount: Money.toMajorUnitsString(request.amount),
-              currency: request.amount.currency,
-              finStatus: "AUTHORISED",
-              approvalCode: "123456",
-              transactionReference: request.transactionReference
-            })
-          })
-        ),
-      motoRefund: (request) =>
-        endpoint(
-          "motoRefund",
-          request,
-          Effect.gen(function* () {
-            const original = yield* find(request.originalGuid)
-            if (request.amount.currency !== original.currency)
-              return yield* Effect.fail(gatewayError("currency mismatch"))
-            if (original.refunded + request.amount.minorUnits > original.amount)
-              return yield* Effect.fail(gatewayError("refund above the original sale"))
-            original.refunded += request.amount.minorUnits
-            original.finStatus = "REFUNDED"
-            const guid = newGuid()
-            child(original, guid, "moToRefund", request.amount.minorUnits)
-            addRow(original, {
-              efttransactionID: guid,
-              type: "MOTO_REFUND",
-              finStatus: "AUTHORISED",
-              totalAmount: Number(request.amount.minorUnits)
-            })
-            return decode(MotoResponse)({
-              guid,
-              originalGuid: original.guid,
-              amount: Money.toMajorUnitsString(request.amount),
-              currency: original.currency,
-              approvalCode: "654321"
-            })
-          })
-        ),
-      motoReversal: (request) =>
-        endpoint(
-          "motoReversal",
-          request,
-          Effect.gen(function* () {
-            const original = yield* find(request.originalGuid)
-            original.reversed = original.amount
-            original.finStatus = "CANCELLED"
-            const guid = newGuid()
-            addRow(original, { efttransactionID: guid, type: "MOTO_REVERSAL", finStatus: "AUTHORISED" })
-            return decode(MotoResponse)({ guid, originalGuid: original.guid })
-          })
-        ),
-      batchClose: (request) =>
-        endpoint(
-          "batchClose",
-          request,
-          Effect.succeed({ batchNumber: request.batchNumber, batchStatus: "CLOSED" })
-        ),
-      batchSummary: (request) =>
-        endpoint(
-          "batchSummary",
-          request,
-          Effect.sync(() => decode(BatchSummaryResponse)(summary))
-        ),
-      batchDetail: (request) =>
-        endpoint(
-          "batchDetail",
-          request,
-          Effect.sync(() => decode(BatchDetailResponse)(detail))
-        )
+      sendTransaction,
+      transactionResult,
+      transactionStatus,
+      deviceCommand: () => unsupported("deviceCommand"),
+      tipAdjustment: () => unsupported("tipAdjustment"),
+      deferredToken: () => unsupported("deferredToken"),
+      reversal: () => unsupported("reversal"),
+      preAuthorizationIncrease: () => unsupported("preAuthorizationIncrease"),
+      preAuthorizationCapture: () => unsupported("preAuthorizationCapture"),
+      motoSale: () => unsupported("motoSale"),
+      motoRefund: () => unsupported("motoRefund"),
+      motoReversal: () => unsupported("motoReversal"),
+      batchClose: () => unsupported("batchClose"),
+      batchSummary: () => unsupported("batchSummary"),
+      batchDetail: () => unsupported("batchDetail")
     }
 
-    const control: Control = {
-      seed: (txn) =>
-        Effect.sync(() => {
-          const preAuth = txn.kind.toLowerCase().includes("preauthorization")
-          txns.set(txn.guid, {
-            guid: txn.guid,
-            kind: txn.kind,
-            currency: txn.amount.currency,
-            amount: txn.amount.minorUnits,
-            reference: txn.reference,
-            finStatus: "AUTHORISED",
-            hold: preAuth ? txn.amount.minorUnits : 0n,
-            captured: undefined,
-            tip: 0n,
-            refunded: 0n,
-            reversed: 0n,
-            originalGuid: txn.originalGuid,
-            rows: []
-          })
-        }),
-      txn: (guid) => Effect.sync(() => txns.get(guid)),
-      calls: Ref.get(calls),
-      count: (name) => Effect.map(Ref.get(calls), (all) => all.filter((c) => c.endpoint === name).length),
-      next: (name, fault) =>
-        Effect.sync(() => {
-          const queue = faults.get(name) ?? []
-          queue.push(fault)
-          faults.set(name, queue)
-        }),
-      requireSecurityCode: (required) =>
-        Effect.sync(() => {
-          securityCodeRequired = required
-        }),
-      batchAnswers: (answers) =>
-        Effect.sync(() => {
-          if (answers.summary !== undefined) summary = answers.summary
-          if (answers.detail !== undefined) detail = answers.detail
-        })
+    return {
+      service,
+      recorded,
+      script: (...more) => void scripts.push(...more),
+      seedStatus: (reference, entry) => {
+        const list = seeded.get(reference) ?? []
+        list.push(entry)
+        seeded.set(reference, list)
+      }
     }
-    return { service, control }
   })
-
-/** The double as the `TerminalCloud`, with its `ScriptedControl`. */
-export const layer: Layer.Layer<TerminalCloud.TerminalCloud | ScriptedControl> = Layer.effectContext(
-  Effect.map(make, ({ control, service }) =>
-    Context.make(TerminalCloud.TerminalCloud, service).pipe(Context.add(ScriptedControl, control))
-  )
-)

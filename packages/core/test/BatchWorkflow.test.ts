@@ -5,14 +5,14 @@ import {
   LifecycleEvent,
   Lifecycles,
   Money,
-  ScriptedTerminalCloud
+  ScriptedTerminalLessCloud
 } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { stepClock, atStart, environment, inEnvironment, typesOf } from "./support/lifecycle.js"
 
 const run = inEnvironment(environment(Lifecycles.layer))
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const terminal = {
   serialNumber: Identifiers.SerialNumber.make("T-1"),
   terminalType: Identifiers.TerminalType.make("A920"),

@@ -4,7 +4,7 @@ import {
   Identifiers,
   LifecycleEvent,
   Lifecycles,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
 import * as Effect from "effect/Effect"
@@ -20,7 +20,7 @@ import {
 } from "./support/lifecycle.js"
 
 const run = inEnvironment(environment(Lifecycles.layer))
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const { Tokenize } = DeferredTokenizationWorkflow
 
 describe("DeferredTokenizationWorkflow", () => {

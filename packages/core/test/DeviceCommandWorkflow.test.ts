@@ -4,14 +4,14 @@ import {
   Identifiers,
   LifecycleEvent,
   Lifecycles,
-  ScriptedTerminalCloud
+  ScriptedTerminalLessCloud
 } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { stepClock, atStart, environment, eventsOf, inEnvironment } from "./support/lifecycle.js"
 
 const run = inEnvironment(environment(Lifecycles.layer))
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const device = {
   serialNumber: Identifiers.SerialNumber.make("T-7"),
   terminalType: Identifiers.TerminalType.make("A920")

@@ -16,7 +16,7 @@ import {
   Money,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   Timeline,
   TransactionHistory
 } from "@tillflow/core"
@@ -32,7 +32,7 @@ const Node = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(DurableEngine.layer({ pollInterval: "20 millis" })),
   Layer.provideMerge(
-    Layer.mergeAll(MemoryEventStore.layer(), ExecutionQueue.layerMemory, ScriptedTerminalCloud.layer)
+    Layer.mergeAll(MemoryEventStore.layer(), ExecutionQueue.layerMemory, ScriptedTerminalLessCloud.layer)
   )
 )
 
@@ -40,7 +40,7 @@ describe("lifecycle workflows on DurableEngine", () => {
   it.live("capture once, then the reversal of the capture, each an execution of tillflow's engine", () =>
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore
-      const control = yield* ScriptedTerminalCloud.ScriptedControl
+      const control = yield* ScriptedTerminalLessCloud.ScriptedControl
       const guid = Identifiers.Guid.make("pa-durable")
       yield* control.seed({
         guid,

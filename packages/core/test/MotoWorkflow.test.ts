@@ -7,7 +7,7 @@ import {
   Money,
   Moto,
   MotoWorkflow,
-  ScriptedTerminalCloud
+  ScriptedTerminalLessCloud
 } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -25,7 +25,7 @@ import {
 } from "./support/lifecycle.js"
 
 const run = inEnvironment(environment(Lifecycles.layer))
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const token = Identifiers.CardToken.make("tok_4f2a9c")
 const reference = Schema.decodeSync(Identifiers.TransactionReference)("0b7c6a52-3c1e-4f0a-8d2b-5e9a1c3f7d64")
 

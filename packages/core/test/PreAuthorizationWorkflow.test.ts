@@ -4,7 +4,7 @@ import {
   LifecycleEvent,
   PreAuthorizationWorkflow,
   RemoteError,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
 import * as DateTime from "effect/DateTime"
@@ -36,7 +36,7 @@ const test = <E>(
   body: () => Effect.Effect<void, E, Layer.Layer.Success<ReturnType<typeof environment<never, never>>>>
 ) => it.effect(name, () => run(body()))
 
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 
 describe("PreAuthorizationWorkflow", () => {
   test('increases and decreases are tracked into the current hold, and sent as decimal deltas with subtract "1"', () =>

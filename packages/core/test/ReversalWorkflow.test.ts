@@ -6,7 +6,7 @@ import {
   Lifecycles,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
 import * as Effect from "effect/Effect"
@@ -31,7 +31,7 @@ const withCapabilities = (capabilities: { partialReversal: boolean; captureRever
       Lifecycles.layer.pipe(Layer.provide(Layer.succeed(ReversalWorkflow.AcquirerCapabilities, capabilities)))
     )
   )
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const { Reverse } = ReversalWorkflow
 const stateOf = (guid: string) =>
   Effect.map(eventsOf(LifecycleEvent.transactionStream(guid)), (events) =>

@@ -5,7 +5,7 @@ import {
   Lifecycles,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   Timeline,
   TipAdjustmentWorkflow
 } from "@tillflow/core"
@@ -52,7 +52,7 @@ describe("Timeline", () => {
           yield* advance("9 hours")
           const reversal = yield* ReversalWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: guid })
           expect(reversal.target).toBe("capture")
-          const status = yield* (yield* ScriptedTerminalCloud.ScriptedControl).txn(guid)
+          const status = yield* (yield* ScriptedTerminalLessCloud.ScriptedControl).txn(guid)
           expect(status?.finStatus).toBe("AUTHORISED")
 
           const lines = yield* Timeline.read(LifecycleEvent.transactionStream(guid))

@@ -5,7 +5,7 @@ import {
   LifecycleEvent,
   Lifecycles,
   RemoteError,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   TipAdjustmentWorkflow,
   TransactionHistory
 } from "@tillflow/core"
@@ -25,7 +25,7 @@ import {
 } from "./support/lifecycle.js"
 
 const run = inEnvironment(environment(Lifecycles.layer))
-const control = ScriptedTerminalCloud.ScriptedControl
+const control = ScriptedTerminalLessCloud.ScriptedControl
 const { Adjust } = TipAdjustmentWorkflow
 const sale = Identifiers.Guid.make("sale-1")
 

@@ -19,7 +19,7 @@ import {
   Money,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   TerminalCloud,
   Timeline,
   TransactionHistory
@@ -95,7 +95,7 @@ it.layer(TestDatabase.layer)("lifecycles on the SQL event store", (it) => {
           const stream = LifecycleEvent.transactionStream(guid)
           const storeA = yield* EventStore.EventStore
           const storeB = yield* secondStore
-          const { control, service: cloud } = yield* ScriptedTerminalCloud.make
+          const { control, service: cloud } = yield* ScriptedTerminalLessCloud.make
           yield* control.seed({ guid, kind: "preAuthorization", amount: eur(10000n), reference })
           yield* TransactionHistory.openPreAuthorization(storeA, {
             guid,
@@ -134,7 +134,7 @@ it.layer(TestDatabase.layer)("lifecycles on the SQL event store", (it) => {
         const guid = Identifiers.Guid.make("pa-ten-captures")
         const storeA = yield* EventStore.EventStore
         const storeB = yield* secondStore
-        const { control, service: cloud } = yield* ScriptedTerminalCloud.make
+        const { control, service: cloud } = yield* ScriptedTerminalLessCloud.make
         yield* control.seed({ guid, kind: "preAuthorization", amount: eur(10000n), reference })
         yield* TransactionHistory.openPreAuthorization(storeA, {
           guid,
@@ -175,7 +175,7 @@ it.layer(TestDatabase.layer)("lifecycles on the SQL event store", (it) => {
       yield* TestClock.setTime(DateTime.toEpochMillis(start))
       const guid = Identifiers.Guid.make("pa-story-sql")
       const store = yield* EventStore.EventStore
-      const { control, service: cloud } = yield* ScriptedTerminalCloud.make
+      const { control, service: cloud } = yield* ScriptedTerminalLessCloud.make
       yield* control.seed({ guid, kind: "preAuthorization", amount: eur(10000n), reference })
       yield* TransactionHistory.openPreAuthorization(store, {
         guid,

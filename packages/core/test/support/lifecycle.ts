@@ -9,7 +9,7 @@ import {
   LifecycleEvent,
   MemoryEventStore,
   Money,
-  ScriptedTerminalCloud,
+  ScriptedTerminalLessCloud,
   type TerminalCloud,
   TransactionHistory
 } from "@tillflow/core"
@@ -60,7 +60,7 @@ export const environment = <ROut, E>(
           Effect.flatMap(MemoryEventStore.make(), ({ store }) => wrap(store))
         )
   return workflows.pipe(
-    Layer.provideMerge(Layer.mergeAll(WorkflowEngine.layerMemory, store, ScriptedTerminalCloud.layer))
+    Layer.provideMerge(Layer.mergeAll(WorkflowEngine.layerMemory, store, ScriptedTerminalLessCloud.layer))
   )
 }
 
@@ -110,7 +110,7 @@ export const openPreAuth = (options: {
 }) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    const control = yield* ScriptedTerminalCloud.ScriptedControl
+    const control = yield* ScriptedTerminalLessCloud.ScriptedControl
     const reference = options.reference ?? "3f0c1f9e-6a3c-4d2b-9a41-0c8b7e2d5a10"
     yield* control.seed({ guid: options.guid, kind: "preAuthorization", amount: options.amount, reference })
     return yield* TransactionHistory.openPreAuthorization(store, {
@@ -139,7 +139,7 @@ export const recordTxn = (options: {
 }) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    const control = yield* ScriptedTerminalCloud.ScriptedControl
+    const control = yield* ScriptedTerminalLessCloud.ScriptedControl
     yield* control.seed({
       guid: options.guid,
       kind: options.kind,
