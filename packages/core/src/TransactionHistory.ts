@@ -16,6 +16,7 @@ import * as EventStore from "./EventStore.js"
 import { defined } from "./internal/defined.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "./Money.js"
+import type * as OperationOutcome from "./OperationOutcome.js"
 import type { TransactionResult } from "./TransactionResult.js"
 
 /** A request that was sent (or is about to be) and whose outcome is not recorded yet. */
@@ -486,4 +487,82 @@ export const completedFromResult = (
       batchNumber: result.batchNumber,
       originalGuid: context.originalGuid
     })
+  )
+
+const transactionKinds: ReadonlySet<string> = new Set(LifecycleEvent.TransactionKind.literals)
+
+/** The facts of an approved outcome of the terminal flows (`TerminalOperations`), or why not. */
+const approvedFacts = (outcome: OperationOutcome.Outcome, what: string) => {
+  if (outcome._tag !== "Approved" && outcome._tag !== "PartiallyApproved")
+    return Either.left(new ResultIncomplete({ message: `the ${what} was not approved (${outcome._tag})` }))
+  const facts = outcome.facts
+  const guid = facts.efttransactionID
+  const amount = facts.totalAmount ?? facts.requestedAmount
+  if (guid === undefined)
+    return Either.left(new ResultIncomplete({ message: `the ${what} outcome carries no efttransactionID` }))
+  if (amount === undefined)
+    return Either.left(new ResultIncomplete({ message: `the ${what} outcome ${guid} carries no amount` }))
+  return Either.right({ facts, guid, amount })
+}
+
+/**
+ * What an approved `preAuthorization` / `moToPreAuthorization` outcome of the terminal
+ * flows says, to open its lifecycle. The outcome carries no terminal time: the caller
+ * gives `authorisedAt` (the moment the flow learned the outcome is a safe upper bound only
+ * if the windows may start a little late; the result's `efttimestamp` is exact).
+ */
+export const preAuthorizationFromOutcome = (
+  outcome: OperationOutcome.Outcome,
+  context: {
+    readonly mcc: string
+    readonly authorisedAt: DateTime.Utc
+    readonly stayEndsAt?: DateTime.Utc | undefined
+  }
+): Either.Either<PreAuthorizationAuthorised, ResultIncomplete> =>
+  Either.flatMap(approvedFacts(outcome, "pre-authorization"), ({ amount, facts, guid }) =>
+    facts.operation === "preAuthorization" || facts.operation === "moToPreAuthorization"
+      ? Either.right(
+          defined({
+            guid,
+            via:
+              facts.operation === "moToPreAuthorization"
+                ? ("moToPreAuthorization" as const)
+                : ("preAuthorization" as const),
+            amount,
+            authorisedAt: context.authorisedAt,
+            scheme: facts.cardSchemeName ?? "",
+            mcc: context.mcc,
+            transactionReference: facts.transactionReference,
+            serialNumber: facts.serialNumber,
+            terminalType: facts.terminalType,
+            stayEndsAt: context.stayEndsAt
+          })
+        )
+      : Either.left(
+          new ResultIncomplete({ message: `a ${facts.operation} outcome does not open a pre-authorization` })
+        )
+  )
+
+/** What an approved outcome of the terminal flows (a sale, a refund …) says, to record it. */
+export const completedFromOutcome = (
+  outcome: OperationOutcome.Outcome,
+  context: { readonly at: DateTime.Utc }
+): Either.Either<Completed, ResultIncomplete> =>
+  Either.flatMap(approvedFacts(outcome, "transaction"), ({ amount, facts, guid }) =>
+    transactionKinds.has(facts.operation)
+      ? Either.right(
+          defined({
+            guid,
+            kind: facts.operation as LifecycleEvent.TransactionKind,
+            amount,
+            at: context.at,
+            transactionReference: facts.transactionReference,
+            serialNumber: facts.serialNumber,
+            terminalType: facts.terminalType,
+            originalGuid: facts.originalTransactionId
+          })
+        )
+      : Either.left(
+          new ResultIncomplete({ message: `a ${facts.operation} outcome is not a financial transaction` })
+        )
   )
