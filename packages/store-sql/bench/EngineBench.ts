@@ -3,8 +3,8 @@
  * N no-op activities, run by one worker and by several workers (in this process, sharing
  * one pool), next to the raw append rate of the event store measured in the same run on
  * the same database (one event per append with an expected version: the engine's write
- * pattern). An execution of N activities writes N + 3 events (started, N activities,
- * suspended-free completion) and a handful of queue statements, so the ratio
+ * pattern). An execution of N activities writes N + 2 events (started, N activities,
+ * completed) and a handful of queue statements, so the ratio
  * "events/s through the engine ÷ raw appends/s" is the engine's overhead.
  *
  * Run: `npm run bench:engine` (DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/postgres;
