@@ -62,15 +62,26 @@ const spawnWorker = (url: string, id: string, env: Record<string, string> = {}) 
     return worker
   })
 
-const signal = (worker: WorkerProcess, name: NodeJS.Signals) =>
+/** SIGKILL goes to the whole process group (npx, tsx and the worker's node) at once. */
+const kill = (worker: WorkerProcess) =>
   Effect.sync(() => {
     if (worker.child.pid !== undefined && worker.child.exitCode === null) {
       try {
-        process.kill(-worker.child.pid, name)
+        process.kill(-worker.child.pid, "SIGKILL")
       } catch {
         // already gone
       }
     }
+  })
+
+/**
+ * SIGTERM goes to the worker's own node process only (the pid it printed): npx and tsx
+ * react to a group-wide SIGTERM in their own ways, and the test is about the worker's.
+ */
+const terminate = (worker: WorkerProcess) =>
+  Effect.sync(() => {
+    const pid = /READY \S+ pid (\d+)/.exec(worker.output())?.[1]
+    if (pid !== undefined) process.kill(Number(pid), "SIGTERM")
   })
 
 const exited = (worker: WorkerProcess) =>
@@ -154,7 +165,7 @@ layer(Client, { timeout: 120_000, excludeTestServices: true })("worker processes
         const started = [...held, sleeper]
 
         // The crash: no graceful shutdown, no lease released.
-        yield* signal(doomed, "SIGKILL")
+        yield* kill(doomed)
         yield* exited(doomed)
         const stranded = yield* queue.list({ workflowName: "CrashFlow", status: "running" })
         expect(stranded.map((info) => info.leaseOwner)).toEqual(["doomed", "doomed", "doomed"])
@@ -281,7 +292,7 @@ layer(Client, { timeout: 120_000, excludeTestServices: true })("worker processes
         if ((yield* databaseUrl) === undefined) return
         const queue = yield* ExecutionQueue.ExecutionQueue
         const running = workers.filter((worker) => worker.id !== "doomed")
-        yield* Effect.forEach(running, (worker) => signal(worker, "SIGTERM"))
+        yield* Effect.forEach(running, terminate)
         // Each worker process says when its worker stopped (runs finished or claims given
         // back), then exits.
         yield* Effect.forEach(running, (worker) => waitForLine(worker, `DRAINED ${worker.id}`, 20))
