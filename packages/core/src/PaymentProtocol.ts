@@ -438,7 +438,8 @@ const run = (payload: Payload, executionId: string) =>
 
       if (sent._tag === "NotProcessed") {
         const wait = recoveryDelay(n - 1)
-        if (sent.at + wait > plan.deadlineAt) return yield* giveUp(n, sent.reason)
+        // A new attempt must leave strictly before the deadline: one due at the deadline is late.
+        if (sent.at + wait >= plan.deadlineAt) return yield* giveUp(n, sent.reason)
         yield* durableSleep(`${prefix}/retry-wait`, wait)
         continue
       }
@@ -465,7 +466,10 @@ const run = (payload: Payload, executionId: string) =>
       } else if (waited._tag === "Unresolved") {
         reconciled = waited
       } else {
-        reconciled = yield* reconcile(payload, plan, attempt, context, cloud, emit, recoveryDelay)
+        // The 90 s window counts from when the POST ended, not from when the attempt was
+        // recorded before it: the later instant is the safe one for "never reached".
+        const windowFrom = { ...attempt, attemptedAt: Math.max(attempt.attemptedAt, sent.at) }
+        reconciled = yield* reconcile(payload, plan, windowFrom, context, cloud, emit, recoveryDelay)
       }
 
       if (reconciled._tag === "NotCharged") {
