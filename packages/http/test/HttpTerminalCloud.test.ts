@@ -264,6 +264,19 @@ describe("HttpTerminalCloud over real HTTP", () => {
         })
     )
 
+    it.scopedLive(
+      "a 400 with the platform's HttpApiDecodeError body (a server of the contract) is ValidationFailed",
+      () =>
+        Effect.gen(function* () {
+          const { script, cloud } = yield* setup()
+          const body = JSON.stringify({ _tag: "HttpApiDecodeError", issues: [], message: "Expected string" })
+          script.answer("sendTransaction", Server.respond(400, body))
+          const error = yield* Effect.flip(cloud.sendTransaction(F.polledSale))
+          expect(error._tag).toBe("ValidationFailed")
+          expect(error.body).toBe(body)
+        })
+    )
+
     it.scopedLive("an unexpected 2xx (200 instead of 202) on a POST is OutcomeUnknown, not success", () =>
       Effect.gen(function* () {
         const { script, cloud } = yield* setup()
@@ -380,12 +393,20 @@ describe("HttpTerminalCloud over real HTTP", () => {
         })
     )
 
-    it.scopedLive("404 is NotFound and 403 is Forbidden", () =>
+    it.scopedLive("404 is NotFound; 403, and 401 of older versions, are Forbidden", () =>
       Effect.gen(function* () {
         const { script, cloud } = yield* setup()
-        script.answer("transactionStatus", Server.respond(404, "Not Found"), Server.respond(403, ""))
+        script.answer(
+          "transactionStatus",
+          Server.respond(404, "Not Found"),
+          Server.respond(403, ""),
+          Server.respond(401, { error: { statusCode: 401, message: "key does not match the reference" } })
+        )
         expect((yield* Effect.flip(cloud.transactionStatus(F.reference)))._tag).toBe("NotFound")
         expect((yield* Effect.flip(cloud.transactionStatus(F.reference)))._tag).toBe("Forbidden")
+        const old = yield* Effect.flip(cloud.transactionStatus(F.reference))
+        expect(old._tag).toBe("Forbidden")
+        if (old._tag === "Forbidden") expect(old.status).toBe(401)
       })
     )
   })
