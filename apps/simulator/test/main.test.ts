@@ -5,7 +5,6 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
-const tsx = Path.join(root, "node_modules", ".bin", "tsx")
 
 describe("apps/simulator", () => {
   it.live(
@@ -13,11 +12,16 @@ describe("apps/simulator", () => {
     () =>
       Effect.acquireUseRelease(
         Effect.sync(() =>
-          spawn(tsx, ["apps/simulator/src/main.ts", "--port", "0", "--seed", "3"], {
-            cwd: root,
-            env: { ...process.env, TILLFLOW_SIM_API_KEY: "key-from-env" },
-            stdio: ["ignore", "pipe", "pipe"]
-          })
+          // node itself (tsx as a loader), so SIGTERM reaches the simulator and no wrapper.
+          spawn(
+            process.execPath,
+            ["--import", "tsx", "apps/simulator/src/main.ts", "--port", "0", "--seed", "3"],
+            {
+              cwd: root,
+              env: { ...process.env, TILLFLOW_SIM_API_KEY: "key-from-env" },
+              stdio: ["ignore", "pipe", "pipe"]
+            }
+          )
         ),
         (child) =>
           Effect.gen(function* () {
