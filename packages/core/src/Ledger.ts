@@ -504,3 +504,14 @@ export const digest = (ledger: Ledger): Effect.Effect<string> => {
   const canonical = HashChain.canonicalJson(json["rows"])
   return HashChain.sha256Hex(canonical._tag === "Right" ? canonical.right : "")
 }
+
+/** A ledger of the given rows (e.g. received from a worker), to summarize or export. */
+export const fromRows = (
+  rows: ReadonlyArray<Row>,
+  checkpoint: EventStore.Checkpoint = EventStore.Checkpoint.start
+): Ledger => ({
+  ...empty,
+  checkpoint,
+  entries: rows.reduce((n, row) => n + kinds.reduce((m, kind) => m + row.tallies[kind].count, 0), 0),
+  rows: new Map(rows.map((row) => [rowKey(row.day, row.terminal, row.merchant, row.currency), row]))
+})
