@@ -20,6 +20,7 @@ import {
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
 import { PgEventStore, PgliteEventStore, PgliteLock, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -158,23 +159,27 @@ export const cloudLayer = (
 }
 
 /**
- * Protocol settings from configuration (`TILLFLOW_DELIVERY`, `TILLFLOW_CALLBACK_BASE_URL` …);
- * when no callback base URL is configured, `fallbackCallbackBase` is used (the worker's own
- * receiver on loopback, which only a simulator on this machine can reach).
+ * Protocol settings from configuration (`TILLFLOW_DELIVERY`, `TILLFLOW_CALLBACK_BASE_URL` …).
+ * When no callback base URL is configured, `fallbackCallbackBase` is used (the worker's own
+ * receiver on loopback, which only the built-in simulator on this machine can reach), and
+ * results then come by callback unless `TILLFLOW_DELIVERY` says otherwise.
  */
 export const settingsLayer = (
   fallbackCallbackBase: Option.Option<string>
 ): Layer.Layer<ProtocolSettings.ProtocolSettings, StartupError> =>
   Layer.effect(
     ProtocolSettings.ProtocolSettings,
-    Effect.map(ProtocolSettings.config, (settings) => ({
-      ...settings,
-      callbackBaseUrl: Option.orElse(settings.callbackBaseUrl, () => fallbackCallbackBase),
-      defaultDelivery:
-        Option.isSome(settings.callbackBaseUrl) || Option.isSome(fallbackCallbackBase)
+    Effect.gen(function* () {
+      const settings = yield* ProtocolSettings.config
+      const chosen = yield* Config.option(Config.string("TILLFLOW_DELIVERY"))
+      const callbackBaseUrl = Option.orElse(settings.callbackBaseUrl, () => fallbackCallbackBase)
+      const defaultDelivery: "callback" | "polling" = Option.isNone(callbackBaseUrl)
+        ? "polling"
+        : Option.isSome(chosen)
           ? settings.defaultDelivery
-          : "polling"
-    }))
+          : "callback"
+      return { ...settings, callbackBaseUrl, defaultDelivery }
+    })
   ).pipe(Layer.mapError(startupError("protocol settings")))
 
 /** The workflows this process registers (and so runs when it has a worker). */

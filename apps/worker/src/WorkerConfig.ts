@@ -9,10 +9,11 @@
  */
 import { TerminalCloudConfig } from "@tillflow/http"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
+import * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -48,6 +49,18 @@ export interface WorkerConfig {
   }
   readonly logFormat: "json" | "pretty"
   readonly logLevel: LogLevel.LogLevel
+}
+
+const logLevels: Readonly<Record<string, LogLevel.LogLevel>> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
 }
 
 /** The default data directory of the embedded store (relative to the working directory). */
@@ -127,7 +140,20 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
       "json",
       "pretty"
     )("TILLFLOW_LOG_FORMAT").pipe(Config.withDefault("json" as const)),
-    logLevel: Config.logLevel("TILLFLOW_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+    logLevel: Config.string("TILLFLOW_LOG_LEVEL").pipe(
+      Config.withDefault("info"),
+      Config.mapOrFail((text) => {
+        const level = logLevels[text.toLowerCase()]
+        return level === undefined
+          ? Either.left(
+              ConfigError.InvalidData(
+                ["TILLFLOW_LOG_LEVEL"],
+                `expected one of ${Object.keys(logLevels).join(", ")}, got "${text}"`
+              )
+            )
+          : Either.right(level)
+      })
+    )
   })
   return { store: yield* store, cloud: yield* cloud, ...rest }
 })
