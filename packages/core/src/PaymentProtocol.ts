@@ -509,7 +509,7 @@ const run = (payload: Payload, executionId: string) =>
       const outcome = reconciled.outcome
       yield* Activity.make({
         name: `${prefix}/settle`,
-        execute: settle(outcome, attempt, executionId, store, emit, `${prefix}/settle`)
+        execute: settle(outcome, attempt, store, emit, `${prefix}/settle`)
       })
       return outcome
     }
@@ -881,7 +881,6 @@ const reconcile = (
 const settle = (
   outcome: OperationOutcome.Outcome,
   attempt: AttemptInfo,
-  executionId: string,
   store: EventStore.Service,
   emit: (step: string, events: ReadonlyArray<PaymentEvent>) => Effect.Effect<void>,
   step: string
@@ -915,7 +914,6 @@ const settle = (
       }
     }
     yield* emit(step, events)
-    void executionId
   })
 
 // ---------------------------------------------------------------------------------------

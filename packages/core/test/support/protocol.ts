@@ -4,7 +4,6 @@
  * callback receiver that checks the token against the registered hash and resolves the
  * attempt's deferred, as the real receiver does.
  */
-import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import {
   CallbackRegistration,
   EventStore,
@@ -17,6 +16,7 @@ import {
   TransactionResult
 } from "@tillflow/core"
 import * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
+import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
