@@ -16,6 +16,8 @@ import * as Path from "node:path"
 /** What the lock file says about its holder. */
 export const Holder = Schema.Struct({
   pid: Schema.Int,
+  /** A random id of the holding instance: a pid reused after a restart (pid 1 in a container) is not the holder. */
+  instance: Schema.String,
   /** What holds it: `worker`, `cli` … */
   kind: Schema.String,
   startedAt: Schema.String,
@@ -55,6 +57,9 @@ export const lockPath = (dataDir: string): string => `${Path.resolve(dataDir)}.l
 
 const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(Holder))
 
+/** The instances of this process that hold locks (by lock path). */
+const held = new Map<string, string>()
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -73,11 +78,16 @@ const readHolder = (path: string): Option.Option<Holder> => {
   }
 }
 
+/** Whether a holder is live: this very instance, or another process that still runs. */
+const isLive = (path: string, h: Holder): boolean =>
+  h.pid === process.pid ? held.get(path) === h.instance : isAlive(h.pid)
+
 /** The live holder of a data directory's lock, if any (a stale lock counts as none). */
 export const holder = (dataDir: string): Effect.Effect<Option.Option<Holder>> =>
-  Effect.sync(() =>
-    Option.filter(readHolder(lockPath(dataDir)), (h) => h.pid === process.pid || isAlive(h.pid))
-  )
+  Effect.sync(() => {
+    const path = lockPath(dataDir)
+    return Option.filter(readHolder(path), (h) => isLive(path, h))
+  })
 
 const write = (path: string, holder: Holder, flag: "wx" | "w"): void => {
   const fd = Fs.openSync(path, flag, 0o600)
@@ -98,21 +108,26 @@ export const acquire = (
   details: Record<string, string> = {}
 ): Effect.Effect<void, DataDirLocked | LockError, Scope.Scope> => {
   const path = lockPath(dataDir)
-  const mine: Holder = { pid: process.pid, kind, startedAt: new Date().toISOString(), details }
+  const mine: Holder = {
+    pid: process.pid,
+    instance: globalThis.crypto.randomUUID(),
+    kind,
+    startedAt: new Date().toISOString(),
+    details
+  }
   const take = Effect.try({
     try: () => {
       Fs.mkdirSync(Path.dirname(path), { recursive: true })
       for (let tries = 0; tries < 2; tries++) {
         try {
           write(path, mine, "wx")
+          held.set(path, mine.instance)
           return Option.none<Holder>()
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
           const current = readHolder(path)
-          if (Option.isSome(current) && isAlive(current.value.pid) && current.value.pid !== process.pid) {
-            return current
-          }
-          // Stale (its process is gone) or unreadable: take it over.
+          if (Option.isSome(current) && isLive(path, current.value)) return current
+          // Stale (its process is gone, or an earlier process had this pid) or unreadable: take it over.
           Fs.rmSync(path, { force: true })
         }
       }
@@ -127,7 +142,9 @@ export const acquire = (
     () =>
       Effect.sync(() => {
         const current = readHolder(path)
-        if (Option.isSome(current) && current.value.pid === process.pid) Fs.rmSync(path, { force: true })
+        if (Option.isSome(current) && current.value.instance === mine.instance)
+          Fs.rmSync(path, { force: true })
+        if (held.get(path) === mine.instance) held.delete(path)
       })
   )
 }
@@ -138,7 +155,11 @@ export const publish = (dataDir: string, details: Record<string, string>): Effec
   return Effect.try({
     try: () => {
       const current = readHolder(path)
-      if (Option.isNone(current) || current.value.pid !== process.pid) {
+      if (
+        Option.isNone(current) ||
+        current.value.pid !== process.pid ||
+        held.get(path) !== current.value.instance
+      ) {
         throw new Error("this process does not hold the lock")
       }
       write(path, { ...current.value, details: { ...current.value.details, ...details } }, "w")
