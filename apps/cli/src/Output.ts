@@ -129,7 +129,7 @@ const isTty = (): boolean => process.stderr.isTTY === true
 export const progress = (text: string): Effect.Effect<void> =>
   Effect.sync(() => {
     if (!isTty()) return
-    const width = Math.max(20, (process.stderr.columns ?? 100) - 1)
+    const width = Math.max(60, (process.stderr.columns ?? 100) - 1)
     process.stderr.write(`\r\x1b[2K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`)
   })
 

@@ -191,7 +191,11 @@ const outcomeVerdict: Readonly<Record<OperationOutcome.Outcome["_tag"], Verdict>
 /** The report of an outcome. */
 export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
   const facts = outcome.facts
-  const amount = facts.totalAmount ?? facts.requestedAmount
+  // A decline or a cancellation moved nothing: say what was asked.
+  const amount =
+    outcome._tag === "Approved" || outcome._tag === "PartiallyApproved"
+      ? (facts.totalAmount ?? facts.requestedAmount)
+      : (facts.requestedAmount ?? facts.totalAmount)
   const parts = [
     `${facts.operation} on ${facts.serialNumber}: ${facts.finStatus}`,
     amount === undefined ? undefined : money(amount),
