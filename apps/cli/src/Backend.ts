@@ -136,7 +136,7 @@ export const layer = (
           return { description: `this process on ${where}${service}`, remote: false }
         })
       )
-      return Layer.mergeAll(IntakeLocal.layer, describe).pipe(
+      return Layer.mergeAll(IntakeLocal.layer({ merchantMcc: config.merchantMcc }), describe).pipe(
         Layer.provideMerge(Layer.merge(workflows, engineWorker)),
         Layer.provideMerge(Stack.engineLayer),
         Layer.provideMerge(cloud),

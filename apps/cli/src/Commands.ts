@@ -311,17 +311,79 @@ const refund = Command.make(
     )
 ).pipe(Command.withDescription("a refund: unlinked, or linked to its sale with --original-transaction-id"))
 
+/** Runs a terminal-less operation (a `Lifecycles` workflow) by name: start, follow, print, exit code. */
+const runLifecycle = (
+  options: {
+    readonly json: boolean
+    readonly worker: Option.Option<string>
+    readonly key: Option.Option<string>
+    readonly detach: boolean
+    readonly wait: number
+  },
+  workflow: string,
+  payloadOf:
+    | Record<string, unknown>
+    | Effect.Effect<Record<string, unknown>, Output.UsageError | Intake.IntakeError, Intake.Intake>
+) =>
+  report(
+    withBackend(
+      options,
+      { cloud: true, worker: true },
+      Effect.gen(function* () {
+        const intake = yield* Intake.Intake
+        const payload = Effect.isEffect(payloadOf) ? yield* payloadOf : payloadOf
+        const started = yield* intake.lifecycle(workflow, {
+          payload: { ...payload, ...(Option.isSome(options.key) ? { requestId: options.key.value } : {}) },
+          waitSeconds: 0
+        })
+        if (options.detach) {
+          yield* Output.print(options.json, started, () => Output.describeExecution(started))
+          return yield* setExit(Output.ExitCode.ok)
+        }
+        const final = yield* follow(started, options.wait)
+        yield* Output.print(options.json, final, () => Output.describeExecution(final))
+        yield* setExit(Output.exitCodeOf(final))
+      })
+    )
+  )
+
+const { serial: _required, ...runWithoutSerial } = run
+/** Options of a command that runs through a terminal with `--serial`, and without one when it can. */
+const dual = { ...runWithoutSerial, serial: Options.optional(serial) }
+
+const terminalOptions = (
+  o: { readonly serial: Option.Option<string> } & Omit<RunOptions, "serial">,
+  serialNumber: string
+): RunOptions => ({
+  ...o,
+  serial: serialNumber
+})
+
+/**
+ * A linked operation: through the terminal with `--serial` (the spec's `POST /transactions`
+ * operation), else terminal-less when `terminalLess` gives a workflow for it.
+ */
 const linked = (
   name: string,
   description: string,
   operation: (o: { readonly refund: boolean }) => string,
   money: "required" | "optional" | "none" | "signed",
-  flags: { readonly refundFlag?: boolean } = {}
+  flags: {
+    readonly refundFlag?: boolean
+    readonly terminalLess?: (input: {
+      readonly originalGuid: string
+      readonly money: { readonly amount: string; readonly currency: string } | undefined
+      readonly reason: Option.Option<string>
+    }) => Effect.Effect<
+      { readonly workflow: string; readonly payload: Record<string, unknown> },
+      Output.UsageError
+    >
+  } = {}
 ) =>
   Command.make(
     name,
     {
-      ...run,
+      ...dual,
       originalTransactionId: originalId,
       originalReference,
       amount:
@@ -334,36 +396,85 @@ const linked = (
       refund:
         flags.refundFlag === true
           ? Options.boolean("refund").pipe(
-              Options.withDescription("reverse a refund (refundReversal) instead of a sale")
+              Options.withDescription(
+                "reverse a refund (refundReversal) instead of a sale; with --serial only"
+              )
             )
-          : Options.none.pipe(Options.map(() => false))
+          : Options.none.pipe(Options.map(() => false)),
+      reason:
+        flags.terminalLess === undefined
+          ? Options.none.pipe(Options.map(() => Option.none<string>()))
+          : Options.text("reason").pipe(
+              Options.withDescription(
+                "messageReasonCode of a terminal-less reversal (default CUSTOMER_CANCELLATION)"
+              ),
+              Options.optional
+            )
     },
     (o) =>
       Effect.gen(function* () {
         const value = o.amount
-        return Option.isSome(value)
+        const parsed = Option.isSome(value)
           ? yield* parseAmount(value.value, o.currency, { signed: money === "signed" })
-          : {}
+          : undefined
+        if (Option.isSome(o.serial)) {
+          return {
+            _tag: "terminal" as const,
+            serial: o.serial.value,
+            request: {
+              operation: operation(o),
+              originalTransactionId: o.originalTransactionId,
+              ...(parsed ?? {})
+            }
+          }
+        }
+        if (flags.terminalLess === undefined) {
+          return yield* new Output.UsageError({
+            message: `${name} runs through a terminal: --serial is required`
+          })
+        }
+        if (o.refund || Option.isSome(o.originalReference)) {
+          return yield* new Output.UsageError({
+            message: "--refund and --original-reference are only allowed with --serial (through a terminal)"
+          })
+        }
+        const call = yield* flags.terminalLess({
+          originalGuid: o.originalTransactionId,
+          money: parsed,
+          reason: o.reason
+        })
+        return { _tag: "terminalLess" as const, ...call }
       }).pipe(
         report,
-        Effect.flatMap((parsed) =>
-          parsed === undefined
+        Effect.flatMap((plan) =>
+          plan === undefined
             ? Effect.void
-            : runOperation(
-                o,
-                { operation: operation(o), originalTransactionId: o.originalTransactionId, ...parsed },
-                { originalTransactionReference: Option.getOrUndefined(o.originalReference) }
-              )
+            : plan._tag === "terminal"
+              ? runOperation(terminalOptions(o, plan.serial), plan.request, {
+                  originalTransactionReference: Option.getOrUndefined(o.originalReference)
+                })
+              : runLifecycle(o, plan.workflow, plan.payload)
         )
       )
   ).pipe(Command.withDescription(description))
 
 const reverse = linked(
   "reverse",
-  "reverses a sale (saleReversal), or a refund with --refund (refundReversal)",
+  "reverses a sale: through the terminal with --serial (saleReversal, or refundReversal with --refund), else terminal-less (POST /reversal; in full, or --amount where partial reversals are allowed)",
   (o) => (o.refund ? "refundReversal" : "saleReversal"),
-  "required",
-  { refundFlag: true }
+  "optional",
+  {
+    refundFlag: true,
+    terminalLess: ({ money, originalGuid, reason }) =>
+      Effect.succeed({
+        workflow: "Reversal.Reverse",
+        payload: {
+          originalGuid,
+          ...(money === undefined ? {} : { amount: money }),
+          ...(Option.isSome(reason) ? { messageReasonCode: reason.value } : {})
+        }
+      })
+  }
 )
 
 const utility = (
@@ -423,7 +534,7 @@ const stop = Command.make(
 ).pipe(Command.withDescription("stops the operation in flight on a terminal (at a stoppable step)"))
 
 const preauth = Command.make("preauth").pipe(
-  Command.withDescription("pre-authorizations through a terminal"),
+  Command.withDescription("pre-authorizations: through a terminal with --serial, else terminal-less"),
   Command.withSubcommands([
     Command.make("open", { ...run, amount, currency, reference }, (o) =>
       Effect.flatMap(report(parseAmount(o.amount, o.currency)), (money) =>
@@ -431,57 +542,300 @@ const preauth = Command.make("preauth").pipe(
           ? Effect.void
           : runOperation(o, { operation: "preAuthorization", ...money, ...optionalRef(o.reference) })
       )
-    ).pipe(Command.withDescription("opens a pre-authorization (a hold)")),
+    ).pipe(Command.withDescription("opens a pre-authorization (a hold) on a terminal")),
     linked(
       "increase",
-      "increases a hold (a negative --amount decreases it)",
+      "increases a hold (a negative --amount decreases it); terminal-less without --serial",
       () => "preAuthorizationIncrease",
-      "signed"
+      "signed",
+      {
+        terminalLess: ({ money, originalGuid }) =>
+          money === undefined
+            ? Effect.fail(new Output.UsageError({ message: "--amount is required" }))
+            : Effect.succeed(
+                money.amount.startsWith("-")
+                  ? {
+                      workflow: "PreAuthorization.Decrease",
+                      payload: { originalGuid, amount: { ...money, amount: money.amount.slice(1) } }
+                    }
+                  : { workflow: "PreAuthorization.Increase", payload: { originalGuid, amount: money } }
+              )
+      }
     ),
     linked(
       "capture",
-      "captures a pre-authorization (once; --amount to capture less)",
+      "captures a pre-authorization once (checked against its scheme's window and tolerance); terminal-less without --serial, where --amount is required",
       () => "preAuthorizationCapture",
-      "optional"
+      "optional",
+      {
+        terminalLess: ({ money, originalGuid }) =>
+          money === undefined
+            ? Effect.fail(
+                new Output.UsageError({ message: "--amount is required for a terminal-less capture" })
+              )
+            : Effect.succeed({
+                workflow: "PreAuthorization.Capture",
+                payload: { originalGuid, amount: money }
+              })
+      }
     ),
     linked(
       "reverse",
-      "releases a hold, or reverses its capture before settlement",
+      "releases a hold, or reverses its capture before settlement; terminal-less without --serial",
       () => "preAuthorizationReversal",
-      "none"
+      "none",
+      {
+        terminalLess: ({ originalGuid, reason }) =>
+          Effect.succeed({
+            workflow: "Reversal.Reverse",
+            payload: { originalGuid, ...(Option.isSome(reason) ? { messageReasonCode: reason.value } : {}) }
+          })
+      }
     )
   ])
 )
 
+const lifecycleRun = { ...common, key, detach, wait }
+
 const moto = Command.make("moto").pipe(
-  Command.withDescription("MOTO operations keyed on a terminal"),
+  Command.withDescription("MOTO: keyed on a terminal with --serial, or terminal-less with a card token"),
   Command.withSubcommands([
-    Command.make("sale", { ...run, amount, currency, reference }, (o) =>
-      Effect.flatMap(report(parseAmount(o.amount, o.currency)), (money) =>
-        money === undefined
-          ? Effect.void
-          : runOperation(o, { operation: "moToSale", ...money, ...optionalRef(o.reference) })
-      )
-    ).pipe(Command.withDescription("a MOTO sale keyed on the terminal")),
+    Command.make(
+      "sale",
+      {
+        ...dual,
+        amount,
+        currency,
+        reference,
+        cardToken: Options.text("card-token").pipe(
+          Options.withDescription("terminal-less: the card token (from tokenize or a tokenizing sale)"),
+          Options.optional
+        )
+      },
+      (o) =>
+        Effect.gen(function* () {
+          const money = yield* parseAmount(o.amount, o.currency)
+          if (Option.isSome(o.serial) === Option.isSome(o.cardToken)) {
+            return yield* new Output.UsageError({
+              message:
+                "moto sale takes either --serial (keyed on a terminal) or --card-token (terminal-less), not both"
+            })
+          }
+          return money
+        }).pipe(
+          report,
+          Effect.flatMap((money) =>
+            money === undefined
+              ? Effect.void
+              : Option.isSome(o.serial)
+                ? runOperation(terminalOptions(o, o.serial.value), {
+                    operation: "moToSale",
+                    ...money,
+                    ...optionalRef(o.reference)
+                  })
+                : runLifecycle(o, "Moto.Sale", {
+                    cardToken: Option.getOrElse(o.cardToken, () => ""),
+                    amount: money,
+                    ...optionalRef(o.reference)
+                  })
+          )
+        )
+    ).pipe(Command.withDescription("a MOTO sale")),
     Command.make(
       "refund",
-      { ...run, amount, currency, reference, originalTransactionId: Options.optional(originalId) },
+      { ...dual, amount, currency, reference, originalTransactionId: Options.optional(originalId) },
       (o) =>
-        Effect.flatMap(report(parseAmount(o.amount, o.currency)), (money) =>
-          money === undefined
-            ? Effect.void
-            : runOperation(o, {
-                operation: "moToRefund",
-                ...money,
-                ...(Option.isSome(o.originalTransactionId)
-                  ? { originalTransactionId: o.originalTransactionId.value }
-                  : optionalRef(o.reference))
-              })
+        Effect.gen(function* () {
+          const money = yield* parseAmount(o.amount, o.currency)
+          if (Option.isNone(o.serial) && Option.isNone(o.originalTransactionId)) {
+            return yield* new Output.UsageError({
+              message: "a terminal-less MOTO refund needs --original-transaction-id (the MOTO sale's guid)"
+            })
+          }
+          return money
+        }).pipe(
+          report,
+          Effect.flatMap((money) =>
+            money === undefined
+              ? Effect.void
+              : Option.isSome(o.serial)
+                ? runOperation(terminalOptions(o, o.serial.value), {
+                    operation: "moToRefund",
+                    ...money,
+                    ...(Option.isSome(o.originalTransactionId)
+                      ? { originalTransactionId: o.originalTransactionId.value }
+                      : optionalRef(o.reference))
+                  })
+                : runLifecycle(o, "Moto.Refund", {
+                    originalGuid: Option.getOrElse(o.originalTransactionId, () => ""),
+                    amount: money
+                  })
+          )
         )
-    ).pipe(Command.withDescription("a MOTO refund, unlinked or linked")),
-    linked("reverse", "reverses a MOTO sale (within 24 h)", () => "moToReversal", "required")
+    ).pipe(Command.withDescription("a MOTO refund (all refunds together not above the sale)")),
+    linked("reverse", "reverses a MOTO sale within 24 h", () => "moToReversal", "optional", {
+      terminalLess: ({ originalGuid }) =>
+        Effect.succeed({ workflow: "Moto.Reverse", payload: { originalGuid } })
+    })
   ])
 )
+
+const tipAdjust = Command.make(
+  "tip-adjust",
+  {
+    ...lifecycleRun,
+    originalTransactionId: originalId,
+    tip: Options.text("tip").pipe(
+      Options.withDescription("the tip in major units, e.g. 2.50 (replaces any earlier one)")
+    ),
+    currency
+  },
+  (o) =>
+    Effect.flatMap(report(parseAmount(o.tip, o.currency)), (tip) =>
+      tip === undefined
+        ? Effect.void
+        : runLifecycle(o, "TipAdjustment.Adjust", { originalGuid: o.originalTransactionId, tip })
+    )
+).pipe(
+  Command.withDescription("sets the tip of an approved sale before its batch closes (the last one wins)")
+)
+
+const token = Command.make("token", { ...lifecycleRun, originalTransactionId: originalId }, (o) =>
+  runLifecycle(o, "DeferredTokenization.Tokenize", { originalGuid: o.originalTransactionId })
+).pipe(Command.withDescription("the card token of a completed card-present transaction (within 12 months)"))
+
+/** The terminal type of a serial: given, or looked up in the device list. */
+const terminalTypeFor = (serialNumber: string, given: Option.Option<string>) =>
+  Option.isSome(given)
+    ? Effect.succeed(given.value)
+    : Effect.flatMap(Intake.Intake, (intake) =>
+        Effect.flatMap(intake.devices, (list) => {
+          const device = list.find((d) => d.serialNumber === serialNumber)
+          return device === undefined
+            ? Effect.fail(
+                new Output.UsageError({
+                  message: `unknown terminal serial ${serialNumber}: the service lists ${list.map((d) => d.serialNumber).join(", ") || "none"}`
+                })
+              )
+            : Effect.succeed(device.terminalType)
+        })
+      )
+
+/** A terminal-less command about one terminal (batches, device commands). */
+const onTerminal = (
+  o: {
+    readonly json: boolean
+    readonly worker: Option.Option<string>
+    readonly key: Option.Option<string>
+    readonly detach: boolean
+    readonly wait: number
+    readonly serial: string
+    readonly terminalType: Option.Option<string>
+  },
+  workflow: string,
+  payload: Record<string, unknown>
+) =>
+  runLifecycle(
+    o,
+    workflow,
+    Effect.map(terminalTypeFor(o.serial, o.terminalType), (terminalType) => ({
+      serialNumber: o.serial,
+      terminalType,
+      ...payload
+    }))
+  )
+
+const batchOptions = {
+  ...lifecycleRun,
+  serial,
+  terminalType,
+  batch: Options.text("batch").pipe(Options.withDescription("the batch number"))
+}
+
+const batch = Command.make("batch").pipe(
+  Command.withDescription("a terminal's batches"),
+  Command.withSubcommands([
+    Command.make("close", batchOptions, (o) => onTerminal(o, "Batch.Close", { batchNumber: o.batch })).pipe(
+      Command.withDescription("closes the open batch")
+    ),
+    Command.make("summary", { ...batchOptions, currency }, (o) =>
+      onTerminal(o, "Batch.Summary", { batchNumber: o.batch, currency: o.currency.toUpperCase() })
+    ).pipe(Command.withDescription("a batch's totals")),
+    Command.make(
+      "detail",
+      { ...batchOptions, currency, rrn: Options.text("rrn").pipe(Options.optional) },
+      (o) =>
+        onTerminal(o, "Batch.Detail", {
+          batchNumber: o.batch,
+          currency: o.currency.toUpperCase(),
+          ...(Option.isSome(o.rrn) ? { rrn: o.rrn.value } : {})
+        })
+    ).pipe(Command.withDescription("a batch's transactions"))
+  ])
+)
+
+const device = Command.make(
+  "device",
+  {
+    ...lifecycleRun,
+    serial,
+    terminalType,
+    command: Args.choice(
+      [
+        ["set-unattended-mode", "set-unattended-mode"],
+        ["set-password-protected", "set-password-protected"],
+        ["set-locale", "set-locale"],
+        ["set-screen-brightness", "set-screen-brightness"],
+        ["set-reboot-time", "set-reboot-time"],
+        ["reboot", "reboot"]
+      ] as const,
+      { name: "command" }
+    ),
+    on: Options.boolean("on").pipe(
+      Options.withDescription("set-unattended-mode, set-password-protected: turn on (else off)")
+    ),
+    locale: Options.text("locale").pipe(Options.withDescription("set-locale: e.g. en_US"), Options.optional),
+    min: Options.integer("min").pipe(
+      Options.withDescription("set-screen-brightness: 0–100"),
+      Options.optional
+    ),
+    max: Options.integer("max").pipe(
+      Options.withDescription("set-screen-brightness: 0–100"),
+      Options.optional
+    ),
+    hour: Options.integer("hour").pipe(Options.withDescription("set-reboot-time: 0–23"), Options.optional),
+    force: Options.boolean("force").pipe(Options.withDescription("reboot: even while an operation runs"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const need = <A>(value: Option.Option<A>, flag: string): Effect.Effect<A, Output.UsageError> =>
+        Option.match(value, {
+          onNone: () => Effect.fail(new Output.UsageError({ message: `${o.command} needs ${flag}` })),
+          onSome: Effect.succeed
+        })
+      switch (o.command) {
+        case "set-unattended-mode":
+        case "set-password-protected":
+          return { status: o.on }
+        case "set-locale":
+          return { locale: yield* need(o.locale, "--locale (e.g. en_US)") }
+        case "set-screen-brightness":
+          return {
+            minimumBrightnessLevel: yield* need(o.min, "--min (0–100)"),
+            maximumBrightnessLevel: yield* need(o.max, "--max (0–100)")
+          }
+        case "set-reboot-time":
+          return { hour: yield* need(o.hour, "--hour (0–23)") }
+        case "reboot":
+          return { force: o.force }
+      }
+    }).pipe(
+      report,
+      Effect.flatMap((body) =>
+        body === undefined ? Effect.void : onTerminal(o, "DeviceCommand.Send", { command: o.command, body })
+      )
+    )
+).pipe(Command.withDescription("sends a device command (values checked against the spec's ranges first)"))
 
 // ---------------------------------------------------------------------------------------
 // Reading
@@ -984,6 +1338,10 @@ export const tillflow = Command.make("tillflow").pipe(
     stop,
     preauth,
     moto,
+    tipAdjust,
+    token,
+    batch,
+    device,
     status,
     executions,
     events,

@@ -83,6 +83,15 @@ const verdictMark: Record<string, string> = {
   error: "ERROR"
 }
 
+/** The facts of a terminal operation's stored result, if it has them. */
+const resultFacts = (result: unknown): Readonly<Record<string, unknown>> => {
+  const value =
+    typeof result === "object" && result !== null ? (result as Record<string, unknown>)["value"] : undefined
+  const facts =
+    typeof value === "object" && value !== null ? (value as Record<string, unknown>)["facts"] : undefined
+  return typeof facts === "object" && facts !== null ? (facts as Record<string, unknown>) : {}
+}
+
 /** Human lines of an execution. */
 export const describeExecution = (view: Intake.ExecutionView): ReadonlyArray<string> => {
   const a = view.attributes
@@ -97,9 +106,15 @@ export const describeExecution = (view: Intake.ExecutionView): ReadonlyArray<str
     view.report !== undefined
       ? `${verdictMark[view.report.verdict] ?? view.report.verdict}${view.report.reconciled && view.report.verdict === "approved" ? " (after reconciliation)" : ""}  ${view.report.summary}`
       : `${view.status.toUpperCase()}  ${what}${view.progress === undefined ? "" : `: ${view.progress.phase}, waiting for ${view.progress.waitingFor}`}`
+  const facts = resultFacts(view.result)
   return [
     head,
     `  execution    ${view.executionId} (${view.workflow}, ${view.status})`,
+    ...(facts["efttransactionID"] === undefined
+      ? []
+      : [
+          `  guid         ${String(facts["efttransactionID"])}  (--original-transaction-id of later operations)`
+        ]),
     ...(a["transactionReference"] === undefined ? [] : [`  reference    ${a["transactionReference"]}`]),
     ...(a["idempotencyKey"] === undefined ? [] : [`  key          ${a["idempotencyKey"]}`])
   ]

@@ -54,6 +54,18 @@ export const StopOperation = Schema.Struct({
 /** @see StopOperation */
 export type StopOperation = typeof StopOperation.Type
 
+/** Start a terminal-less operation (a workflow of `Lifecycles`). */
+export const StartLifecycle = Schema.Struct({
+  /**
+   * The workflow's payload in its JSON form (Money as `{amount, currency}` in minor units).
+   * Its `requestId` is the idempotency key: a fresh one is used when absent.
+   */
+  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
+}).annotations({ identifier: "StartLifecycle" })
+/** @see StartLifecycle */
+export type StartLifecycle = typeof StartLifecycle.Type
+
 /** A visibility query. */
 export const ListQuery = Schema.Struct({
   workflow: Schema.optional(Schema.String),
@@ -276,6 +288,8 @@ export interface Service {
   readonly devices: Effect.Effect<ReadonlyArray<DeviceView>, IntakeError>
   readonly start: (input: StartOperation) => Effect.Effect<ExecutionView, IntakeError>
   readonly stop: (input: StopOperation) => Effect.Effect<ExecutionView, IntakeError>
+  /** Starts a terminal-less workflow by name (`PreAuthorization.Capture`, `Moto.Sale` …). */
+  readonly lifecycle: (workflow: string, input: StartLifecycle) => Effect.Effect<ExecutionView, IntakeError>
   /** An execution; with `waitSeconds`, once it ended or when the wait is over. */
   readonly execution: (executionId: string, waitSeconds?: number) => Effect.Effect<ExecutionView, IntakeError>
   readonly history: (executionId: string) => Effect.Effect<HistoryView, IntakeError>

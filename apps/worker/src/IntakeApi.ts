@@ -59,6 +59,15 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
       .addSuccess(Intake.ExecutionView)
       .annotate(OpenApi.Description, "Stops the operation in flight on a terminal (stopCurrentTransaction).")
   )
+  .add(
+    HttpApiEndpoint.post("lifecycle")`/v1/lifecycle/${HttpApiSchema.param("workflow", Schema.String)}`
+      .setPayload(Intake.StartLifecycle)
+      .addSuccess(Intake.ExecutionView)
+      .annotate(
+        OpenApi.Description,
+        "Starts a terminal-less operation by workflow name: PreAuthorization.Increase, PreAuthorization.Decrease, PreAuthorization.Capture, Reversal.Reverse, Moto.Sale, Moto.Refund, Moto.Reverse, TipAdjustment.Adjust, DeferredTokenization.Tokenize, Batch.Close, Batch.Summary, Batch.Detail, DeviceCommand.Send. The payload's requestId is the idempotency key."
+      )
+  )
   .add(HttpApiEndpoint.get("devices", "/v1/devices").addSuccess(Schema.Array(Intake.DeviceView)))
   .add(
     HttpApiEndpoint.get("transactionStatus")`/v1/transactions/${reference}/status`

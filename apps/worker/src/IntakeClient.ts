@@ -59,6 +59,7 @@ export const make = (options: Options) =>
       start: (payload) => call(client.operations.start({ payload })),
       stop: ({ serialNumber, ...payload }) =>
         call(client.operations.stop({ path: { serialNumber }, payload })),
+      lifecycle: (workflow, payload) => call(client.operations.lifecycle({ path: { workflow }, payload })),
       execution: (executionId, wait) =>
         call(client.executions.get({ path: { executionId }, urlParams: wait === undefined ? {} : { wait } })),
       history: (executionId) => call(client.executions.history({ path: { executionId } })),

@@ -64,6 +64,7 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
     return handlers
       .handle("start", ({ payload }) => intake.start(payload))
       .handle("stop", ({ path, payload }) => intake.stop({ ...payload, serialNumber: path.serialNumber }))
+      .handle("lifecycle", ({ path, payload }) => intake.lifecycle(path.workflow, payload))
       .handle("devices", () => intake.devices)
       .handle("transactionStatus", ({ path, urlParams }) =>
         intake.transactionStatus(path.reference, urlParams.selector ?? "first")

@@ -13,6 +13,7 @@ import {
   EngineWorker,
   type EventStore,
   type ExecutionQueue,
+  Lifecycles,
   PaymentProtocol,
   ProtocolSettings,
   type TerminalCloud
@@ -187,7 +188,7 @@ export const workflowsLayer: Layer.Layer<
   never,
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud | ProtocolSettings.ProtocolSettings
-> = PaymentProtocol.layer
+> = Layer.merge(PaymentProtocol.layer, Lifecycles.layer)
 
 /** The engine over the store and queue in context. */
 export const engineLayer = DurableEngine.layer()

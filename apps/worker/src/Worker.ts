@@ -106,7 +106,11 @@ export const layer = (config: WorkerConfig.WorkerConfig) =>
       )
       const engine = Stack.engineLayer
       const workflows = Stack.workflowsLayer.pipe(Layer.provide(settings))
-      const services = Layer.mergeAll(workflows, Stack.receiverLayer, IntakeLocal.layer)
+      const services = Layer.mergeAll(
+        workflows,
+        Stack.receiverLayer,
+        IntakeLocal.layer({ merchantMcc: config.merchantMcc })
+      )
 
       const projection = Layer.scopedDiscard(
         Effect.gen(function* () {

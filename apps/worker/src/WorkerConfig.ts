@@ -47,6 +47,8 @@ export interface WorkerConfig {
     readonly lease: Duration.Duration
     readonly shutdownTimeout: Duration.Duration
   }
+  /** The merchant's category code (capture rules of pre-authorizations made on terminals). */
+  readonly merchantMcc: Option.Option<string>
   readonly logFormat: "json" | "pretty"
   readonly logLevel: LogLevel.LogLevel
 }
@@ -155,7 +157,18 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
       })
     )
   })
-  return { store: yield* store, cloud: yield* cloud, ...rest }
+  const cloudConfig = yield* cloud
+  const mcc = yield* Config.option(
+    Config.string("TILLFLOW_MERCHANT_MCC").pipe(
+      Config.validate({
+        message: "TILLFLOW_MERCHANT_MCC must be 4 digits",
+        validation: (m) => /^\d{4}$/.test(m)
+      })
+    )
+  )
+  // The built-in simulator's merchant is a hotel (MCC 7011) unless configured otherwise.
+  const merchantMcc = cloudConfig._tag === "Simulator" ? Option.orElse(mcc, () => Option.some("7011")) : mcc
+  return { store: yield* store, cloud: cloudConfig, merchantMcc, ...rest }
 })
 
 /** The configuration file in use: `TILLFLOW_CONFIG`, else `tillflow.config.json` when it exists. */

@@ -2,7 +2,9 @@
  * The audit ledger: a pure fold of the event log's business facts into what finance reads
  * — sales, refunds, reversals, pre-authorizations, captures and declines, counted and
  * totalled as Money per currency, per day, terminal and merchant. Only outcome events
- * count (`PaymentAuthorised`, `PaymentDeclined` … of `DomainEvents`): engine events,
+ * count — `PaymentAuthorised`, `PaymentDeclined` … of `DomainEvents` for operations made on
+ * terminals, and the facts of `LifecycleEvent` for those made without one (MOTO sales,
+ * captures, reversals, refunds, hold changes) — never both for one fact: engine events,
  * attempts and reconciliation checks are how an outcome was reached, not money moved.
  * Folding the same events always gives the same ledger, so a ledger rebuilt from the
  * first event can be compared with one maintained live (`LedgerProjection`).
@@ -12,6 +14,7 @@
  * const byDay = Ledger.summarize(ledger, ["day"])
  * console.log(Ledger.toCsv(byDay))
  */
+import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -20,6 +23,7 @@ import * as DomainEvents from "./DomainEvents.js"
 import type * as EventRegistry from "./EventRegistry.js"
 import * as EventStore from "./EventStore.js"
 import * as HashChain from "./HashChain.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "./Money.js"
 
 // ---------------------------------------------------------------------------------------
@@ -143,10 +147,113 @@ export const entryOf = (event: OutcomeEvent): Entry | undefined => {
   }
 }
 
+const lifecycleTypes: ReadonlySet<string> = new Set([
+  "MotoSaleApproved",
+  "MotoSaleDeclined",
+  "PreAuthorizationCaptured",
+  "HoldIncreased",
+  "HoldDecreased",
+  "Reversed",
+  "Refunded"
+])
+
+/**
+ * The entry of a terminal-less fact (`LifecycleEvent`): MOTO sales and their declines,
+ * captures, hold changes, reversals and refunds made without a terminal. They belong to
+ * no terminal ("-"); the facts of operations made on terminals come from their outcome
+ * events instead, so nothing is counted twice.
+ */
+export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefined => {
+  const recorded = event.recorded
+  const base = {
+    terminal: "-",
+    merchant: "-",
+    transactionReference: undefined,
+    streamId: recorded.streamId,
+    eventType: recorded.type,
+    position: positionOf(recorded.checkpoint)
+  }
+  const when = (at: DateTime.Utc) => ({ at: at.epochMillis, day: dayOf(at.epochMillis) })
+  switch (event.type) {
+    case "MotoSaleApproved":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "sale",
+        operation: "moto/sale",
+        amount: event.data.amount,
+        finStatus: "AUTHORISED",
+        reconciled: event.data.reconciled
+      }
+    case "MotoSaleDeclined":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "decline",
+        operation: "moto/sale",
+        amount: undefined,
+        finStatus: event.data.finStatus,
+        reconciled: event.data.reconciled
+      }
+    case "PreAuthorizationCaptured":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "capture",
+        operation: "preauthorization/capture",
+        amount: event.data.total,
+        finStatus: "CAPTURED",
+        reconciled: event.data.reconciled
+      }
+    case "HoldIncreased":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "increase",
+        operation: "preauthorization/increase",
+        amount: event.data.delta,
+        finStatus: "AUTHORISED",
+        reconciled: event.data.reconciled
+      }
+    case "HoldDecreased":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "increase",
+        operation: "preauthorization/increase",
+        amount: Money.negate(event.data.delta),
+        finStatus: "AUTHORISED",
+        reconciled: event.data.reconciled
+      }
+    case "Reversed":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: event.data.target === "hold" ? "release" : "reversal",
+        operation: "reversal",
+        amount: event.data.amount,
+        finStatus: "REVERSED",
+        reconciled: event.data.reconciled
+      }
+    case "Refunded":
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "refund",
+        operation: "moto/refund",
+        amount: event.data.amount,
+        finStatus: "REFUNDED",
+        reconciled: event.data.reconciled
+      }
+    default:
+      return undefined
+  }
+}
+
 /**
  * The entries of recorded events, in order. Events the ledger does not count are skipped;
- * an outcome event that does not decode is reported in `undecodable` (never dropped
- * silently: the audit must say it could not read a fact).
+ * a fact that does not decode is reported in `undecodable` (never dropped silently: the
+ * audit must say it could not read a fact).
  */
 export const entriesOf = (
   events: ReadonlyArray<EventStore.RecordedEvent>
@@ -155,14 +262,18 @@ export const entriesOf = (
     const entries: Array<Entry> = []
     const undecodable: Array<string> = []
     for (const recorded of events) {
-      if (!isLedgerType(recorded.type)) continue
-      const decoded = yield* Effect.either(DomainEvents.events.decode(recorded))
+      const outcome = isLedgerType(recorded.type)
+      if (!outcome && !lifecycleTypes.has(recorded.type)) continue
+      const decoded = outcome
+        ? yield* Effect.either(
+            Effect.map(DomainEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))
+          )
+        : yield* Effect.either(Effect.map(LifecycleEvent.registry.decode(recorded), entryOfLifecycle))
       if (decoded._tag === "Left") {
         undecodable.push(`${recorded.streamId}@${recorded.version}: ${decoded.left.message}`)
         continue
       }
-      const entry = entryOf(decoded.right as OutcomeEvent)
-      if (entry !== undefined) entries.push(entry)
+      if (decoded.right !== undefined) entries.push(decoded.right)
     }
     return { entries, undecodable }
   })

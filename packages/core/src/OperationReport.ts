@@ -300,3 +300,54 @@ export const ofStopExit = (exit: EngineEvent.ExitJson | unknown): Option.Option<
       ? ofError(failure)
       : { verdict: "error", reconciled: false, summary: "the stop ended without an answer" }
   })
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const describeValue = (value: unknown): string | undefined => {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+    return String(value)
+  if (isRecord(value) && typeof value["amount"] === "string" && typeof value["currency"] === "string") {
+    const decoded = Schema.decodeUnknownOption(Money.FromMinorUnitsFields)(value)
+    return Option.isSome(decoded)
+      ? decoded.value.toString()
+      : `${value["amount"]} ${value["currency"]} (minor units)`
+  }
+  return undefined
+}
+
+/**
+ * The report of a finished terminal-less workflow (pre-authorization, reversal, MOTO, tip,
+ * token, batch, device command) from its stored exit: its result's status (a MOTO sale may
+ * be DECLINED or a PARTIAL_APPROVAL), whether it was reconciled, its money and ids; or the
+ * refusal or failure that ended it.
+ */
+export const ofLifecycleExit = (workflowName: string, exit: EngineEvent.ExitJson): Report => {
+  if (exit._tag === "Success") {
+    const value = isRecord(exit.value) ? exit.value : {}
+    const status = typeof value["status"] === "string" ? value["status"] : undefined
+    const verdict: Verdict =
+      status === "DECLINED" ? "declined" : status === "PARTIAL_APPROVAL" ? "partially-approved" : "approved"
+    const details = Object.entries(value)
+      .filter(([key]) => key !== "requestId" && key !== "reconciled" && key !== "_tag")
+      .flatMap(([key, v]) => {
+        const text = describeValue(v)
+        return text === undefined ? [] : [`${key} ${text}`]
+      })
+    return {
+      verdict,
+      reconciled: value["reconciled"] === true,
+      summary: `${workflowName}: ${details.join(", ") || "done"}`,
+      ...(status === undefined ? {} : { finStatus: status })
+    }
+  }
+  const cause = exit.cause
+  const error = cause._tag === "Fail" && isRecord(cause.error) ? cause.error : undefined
+  if (error === undefined) {
+    return { verdict: "error", reconciled: false, summary: `${workflowName} ended without a result` }
+  }
+  const tag = typeof error["_tag"] === "string" ? error["_tag"] : "Error"
+  const message = typeof error["message"] === "string" ? error["message"] : tag
+  const verdict: Verdict = tag === "OutcomeUnknown" || tag === "OperationInDoubt" ? "unresolved" : "rejected"
+  return { verdict, reconciled: false, summary: `${workflowName} refused (${tag}): ${message}` }
+}
