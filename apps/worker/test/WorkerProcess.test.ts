@@ -36,7 +36,7 @@ interface View {
 
 describe("the worker as a process", () => {
   it.live(
-    "serves health without a token, refuses the rest without it, runs sales from the API and the CLI, stops on SIGTERM, and its ledger replays",
+    "serves health without a token, refuses the rest without it, runs sales from the API and the CLI and a terminal-less reversal, stops on SIGTERM, and its ledger replays",
     () =>
       Effect.gen(function* () {
         const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-e2e-"))
@@ -140,6 +140,17 @@ describe("the worker as a process", () => {
         expect(cliView.report?.verdict).toBe("approved")
         expect(cliView.attributes["amount"]).toBe("20.00")
 
+        // A terminal-less reversal of the first sale, by its gateway guid.
+        const guid = (view as unknown as { result: { value: { facts: { efttransactionID: string } } } })
+          .result.value.facts.efttransactionID
+        const reversal = yield* http(`${intake}/v1/lifecycle/Reversal.Reverse`, {
+          method: "POST",
+          headers: auth,
+          body: JSON.stringify({ payload: { requestId: "reverse-1", originalGuid: guid }, waitSeconds: 120 })
+        })
+        expect(reversal.status).toBe(200)
+        expect((reversal.body as View).report?.verdict).toBe("approved")
+
         // The history, the list and the metrics see both.
         const listed = yield* http(`${intake}/v1/executions?operation=sale`, { headers: auth })
         expect((listed.body as ReadonlyArray<View>).map((v) => v.executionId).sort()).toEqual(
@@ -189,8 +200,15 @@ describe("the worker as a process", () => {
             net: string
           }>
         }
-        expect(parsed.entries).toBe(2)
+        expect(parsed.entries).toBe(3)
         expect(parsed.rows).toEqual([
+          // Terminal-less facts belong to no terminal.
+          expect.objectContaining({
+            terminal: "-",
+            currency: "EUR",
+            reversal: { count: 1, amount: "10.50" },
+            net: "-10.50"
+          }),
           expect.objectContaining({
             terminal: serial,
             currency: "EUR",
