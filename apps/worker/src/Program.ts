@@ -20,9 +20,8 @@ export const run = (name: string): Effect.Effect<void> =>
     Effect.catchAll((error) =>
       Effect.zipRight(
         Console.error(`tillflow ${name}: ${"message" in error ? error.message : String(error)}`),
-        Effect.sync(() => {
-          process.exitCode = 1
-        })
+        // Leave now: a half-built start (a pool whose peer layer failed) may hold the loop.
+        Effect.sync(() => process.exit(1))
       )
     )
   )

@@ -23,11 +23,11 @@ import { SimulatorServer } from "@tillflow/simulator"
 import { PgEventStore, PgliteEventStore, PgliteLock, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
 import type * as WorkerConfig from "./WorkerConfig.js"
@@ -89,10 +89,15 @@ export const storeLayer = (
     const pg = PgEventStore.layer({ url: config.url, maxConnections: config.poolSize }).pipe(
       Layer.mapError(startupError("PostgreSQL event store"))
     )
+    // Workers started together race to create the tables on a fresh database: the losers
+    // retry (by then the tables exist and the migrations are recorded).
     return Layer.mergeAll(
       SqlExecutionQueue.layer.pipe(Layer.mapError(startupError("execution queue"))),
       Layer.succeed(Store, { kind: "postgres" })
-    ).pipe(Layer.provideMerge(pg))
+    ).pipe(
+      Layer.provideMerge(pg),
+      Layer.retry(Schedule.spaced("1 second").pipe(Schedule.intersect(Schedule.recurs(4))))
+    )
   }
   const dataDir = Path.resolve(config.dataDir)
   const lock = Layer.scopedDiscard(PgliteLock.acquire(dataDir, holder)).pipe(
@@ -204,6 +209,3 @@ export const workerLayer = (config: WorkerConfig.WorkerConfig["worker"]) =>
     lease: config.lease,
     shutdownTimeout: config.shutdownTimeout
   })
-
-/** How long a run in flight may take to finish at shutdown (for the banner). */
-export const describeDuration = (duration: Duration.Duration): string => Duration.format(duration)

@@ -11,7 +11,6 @@ import { LedgerProjection, LogMetrics } from "@tillflow/core"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -185,7 +184,3 @@ export const loggerLayer = (config: WorkerConfig.WorkerConfig): Layer.Layer<neve
     config.logFormat === "json" ? Logger.json : Logger.pretty,
     Logger.minimumLogLevel(config.logLevel)
   )
-
-/** How long a stopping worker waits for runs in flight. */
-export const shutdownTimeout = (config: WorkerConfig.WorkerConfig): string =>
-  Duration.format(config.worker.shutdownTimeout)
