@@ -92,7 +92,16 @@ export const layer = (config: WorkerConfig.WorkerConfig) =>
       const workerId = Option.getOrElse(config.worker.id, () => `worker-${globalThis.crypto.randomUUID()}`)
       const store = Stack.storeLayer(config.store, "worker")
       const cloud = Stack.cloudLayer(config.cloud)
-      const server = IntakeHttp.serverLayer(config.intake)
+      const server = IntakeHttp.serverLayer(config.intake).pipe(
+        Layer.mapError(
+          (error) =>
+            new Stack.StartupError({
+              message: `the intake cannot listen on ${config.intake.host}:${config.intake.port} (${
+                error.cause instanceof Error ? error.cause.message : String(error.cause)
+              }); set TILLFLOW_INTAKE_PORT to a free port, or 0`
+            })
+        )
+      )
 
       // Callbacks reach this server only from this machine: the built-in simulator can use
       // its loopback address; a real service needs TILLFLOW_CALLBACK_BASE_URL.
