@@ -78,7 +78,7 @@ export const start = (
       Effect.catchAllCause((cause) => Effect.logError(`Heartbeat of worker ${workerId} failed`, cause)),
       Effect.forever
     )
-    yield* Effect.forkScoped(heartbeat)
+    const heartbeatFiber = yield* Effect.forkScoped(heartbeat)
 
     const claimDue = Effect.gen(function* () {
       const names = yield* engine.workflowNames
@@ -142,7 +142,8 @@ export const start = (
         }
         // Closing the map interrupts what is left; each run gives its claim back.
         yield* FiberMap.clear(runs)
-        yield* Effect.logDebug(`Worker ${workerId} stopped claiming and gave its claims back`)
+        yield* Fiber.interrupt(heartbeatFiber)
+        yield* Effect.logDebug(`Worker ${workerId} stopped: its runs finished or gave their claims back`)
       })
     )
     yield* Effect.logDebug(`Worker ${workerId} started`)

@@ -1,7 +1,7 @@
 /**
  * A worker process for the multi-process tests, run with `npx tsx`: the engine and one
  * worker over the PostgreSQL of DATABASE_URL, with short leases so a killed worker's
- * executions are taken over quickly. Prints `READY <workerId>` once it claims work and,
+ * executions are taken over quickly. Prints `READY <workerId> pid <pid>` once it claims work and,
  * on SIGTERM, `DRAINED <workerId>` once its worker stopped gracefully (runs finished or
  * claims given back), then exits. SIGKILL is the crash under test.
  *
@@ -54,7 +54,7 @@ const Node = Layer.mergeAll(
 const main = Effect.scoped(
   Effect.gen(function* () {
     yield* Layer.build(Node)
-    yield* Effect.promise(() => say(`READY ${workerId}`))
+    yield* Effect.promise(() => say(`READY ${workerId} pid ${process.pid}`))
     return yield* Effect.never
   })
 )
