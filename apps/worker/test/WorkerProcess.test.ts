@@ -36,7 +36,7 @@ interface View {
 
 describe("the worker as a process", () => {
   it.live(
-    "serves health without a token, refuses the rest without it, runs sales from the API and the CLI and a terminal-less reversal, stops on SIGTERM, and its ledger replays",
+    "serves health without a token, refuses the rest without it, runs sales from the API and the CLI (through it, then in its own process) and a terminal-less reversal, stops on SIGTERM, and its ledger replays",
     () =>
       Effect.gen(function* () {
         const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-e2e-"))
@@ -183,6 +183,18 @@ describe("the worker as a process", () => {
         expect(code).toBe(0)
         expect(Fs.existsSync(`${dataDir}.lock`)).toBe(false)
 
+        // With no worker, the command line runs the workflow in its own process on the folder
+        // (and its own built-in simulator, same seed, same serials).
+        const inProcess = yield* Processes.runToEnd(
+          cli,
+          ["sale", "--serial", serial, "--amount", "5.00", "--key", "order-4", "--json"],
+          env,
+          180_000
+        )
+        expect(inProcess.stderr).toContain("this process on the embedded store")
+        expect(inProcess.code).toBe(0)
+        expect((JSON.parse(inProcess.stdout) as View).report?.verdict).toBe("approved")
+
         // The ledger, replayed from the folder by the command line in its own process.
         const ledger = yield* Processes.runToEnd(
           cli,
@@ -200,7 +212,7 @@ describe("the worker as a process", () => {
             net: string
           }>
         }
-        expect(parsed.entries).toBe(3)
+        expect(parsed.entries).toBe(4)
         expect(parsed.rows).toEqual([
           // Terminal-less facts belong to no terminal.
           expect.objectContaining({
@@ -212,8 +224,8 @@ describe("the worker as a process", () => {
           expect.objectContaining({
             terminal: serial,
             currency: "EUR",
-            sale: { count: 2, amount: "30.50" },
-            net: "30.50"
+            sale: { count: 3, amount: "35.50" },
+            net: "35.50"
           })
         ])
         const verify = yield* Processes.runToEnd(cli, ["audit", "verify"], env, 120_000)

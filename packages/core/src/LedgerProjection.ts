@@ -61,7 +61,7 @@ export const replay = (options: {
       ledger = yield* Ledger.foldRecorded(ledger, events)
       if (page.caughtUp || events.length < page.events.length) return ledger
     }
-  })
+  }).pipe(Effect.withSpan("LedgerProjection.replay"))
 
 /** Folds the whole log from its first event up to `until` (default: everything readable now). */
 export const rebuild = (
@@ -96,7 +96,7 @@ export const compareWithLive: Effect.Effect<
     liveDigest: yield* Ledger.digest(live.value),
     rebuiltDigest: yield* Ledger.digest(rebuilt)
   })
-})
+}).pipe(Effect.withSpan("LedgerProjection.compareWithLive"))
 
 /** Options of the live projection. */
 export interface Options {

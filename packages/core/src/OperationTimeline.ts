@@ -240,4 +240,4 @@ export const read = (
       }
     }
     return render(lines)
-  })
+  }).pipe(Effect.withSpan("OperationTimeline.read", { attributes: { executionId } }))

@@ -136,4 +136,4 @@ export const catchUp = (
         )
     }
     return recorded
-  })
+  }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))
