@@ -1,0 +1,1080 @@
+/**
+ * tillflow's implementation of @effect/workflow's `WorkflowEngine`, whose whole state lives
+ * in the event store: one stream per execution (`execution-<id>`, see `EngineEvent`) holds
+ * its start, every activity result, deferred resolution, timer, suspension, interruption
+ * and its completion; the `ExecutionQueue` only schedules and indexes executions, so any
+ * number of workers on any number of machines share one PostgreSQL.
+ *
+ * A run replays the history: activities already recorded return their result without
+ * running again, and asking for a different activity than the one recorded at that point
+ * stops the execution with a `DeterminismError`. Workflows are written with
+ * `Workflow.make`, `Activity.make`, `DurableDeferred` and `DurableClock` as usual; an
+ * `EngineWorker` claims and runs them.
+ *
+ * @example
+ * const Engine = DurableEngine.layer().pipe(Layer.provide(stores))
+ * const Worker = EngineWorker.layer({ concurrency: 8 })
+ * const App = Layer.mergeAll(SaleWorkflowLive, Worker).pipe(Layer.provideMerge(Engine))
+ */
+import * as Workflow from "@effect/workflow/Workflow"
+import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as EngineEvent from "./EngineEvent.js"
+import * as EventStore from "./EventStore.js"
+import * as ExecutionQueue from "./ExecutionQueue.js"
+import * as History from "./internal/executionHistory.js"
+import * as Redaction from "./Redaction.js"
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/**
+ * The workflow code asked for a different activity than its history recorded at that
+ * point: the code changed in a way that cannot replay the executions already running.
+ * The execution is stopped (`stuck`) with a `DeterminismViolated` event; deploy code that
+ * replays the history, then `resume` it.
+ */
+export class DeterminismError extends Schema.TaggedError<DeterminismError>()("DeterminismError", {
+  workflowName: Schema.String,
+  executionId: Schema.String,
+  seq: Schema.Int,
+  recorded: Schema.String,
+  requested: Schema.String
+}) {
+  override get message(): string {
+    return (
+      `Workflow "${this.workflowName}" (execution ${this.executionId}) is not deterministic: ` +
+      `at step ${this.seq} its history recorded ${this.recorded} but the code now asks for ${this.requested}`
+    )
+  }
+}
+
+/**
+ * A value about to be stored in an event holds a `Redacted` secret. The engine never
+ * writes one: encode the secret out of the workflow's or activity's schema (keep a
+ * reference, a hash or nothing), the redaction rules of the store apply to the rest.
+ */
+export class RedactedValueRefused extends Schema.TaggedError<RedactedValueRefused>()("RedactedValueRefused", {
+  what: Schema.String,
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `${this.what} holds a Redacted value at ${this.path}: secrets are never written to the event store`
+  }
+}
+
+/** An execution's stream holds an engine event that does not decode. */
+export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("CorruptHistory", {
+  executionId: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `The history of execution ${this.executionId} cannot be replayed: ${this.detail}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workflow annotations
+
+/**
+ * Annotation: the concurrency key of an execution, from its payload. Executions with the
+ * same key run one at a time across all workers, from their first claim until they
+ * finish (a suspended execution keeps its key): "one operation per terminal".
+ */
+export class ConcurrencyKey extends Context.Reference<ConcurrencyKey>()(
+  "tillflow/DurableEngine/ConcurrencyKey",
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): string | undefined =>
+        undefined
+  }
+) {}
+
+/** Annotation: the search attributes of an execution, from its payload (for `list`). */
+export class SearchAttributesOf extends Context.Reference<SearchAttributesOf>()(
+  "tillflow/DurableEngine/SearchAttributes",
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): ExecutionQueue.SearchAttributes => ({})
+  }
+) {}
+
+/**
+ * Gives a workflow a concurrency key computed from its payload.
+ *
+ * @example
+ * const Sale = DurableEngine.withConcurrencyKey(
+ *   Workflow.make({ name: "Sale", payload: { serial: Schema.String }, idempotencyKey: (p) => p.serial }),
+ *   (payload) => `terminal:${payload.serial}`
+ * )
+ */
+export const withConcurrencyKey = <
+  Name extends string,
+  Payload extends Workflow.AnyStructSchema,
+  Success extends Schema.Schema.Any,
+  Error extends Schema.Schema.All
+>(
+  workflow: Workflow.Workflow<Name, Payload, Success, Error>,
+  key: (payload: Payload["Type"]) => string | undefined
+): Workflow.Workflow<Name, Payload, Success, Error> =>
+  workflow.annotate(ConcurrencyKey, (payload: unknown) => key(payload as Payload["Type"]))
+
+/** Gives a workflow search attributes computed from its payload. */
+export const withSearchAttributes = <
+  Name extends string,
+  Payload extends Workflow.AnyStructSchema,
+  Success extends Schema.Schema.Any,
+  Error extends Schema.Schema.All
+>(
+  workflow: Workflow.Workflow<Name, Payload, Success, Error>,
+  attributes: (payload: Payload["Type"]) => ExecutionQueue.SearchAttributes
+): Workflow.Workflow<Name, Payload, Success, Error> =>
+  workflow.annotate(SearchAttributesOf, (payload: unknown) => attributes(payload as Payload["Type"]))
+
+// ---------------------------------------------------------------------------------------
+// Inside workflows and activities
+
+/** A domain event emitted by an activity: to the execution's stream unless `stream` says otherwise. */
+export interface DomainEvent extends EventStore.NewEvent {
+  readonly stream?: string | undefined
+}
+
+class Emitter extends Context.Tag("tillflow/DurableEngine/Emitter")<
+  Emitter,
+  { readonly emit: (event: DomainEvent) => Effect.Effect<void> }
+>() {}
+
+class RunContext extends Context.Tag("tillflow/DurableEngine/RunContext")<
+  RunContext,
+  { readonly setAttributes: (attributes: ExecutionQueue.SearchAttributes) => Effect.Effect<void> }
+>() {}
+
+/**
+ * Appends a domain event (a business fact) beside the engine's own, from inside an
+ * activity. Events for the execution's own stream are appended in the same atomic batch
+ * as the activity's `ActivityCompleted`: both or neither. Events for another stream are
+ * appended right after, with an id derived from the execution and step, and delivered
+ * again on every replay until stored (the id makes the retry a no-op): at least once, never
+ * duplicated. Nothing is appended if the activity fails to complete.
+ *
+ * @example
+ * Activity.make({
+ *   name: "Authorise",
+ *   execute: Effect.gen(function* () {
+ *     const result = yield* cloud.sale(request)
+ *     yield* DurableEngine.emit({ type: "PaymentAuthorised", data: { reference, amount: "1000" } })
+ *     return result
+ *   })
+ * })
+ */
+export const emit = (event: DomainEvent): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(Emitter), (emitter) =>
+    Option.isSome(emitter)
+      ? emitter.value.emit(event)
+      : Effect.dieMessage(
+          "DurableEngine.emit is only available inside an activity run by the tillflow engine"
+        )
+  )
+
+/**
+ * Merges search attributes into the running execution's (a transaction reference known
+ * only after a step, say). Visibility only: not part of the history.
+ */
+export const setSearchAttributes = (attributes: ExecutionQueue.SearchAttributes): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(RunContext), (run) =>
+    Option.isSome(run)
+      ? run.value.setAttributes(attributes)
+      : Effect.dieMessage(
+          "DurableEngine.setSearchAttributes is only available inside a workflow run by tillflow"
+        )
+  )
+
+// ---------------------------------------------------------------------------------------
+// The service
+
+/** One event of an execution's history, with the engine event it is, if it is one. */
+export interface HistoryEntry {
+  readonly recorded: EventStore.RecordedEvent
+  /** `None` for a domain event. */
+  readonly engine: Option.Option<EngineEvent.EngineEvent>
+}
+
+/** How a run handed back its claim (reported to the worker for logs and metrics). */
+export type RunOutcome =
+  | { readonly _tag: "Finished"; readonly status: "succeeded" | "failed" | "interrupted" }
+  | { readonly _tag: "Suspended"; readonly wakeAt: number | undefined }
+  | { readonly _tag: "Stuck" }
+  | { readonly _tag: "Retry"; readonly runAt: number }
+
+/** The engine's own operations, beside the `WorkflowEngine` it provides. */
+export interface Service {
+  /** The `WorkflowEngine` (also provided as a service by `layer`). */
+  readonly engine: WorkflowEngine["Type"]
+  /** The history of one execution, oldest first. */
+  readonly history: (
+    executionId: string
+  ) => Effect.Effect<ReadonlyArray<HistoryEntry>, EventStore.EventStoreError>
+  /** One execution's status and search attributes. */
+  readonly get: (
+    executionId: string
+  ) => Effect.Effect<Option.Option<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError>
+  /** Executions by workflow, status and search attributes. */
+  readonly list: (
+    filter: ExecutionQueue.ListFilter
+  ) => Effect.Effect<ReadonlyArray<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError>
+  /** The names of the workflows registered in this process (what its workers claim). */
+  readonly workflowNames: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Runs a claimed execution once (replay, then live until it suspends or completes) and
+   * releases the claim. Never fails; interrupting it releases the claim for another run.
+   */
+  readonly run: (claim: ExecutionQueue.Claim, workerId: string) => Effect.Effect<RunOutcome>
+  /** Wakes this process's workers (something became due). */
+  readonly signal: Effect.Effect<void>
+  /** Waits until `signal` is called. */
+  readonly awaitSignal: Effect.Effect<void>
+}
+
+/** The engine service: its `WorkflowEngine`, visibility and what workers need. */
+export class DurableEngine extends Context.Tag("tillflow/DurableEngine")<DurableEngine, Service>() {}
+
+/** Options of the engine. */
+export interface Options {
+  /** How often a caller waiting in `execute` re-reads the status (default 200 ms). */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** Delay before an execution whose run crashed runs again, by claim count (default 1 s × 2ⁿ, at most 1 min). */
+  readonly retryDelay?: ((claims: number) => Duration.Duration) | undefined
+}
+
+// ---------------------------------------------------------------------------------------
+// Implementation
+
+interface Registered {
+  readonly workflow: Workflow.Any
+  readonly execute: (
+    payload: object,
+    executionId: string
+  ) => Effect.Effect<unknown, unknown, WorkflowInstance | WorkflowEngine>
+}
+
+interface Log {
+  readonly executionId: string
+  readonly stream: string
+  readonly history: History.History
+}
+
+interface RunState {
+  readonly log: Log
+  readonly workflow: Workflow.Any
+  /** The number the next activity the code asks for gets. */
+  seq: number
+  /** The activity number when a deferred was found unresolved (for `DeferredResolved.seqStart`). */
+  readonly deferredStarts: Map<string, number>
+  /** Set once the workflow is interrupted and its finalizers (compensations) run. */
+  unwinding: boolean
+  violation: DeterminismError | undefined
+}
+
+type UnknownSchema = Schema.Schema<unknown, unknown, never>
+const asSchema = (schema: Schema.Schema.All): UnknownSchema => schema as unknown as UnknownSchema
+
+const workflowExitSchema = (workflow: Workflow.Any) =>
+  Schema.Exit({
+    success: asSchema(workflow.successSchema),
+    failure: asSchema(workflow.errorSchema),
+    defect: Schema.Defect
+  })
+
+const engineEvent = (
+  event: EngineEvent.EngineEvent,
+  metadata?: EventStore.JsonObject
+): EventStore.NewEvent => {
+  const stored = EngineEvent.toStored(event)
+  return {
+    type: stored.type,
+    data: stored.data as EventStore.JsonObject,
+    schemaVersion: EngineEvent.schemaVersion,
+    ...(metadata === undefined ? {} : { metadata })
+  }
+}
+
+/** The path of the first `Redacted` inside a value, if any. */
+const findRedacted = (value: unknown, path: string, seen: Set<object>): string | undefined => {
+  if (Redacted.isRedacted(value)) return path
+  if (typeof value !== "object" || value === null || seen.has(value)) return undefined
+  seen.add(value)
+  const entries: Iterable<readonly [string, unknown]> = Array.isArray(value)
+    ? value.map((item, index) => [`[${index}]`, item] as const)
+    : Object.entries(value).map(([key, item]) => [`.${key}`, item] as const)
+  for (const [key, item] of entries) {
+    const found = findRedacted(item, `${path}${key}`, seen)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const path = findRedacted(value, "$", new Set())
+    return path === undefined ? Effect.void : Effect.die(new RedactedValueRefused({ what, path }))
+  })
+
+/** A UUID (version 5 layout) derived from a string, for idempotent appends. */
+const uuidFrom = (text: string): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))),
+    (buffer) => {
+      const bytes = new Uint8Array(buffer).slice(0, 16)
+      bytes[6] = (bytes[6] & 0x0f) | 0x50
+      bytes[8] = (bytes[8] & 0x3f) | 0x80
+      const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+    }
+  )
+
+const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
+
+/** Retries infrastructure failures a few times, then dies: the engine's ops cannot fail. */
+const orDieAfterRetries = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.retry({
+      schedule: transient,
+      while: (error) => error._tag === "EventStoreError" || error._tag === "ExecutionQueueError"
+    }),
+    Effect.orDie
+  )
+
+const describeActivity = (name: string, attempt: number) => `activity "${name}" (attempt ${attempt})`
+
+const defaultRetryDelay = (claims: number): Duration.Duration =>
+  Duration.millis(Math.min(60_000, 1_000 * 2 ** Math.max(0, claims - 1)))
+
+const finishedStatus = (exit: Exit.Exit<unknown, unknown>): "succeeded" | "failed" | "interrupted" =>
+  Exit.isSuccess(exit) ? "succeeded" : Cause.isInterruptedOnly(exit.cause) ? "interrupted" : "failed"
+
+/**
+ * Builds the engine over an `EventStore` and an `ExecutionQueue`. Use `layer` unless you
+ * need the service without providing `WorkflowEngine`.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, never, EventStore.EventStore | ExecutionQueue.ExecutionQueue | Scope.Scope> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const queue = yield* ExecutionQueue.ExecutionQueue
+    const pollInterval = Duration.decode(options.pollInterval ?? "200 millis")
+    const retryDelay = options.retryDelay ?? defaultRetryDelay
+
+    const registry = new Map<string, Registered>()
+    const running = new Map<string, RunState>()
+    const wakeups = yield* Effect.acquireRelease(Queue.sliding<void>(1), Queue.shutdown)
+    const completions = yield* Effect.acquireRelease(PubSub.unbounded<string>(), PubSub.shutdown)
+    const signal = Effect.asVoid(Queue.offer(wakeups, undefined))
+    const now = Clock.currentTimeMillis
+
+    // -- the log of one execution ------------------------------------------------------
+
+    const applyAll = (log: Log, events: ReadonlyArray<History.Stored>) =>
+      Effect.forEach(
+        events,
+        (event) => {
+          const applied = History.apply(log.history, event)
+          return Either.isLeft(applied)
+            ? Effect.die(new CorruptHistory({ executionId: log.executionId, detail: applied.left }))
+            : Effect.void
+        },
+        { discard: true }
+      )
+
+    const load = (executionId: string): Effect.Effect<Log> =>
+      Effect.gen(function* () {
+        const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
+        const events = yield* orDieAfterRetries(store.readStream(log.stream))
+        yield* applyAll(log, events)
+        return log
+      })
+
+    const refresh = (log: Log): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const events = yield* orDieAfterRetries(
+          store.readStream(log.stream, { fromVersion: log.history.version + 1 })
+        )
+        yield* applyAll(log, events)
+      })
+
+    /**
+     * Appends what `build` returns for the current history, at the history's version; on a
+     * lost race, reads what was appended meanwhile and asks `build` again (which returns
+     * `undefined` when the history already has what it would append). True if appended.
+     */
+    const appendTo = (
+      log: Log,
+      build: (history: History.History) => ReadonlyArray<EventStore.NewEvent> | undefined
+    ): Effect.Effect<
+      boolean,
+      EventStore.DuplicateEventId | EventStore.InvalidEvent | Redaction.SensitiveDataRefused
+    > =>
+      Effect.gen(function* () {
+        while (true) {
+          const events = build(log.history)
+          if (events === undefined || events.length === 0) return false
+          const from = log.history.version
+          const appended = yield* store.append(log.stream, EventStore.exactVersion(from), events).pipe(
+            Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
+            Effect.catchTag("EventStoreError", (error) => Effect.die(error)),
+            Effect.either
+          )
+          if (Either.isRight(appended)) {
+            yield* applyAll(
+              log,
+              events.map((event, index) => ({
+                version: from + index + 1,
+                type: event.type,
+                data: event.data,
+                metadata: event.metadata
+              }))
+            )
+            return true
+          }
+          if (appended.left._tag !== "ConcurrencyConflict") return yield* Effect.fail(appended.left)
+          yield* refresh(log)
+        }
+      })
+
+    /** Like `appendTo`, for engine events that carry no user data: any refusal is a defect. */
+    const appendEngine = (
+      log: Log,
+      build: (history: History.History) => ReadonlyArray<EventStore.NewEvent> | undefined
+    ): Effect.Effect<boolean> => Effect.orDie(appendTo(log, build))
+
+    const wake = (executionId: string, resumeStuck = false) =>
+      Effect.gen(function* () {
+        yield* orDieAfterRetries(
+          Effect.flatMap(now, (time) => queue.wake({ executionId, now: time, resumeStuck }))
+        )
+        yield* signal
+      })
+
+    /** Appends domain events for other streams; a stored id means an earlier try succeeded. */
+    const deliver = (outbox: ReadonlyArray<History.OutboxEvent>) =>
+      Effect.forEach(
+        groupByStream(outbox),
+        ([stream, events]) =>
+          store.append(stream, EventStore.AnyVersion, events).pipe(
+            Effect.catchTag("DuplicateEventId", () => Effect.void),
+            Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
+            Effect.orDie
+          ),
+        { discard: true }
+      )
+
+    const decodeCompleted = (workflow: Workflow.Any, log: Log) =>
+      Effect.gen(function* () {
+        const completed = log.history.completed
+        if (completed === undefined) return undefined
+        const exit = yield* Effect.orDie(Schema.decodeUnknown(workflowExitSchema(workflow))(completed.exit))
+        return new Workflow.Complete({ exit })
+      })
+
+    const stuckResult = (workflow: Workflow.Any, log: Log) => {
+      const stuck = log.history.stuck
+      return stuck === undefined
+        ? undefined
+        : new Workflow.Complete<unknown, unknown>({
+            exit: Exit.die(
+              new DeterminismError({
+                workflowName: workflow.name,
+                executionId: log.executionId,
+                seq: stuck.seq,
+                recorded: stuck.recorded,
+                requested: stuck.requested
+              })
+            )
+          })
+    }
+
+    const poll = (workflow: Workflow.Any, executionId: string) =>
+      Effect.gen(function* () {
+        const info = yield* orDieAfterRetries(queue.get(executionId))
+        if (Option.isNone(info)) return undefined
+        switch (info.value.status) {
+          case "succeeded":
+          case "failed":
+          case "interrupted":
+            return yield* decodeCompleted(workflow, yield* load(executionId))
+          case "stuck":
+            return stuckResult(workflow, yield* load(executionId))
+          case "suspended":
+            return new Workflow.Suspended({})
+          default:
+            return undefined
+        }
+      })
+
+    const awaitCompletion = (workflow: Workflow.Any, executionId: string) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const finished = yield* PubSub.subscribe(completions)
+          const completion = Effect.iterate(false, {
+            while: (done) => !done,
+            body: () => Effect.map(Queue.take(finished), (id) => id === executionId)
+          })
+          while (true) {
+            const result = yield* poll(workflow, executionId)
+            if (result !== undefined && result._tag === "Complete") return result
+            yield* Effect.raceFirst(completion, Effect.sleep(pollInterval))
+          }
+        })
+      )
+
+    // -- the engine --------------------------------------------------------------------
+
+    const runOf = (executionId: string) =>
+      Effect.map(Effect.serviceOption(WorkflowInstance), (instance) =>
+        Option.isSome(instance) && instance.value.executionId === executionId
+          ? running.get(executionId)
+          : undefined
+      )
+
+    const violation = (run: RunState, seq: number, recorded: string, requested: string) => {
+      const error = new DeterminismError({
+        workflowName: run.workflow.name,
+        executionId: run.log.executionId,
+        seq,
+        recorded,
+        requested
+      })
+      run.violation ??= error
+      return Effect.die(error)
+    }
+
+    const executeEncoded = (
+      workflow: Workflow.Any,
+      opts: {
+        readonly executionId: string
+        readonly payload: object
+        readonly discard: boolean
+        readonly parent?: WorkflowInstance["Type"] | undefined
+      }
+    ): Effect.Effect<Workflow.Result<unknown, unknown> | void> =>
+      Effect.gen(function* () {
+        const { executionId, parent } = opts
+        const log = yield* load(executionId)
+        if (log.history.started === undefined) {
+          yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
+          const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
+          yield* Effect.orDie(
+            appendTo(log, (history) =>
+              history.started !== undefined
+                ? undefined
+                : [
+                    engineEvent({
+                      _tag: "WorkflowStarted",
+                      workflowName: workflow.name,
+                      payload,
+                      parent:
+                        parent === undefined
+                          ? null
+                          : {
+                              workflowName: parent.workflow.name,
+                              stream: EngineEvent.streamId(parent.executionId)
+                            }
+                    })
+                  ]
+            )
+          )
+        }
+        const started = log.history.started
+        if (started !== undefined && started.workflowName !== workflow.name) {
+          return yield* Effect.dieMessage(
+            `Execution ${executionId} belongs to workflow "${started.workflowName}", not "${workflow.name}"`
+          )
+        }
+        const created = yield* orDieAfterRetries(
+          Effect.flatMap(now, (time) =>
+            queue.enqueue({
+              executionId,
+              workflowName: workflow.name,
+              concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
+              parentId: parent?.executionId,
+              attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
+              now: time
+            })
+          )
+        )
+        if (created) yield* signal
+        if (opts.discard) return
+        if (parent !== undefined) {
+          // A child that has not finished suspends its parent; its completion wakes it.
+          return (yield* decodeCompleted(workflow, log)) ?? new Workflow.Suspended({})
+        }
+        return yield* awaitCompletion(workflow, executionId)
+      })
+
+    const engine: WorkflowEngine["Type"] = makeUnsafe({
+      register: (workflow, execute) =>
+        Effect.gen(function* () {
+          registry.set(workflow.name, { workflow, execute })
+          yield* Effect.addFinalizer(() => Effect.sync(() => registry.delete(workflow.name)))
+          yield* signal
+        }),
+
+      execute: executeEncoded as WorkflowEngineModule.Encoded["execute"],
+
+      poll,
+
+      interrupt: (workflow, executionId) =>
+        Effect.gen(function* () {
+          const info = yield* orDieAfterRetries(queue.get(executionId))
+          if (Option.isNone(info) || ExecutionQueue.finishedStatuses.includes(info.value.status)) return
+          const log = yield* load(executionId)
+          yield* appendEngine(log, (history) =>
+            history.interrupted || history.completed !== undefined
+              ? undefined
+              : [engineEvent({ _tag: "WorkflowInterrupted" })]
+          )
+          yield* wake(executionId)
+        }).pipe(
+          Effect.withSpan("DurableEngine.interrupt", { attributes: { workflow: workflow.name, executionId } })
+        ),
+
+      resume: (workflow, executionId) =>
+        Effect.gen(function* () {
+          const info = yield* orDieAfterRetries(queue.get(executionId))
+          if (Option.isNone(info)) return
+          if (info.value.status === "stuck") {
+            const log = yield* load(executionId)
+            yield* appendEngine(log, (history) =>
+              history.stuck === undefined ? undefined : [engineEvent({ _tag: "WorkflowResumed" })]
+            )
+          }
+          yield* wake(executionId, true)
+        }).pipe(
+          Effect.withSpan("DurableEngine.resume", { attributes: { workflow: workflow.name, executionId } })
+        ),
+
+      activityExecute: (activity, attempt) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowInstance
+          const run = running.get(instance.executionId)
+          if (run === undefined) {
+            return yield* Effect.dieMessage(
+              `Activity "${activity.name}" ran outside a tillflow engine run of execution ${instance.executionId}`
+            )
+          }
+          const seq = run.seq++
+          const history = run.log.history
+          const requested = describeActivity(activity.name, attempt)
+          // Replay: the recorded result, looked up by name and attempt so that activities
+          // started concurrently may ask in another order.
+          const recorded = history.activityKeys.get(History.activityKey(activity.name, attempt))
+          if (recorded !== undefined) {
+            yield* deliver(recorded.outbox)
+            return new Workflow.Complete({ exit: recorded.event.exit })
+          }
+          const atThisPoint = history.activities.get(seq)
+          if (atThisPoint !== undefined) {
+            return yield* violation(
+              run,
+              seq,
+              describeActivity(atThisPoint.event.name, atThisPoint.event.attempt),
+              requested
+            )
+          }
+          // An interrupted workflow starts no new side effect; it suspends, and unwinds.
+          if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
+
+          const emitted: Array<DomainEvent> = []
+          const activityInstance = WorkflowInstance.initial(instance.workflow, instance.executionId)
+          activityInstance.interrupted = instance.interrupted
+          const result = yield* Effect.matchEffect(activity.execute, {
+            onFailure: (error: unknown) =>
+              refuseRedacted(error, `The error of activity "${activity.name}"`).pipe(
+                Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.errorSchema))(error))),
+                Effect.flatMap(Effect.fail)
+              ),
+            onSuccess: (value: unknown) =>
+              refuseRedacted(value, `The result of activity "${activity.name}"`).pipe(
+                Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.successSchema))(value)))
+              )
+          }).pipe(
+            Workflow.intoResult,
+            Effect.provideService(WorkflowInstance, activityInstance),
+            Effect.provideService(Emitter, { emit: (event) => Effect.sync(() => void emitted.push(event)) })
+          )
+          if (result._tag === "Suspended") return result
+
+          const own = emitted.filter((event) => event.stream === undefined || event.stream === run.log.stream)
+          const outbox: Array<History.OutboxEvent> = []
+          for (const [index, event] of emitted.entries()) {
+            if (event.stream === undefined || event.stream === run.log.stream) continue
+            outbox.push({
+              stream: event.stream,
+              event: {
+                type: event.type,
+                data: event.data,
+                schemaVersion: event.schemaVersion ?? 1,
+                metadata: event.metadata ?? {},
+                eventId: event.eventId ?? (yield* uuidFrom(`${run.log.stream}/${seq}/${index}`))
+              }
+            })
+          }
+          const record = (exit: Exit.Exit<unknown, unknown>, withEvents: boolean) =>
+            appendTo(run.log, (current) =>
+              current.activities.has(seq)
+                ? undefined
+                : [
+                    engineEvent(
+                      {
+                        _tag: "ActivityCompleted",
+                        seq,
+                        name: activity.name,
+                        attempt,
+                        exit: exit as EngineEvent.ExitJson
+                      },
+                      withEvents && outbox.length > 0 ? { outbox: outbox.map(outboxJson) } : undefined
+                    ),
+                    ...(withEvents ? own.map(({ stream: _stream, ...event }) => event) : [])
+                  ]
+            )
+          yield* record(result.exit, true).pipe(
+            // A result the store refuses (a secret, not JSON) is recorded as the refusal:
+            // the workflow sees a defect instead of a value that must not be stored.
+            Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal), false)))
+          )
+          const final = history.activities.get(seq)
+          if (final === undefined) {
+            return yield* Effect.dieMessage(`Activity ${requested} was not recorded`)
+          }
+          if (final.event.name !== activity.name || final.event.attempt !== attempt) {
+            // Another worker (whose lease had expired) recorded a different step here.
+            return yield* violation(
+              run,
+              seq,
+              describeActivity(final.event.name, final.event.attempt),
+              requested
+            )
+          }
+          yield* deliver(final.outbox)
+          return new Workflow.Complete({ exit: final.event.exit })
+        }).pipe(
+          Effect.withSpan("DurableEngine.activity", { attributes: { activity: activity.name, attempt } })
+        ),
+
+      deferredResult: (deferred) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowInstance
+          const run = running.get(instance.executionId)
+          const log = run?.log ?? (yield* load(instance.executionId))
+          const lookup = (): Exit.Exit<unknown, unknown> | undefined => {
+            const resolved = log.history.deferreds.get(deferred.name)
+            if (resolved !== undefined) {
+              if (
+                run !== undefined &&
+                resolved.seqStart !== undefined &&
+                resolved.seqEnd !== undefined &&
+                run.seq === resolved.seqStart
+              ) {
+                // The steps that computed this result are not asked again: skip their numbers.
+                run.seq = resolved.seqEnd
+              }
+              return resolved.exit
+            }
+            return History.isClockFired(log.history, deferred.name) ? Exit.void : undefined
+          }
+          const found = lookup()
+          if (found !== undefined) return found
+          // It may have been resolved (from outside) since this run read the history.
+          yield* refresh(log)
+          const fresh = lookup()
+          if (fresh !== undefined) return fresh
+          if (deferred.name.startsWith(History.clockDeferredPrefix)) {
+            const name = deferred.name.slice(History.clockDeferredPrefix.length)
+            const clock = log.history.clocks.get(name)
+            if (clock !== undefined && clock.fireAt <= (yield* now)) {
+              yield* appendEngine(log, (history) =>
+                History.isClockFired(history, deferred.name)
+                  ? undefined
+                  : [engineEvent({ _tag: "ClockFired", name })]
+              )
+              return Exit.void
+            }
+          }
+          if (run !== undefined && !run.deferredStarts.has(deferred.name))
+            run.deferredStarts.set(deferred.name, run.seq)
+          return undefined
+        }),
+
+      deferredDone: ({ deferredName, executionId, exit }) =>
+        Effect.gen(function* () {
+          const run = yield* runOf(executionId)
+          const log = run?.log ?? (yield* load(executionId))
+          const seqStart = run?.deferredStarts.get(deferredName)
+          const range =
+            run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
+          const appended = yield* Effect.orDie(
+            appendTo(log, (history) =>
+              history.deferreds.has(deferredName)
+                ? undefined
+                : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
+            )
+          )
+          if (appended) yield* wake(executionId)
+        }).pipe(Effect.withSpan("DurableEngine.deferredDone", { attributes: { executionId, deferredName } })),
+
+      scheduleClock: (_workflow, { clock, executionId }) =>
+        Effect.gen(function* () {
+          const run = yield* runOf(executionId)
+          const log = run?.log ?? (yield* load(executionId))
+          if (log.history.clocks.has(clock.name)) return
+          const durationMillis = Duration.toMillis(clock.duration)
+          const fireAt = (yield* now) + durationMillis
+          yield* appendEngine(log, (history) =>
+            history.clocks.has(clock.name)
+              ? undefined
+              : [engineEvent({ _tag: "ClockScheduled", name: clock.name, fireAt, durationMillis })]
+          )
+          // Outside a run nothing would look at the timer before the next suspension.
+          if (run === undefined) yield* wake(executionId)
+        })
+    })
+
+    // -- runs --------------------------------------------------------------------------
+
+    const release = (claim: ExecutionQueue.Claim, workerId: string, outcome: RunOutcome) =>
+      Effect.gen(function* () {
+        const time = yield* now
+        yield* orDieAfterRetries(
+          queue.release({ executionId: claim.executionId, workerId, release: outcome, now: time })
+        )
+        if (outcome._tag === "Finished" || outcome._tag === "Stuck") {
+          if (outcome._tag === "Finished" && claim.parentId !== null) yield* wake(claim.parentId)
+          yield* PubSub.publish(completions, claim.executionId)
+          yield* signal
+        }
+        return outcome
+      })
+
+    const runWorkflow = (entry: Registered, log: Log, claim: ExecutionQueue.Claim) =>
+      Effect.gen(function* () {
+        const started = log.history.started
+        if (started === undefined) {
+          return yield* Effect.dieMessage(`Execution ${claim.executionId} has no WorkflowStarted event`)
+        }
+        const payload = yield* Effect.orDie(
+          Schema.decodeUnknown(asSchema(entry.workflow.payloadSchema))(started.payload)
+        )
+        const instance = WorkflowInstance.initial(entry.workflow, claim.executionId)
+        instance.interrupted = log.history.interrupted
+        const run: RunState = {
+          log,
+          workflow: entry.workflow,
+          seq: 0,
+          deferredStarts: new Map(),
+          unwinding: false,
+          violation: undefined
+        }
+        running.set(claim.executionId, run)
+        const runContext = RunContext.of({
+          setAttributes: (attributes) => orDieAfterRetries(queue.setAttributes(claim.executionId, attributes))
+        })
+        const result = yield* entry.execute(payload as object, claim.executionId).pipe(
+          Effect.onExit(() =>
+            Effect.gen(function* () {
+              // An interruption requested while this run was going takes effect when it suspends.
+              if (instance.suspended && !instance.interrupted) {
+                yield* refresh(log)
+                if (log.history.interrupted) instance.interrupted = true
+              }
+              if (!instance.interrupted) return
+              instance.suspended = false
+              run.unwinding = true
+              yield* Effect.withFiberRuntime<void>((fiber) => Effect.interruptible(Fiber.interrupt(fiber)))
+            })
+          ),
+          Workflow.intoResult,
+          Effect.provideService(WorkflowInstance, instance),
+          Effect.provideService(WorkflowEngine, engine),
+          Effect.provideService(RunContext, runContext),
+          Effect.exit,
+          Effect.ensuring(Effect.sync(() => running.delete(claim.executionId)))
+        )
+        return { result, run }
+      })
+
+    const complete = (
+      entry: Registered,
+      log: Log,
+      exit: Exit.Exit<unknown, unknown>
+    ): Effect.Effect<"succeeded" | "failed" | "interrupted"> =>
+      Effect.gen(function* () {
+        const name = entry.workflow.name
+        // The exit with its values encoded by the workflow's schemas (what `poll` decodes).
+        const encoded: EngineEvent.ExitJson = yield* refuseRedacted(
+          exit,
+          `The result of workflow "${name}"`
+        ).pipe(
+          Effect.zipRight(Schema.encode(workflowExitSchema(entry.workflow))(exit)),
+          Effect.flatMap(Schema.decodeUnknown(EngineEvent.ExitJson)),
+          Effect.catchAllCause((cause) => Effect.succeed(Exit.die(Cause.squash(cause))))
+        )
+        const record = (stored: EngineEvent.ExitJson) =>
+          appendTo(log, (history) =>
+            history.completed !== undefined
+              ? undefined
+              : [engineEvent({ _tag: "WorkflowCompleted", exit: stored })]
+          )
+        yield* record(encoded).pipe(Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal)))))
+        const stored = yield* Effect.orDie(
+          Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed?.exit)
+        )
+        return finishedStatus(stored)
+      })
+
+    const run = (claim: ExecutionQueue.Claim, workerId: string): Effect.Effect<RunOutcome> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const entry = registry.get(claim.workflowName)
+          if (entry === undefined || running.has(claim.executionId)) {
+            return yield* release(claim, workerId, { _tag: "Retry", runAt: (yield* now) + 1_000 })
+          }
+          const log = yield* load(claim.executionId)
+          if (log.history.completed !== undefined) {
+            const exit = yield* Effect.orDie(
+              Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
+            )
+            return yield* release(claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
+          }
+          if (log.history.stuck !== undefined) return yield* release(claim, workerId, { _tag: "Stuck" })
+
+          const outcome = yield* restore(runWorkflow(entry, log, claim)).pipe(Effect.exit)
+          if (Exit.isSuccess(outcome) && outcome.value.run.violation !== undefined) {
+            const error = outcome.value.run.violation
+            yield* Effect.logError(error.message)
+            yield* appendEngine(log, (history) =>
+              history.stuck !== undefined
+                ? undefined
+                : [
+                    engineEvent({
+                      _tag: "DeterminismViolated",
+                      seq: error.seq,
+                      recorded: error.recorded,
+                      requested: error.requested
+                    })
+                  ]
+            )
+            return yield* release(claim, workerId, { _tag: "Stuck" })
+          }
+          const result = Exit.isSuccess(outcome) ? outcome.value.result : Exit.failCause(outcome.cause)
+          if (Exit.isFailure(result)) {
+            // The run did not end in a result: interrupted (shutdown, lost lease) or crashed.
+            const time = yield* now
+            if (Cause.isInterruptedOnly(result.cause)) {
+              return yield* release(claim, workerId, { _tag: "Retry", runAt: time })
+            }
+            yield* Effect.logError(`Run of execution ${claim.executionId} crashed`, result.cause)
+            return yield* release(claim, workerId, {
+              _tag: "Retry",
+              runAt: time + Duration.toMillis(retryDelay(claim.claims))
+            })
+          }
+          if (result.value._tag === "Complete") {
+            const status = yield* complete(entry, log, result.value.exit)
+            return yield* release(claim, workerId, { _tag: "Finished", status })
+          }
+          const wakeAt = History.nextTimer(log.history)
+          yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
+          return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
+        }).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.gen(function* () {
+              // The engine itself failed (store down past its retries): give the claim back.
+              yield* Effect.logError(`Engine failure while running execution ${claim.executionId}`, cause)
+              const runAt = (yield* now) + Duration.toMillis(retryDelay(claim.claims))
+              return yield* release(claim, workerId, { _tag: "Retry", runAt }).pipe(
+                Effect.catchAllCause(() => Effect.succeed<RunOutcome>({ _tag: "Retry", runAt }))
+              )
+            })
+          ),
+          Effect.withSpan("DurableEngine.run", {
+            attributes: { workflow: claim.workflowName, executionId: claim.executionId }
+          })
+        )
+      )
+
+    const history = (executionId: string) =>
+      Effect.map(store.readStream(EngineEvent.streamId(executionId)), (events) =>
+        events.map((recorded): HistoryEntry => ({
+          recorded,
+          engine: Option.flatMap(EngineEvent.fromStored(recorded), Either.getRight)
+        }))
+      )
+
+    return {
+      engine,
+      history,
+      get: queue.get,
+      list: queue.list,
+      workflowNames: Effect.sync(() => Array.from(registry.keys())),
+      run,
+      signal,
+      awaitSignal: Effect.asVoid(Queue.take(wakeups))
+    }
+  })
+
+const outboxJson = (entry: History.OutboxEvent): EventStore.JsonObject => ({
+  stream: entry.stream,
+  type: entry.event.type,
+  eventId: entry.event.eventId ?? null,
+  schemaVersion: entry.event.schemaVersion ?? 1,
+  data: entry.event.data,
+  metadata: entry.event.metadata ?? {}
+})
+
+const groupByStream = (
+  outbox: ReadonlyArray<History.OutboxEvent>
+): ReadonlyArray<readonly [string, ReadonlyArray<EventStore.NewEvent>]> => {
+  const groups = new Map<string, Array<EventStore.NewEvent>>()
+  for (const entry of outbox) {
+    const group = groups.get(entry.stream)
+    if (group === undefined) groups.set(entry.stream, [entry.event])
+    else group.push(entry.event)
+  }
+  return Array.from(groups.entries())
+}
+
+/**
+ * The engine as layers: `WorkflowEngine` (what `Workflow.execute`, `toLayer` and friends
+ * use) and `DurableEngine` (visibility, and what `EngineWorker` needs). Without a worker a
+ * process can still start executions and await their results: workers elsewhere run them.
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<
+  WorkflowEngine | DurableEngine,
+  never,
+  EventStore.EventStore | ExecutionQueue.ExecutionQueue
+> =>
+  Layer.scopedContext(
+    Effect.map(make(options), (service) =>
+      Context.make(DurableEngine, service).pipe(Context.add(WorkflowEngine, service.engine))
+    )
+  )

@@ -1,0 +1,160 @@
+/**
+ * The workflow engine's event catalogue: what the engine appends to an execution's stream
+ * (`execution-<id>`) as the execution starts, runs activities, waits on deferreds and
+ * timers, suspends, is interrupted and completes. Replaying these events rebuilds an
+ * execution's state on any worker; the domain events a workflow emits (business facts)
+ * sit beside them in the same stream under their own types.
+ *
+ * Exits are stored with `Schema.Exit` over the already-encoded values of the activity's,
+ * deferred's or workflow's own schemas, defects as `{ name, message }` (never a stack).
+ */
+import type * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** An exit whose success and failure are JSON values already encoded by their schemas. */
+export const ExitJson = Schema.Exit({
+  success: Schema.Unknown,
+  failure: Schema.Unknown,
+  defect: Schema.Defect
+})
+/** @see ExitJson */
+export type ExitJson = typeof ExitJson.Type
+
+/** The execution was started (once per execution id: starting again is a no-op). */
+export const WorkflowStarted = Schema.TaggedStruct("WorkflowStarted", {
+  workflowName: Schema.String,
+  /** The payload encoded with the workflow's payload schema. */
+  payload: Schema.Unknown,
+  /** The parent execution's workflow and stream, for a child workflow. */
+  parent: Schema.NullOr(Schema.Struct({ workflowName: Schema.String, stream: Schema.String }))
+})
+
+/**
+ * An activity finished (success or failure) and its result is final: a replay returns it
+ * without running the activity again. `seq` is the order in which the workflow asked for
+ * its activities, the basis of the determinism check.
+ */
+export const ActivityCompleted = Schema.TaggedStruct("ActivityCompleted", {
+  seq: Schema.Int,
+  name: Schema.String,
+  attempt: Schema.Int,
+  exit: ExitJson
+})
+
+/**
+ * A durable deferred was resolved, from outside (a callback) or by the workflow itself
+ * (`DurableDeferred.into`, `raceAll`). When the workflow resolved it, `seqStart`–`seqEnd`
+ * are the activity numbers used while computing it, which a replay that returns the
+ * stored result skips.
+ */
+export const DeferredResolved = Schema.TaggedStruct("DeferredResolved", {
+  name: Schema.String,
+  exit: ExitJson,
+  seqStart: Schema.optional(Schema.Int),
+  seqEnd: Schema.optional(Schema.Int)
+})
+
+/** A durable timer was set; it fires at `fireAt` (epoch milliseconds). */
+export const ClockScheduled = Schema.TaggedStruct("ClockScheduled", {
+  name: Schema.String,
+  fireAt: Schema.Number,
+  durationMillis: Schema.Number
+})
+
+/** A durable timer fired (this also resolves its deferred, `DurableClock/<name>`). */
+export const ClockFired = Schema.TaggedStruct("ClockFired", {
+  name: Schema.String
+})
+
+/** A run ended waiting for a signal, and for a timer when `wakeAt` is set. */
+export const WorkflowSuspended = Schema.TaggedStruct("WorkflowSuspended", {
+  wakeAt: Schema.NullOr(Schema.Number)
+})
+
+/** Interruption was requested; the next run unwinds the workflow (compensations run). */
+export const WorkflowInterrupted = Schema.TaggedStruct("WorkflowInterrupted", {})
+
+/** The execution finished; `exit` is encoded with the workflow's success and error schemas. */
+export const WorkflowCompleted = Schema.TaggedStruct("WorkflowCompleted", {
+  exit: ExitJson
+})
+
+/**
+ * The code asked for a different activity than the history recorded at that point: the
+ * execution is stopped (`stuck`) until an operator deploys a fix and resumes it.
+ */
+export const DeterminismViolated = Schema.TaggedStruct("DeterminismViolated", {
+  seq: Schema.Int,
+  recorded: Schema.String,
+  requested: Schema.String
+})
+
+/** An operator resumed a stuck execution. */
+export const WorkflowResumed = Schema.TaggedStruct("WorkflowResumed", {})
+
+/** Every event the engine writes. */
+export const EngineEvent = Schema.Union(
+  WorkflowStarted,
+  ActivityCompleted,
+  DeferredResolved,
+  ClockScheduled,
+  ClockFired,
+  WorkflowSuspended,
+  WorkflowInterrupted,
+  WorkflowCompleted,
+  DeterminismViolated,
+  WorkflowResumed
+)
+/** @see EngineEvent */
+export type EngineEvent = typeof EngineEvent.Type
+
+/** The event types the engine owns; any other type in an execution stream is a domain event. */
+export const engineEventTypes: ReadonlySet<string> = new Set([
+  "WorkflowStarted",
+  "ActivityCompleted",
+  "DeferredResolved",
+  "ClockScheduled",
+  "ClockFired",
+  "WorkflowSuspended",
+  "WorkflowInterrupted",
+  "WorkflowCompleted",
+  "DeterminismViolated",
+  "WorkflowResumed"
+])
+
+/** The schema version the engine writes its events with. */
+export const schemaVersion = 1
+
+const encodeEvent = Schema.encodeSync(EngineEvent)
+const decodeEvent = Schema.decodeUnknownEither(EngineEvent)
+
+/** An engine event as the store keeps it: a type and a JSON object without `_tag`. */
+export const toStored = (
+  event: EngineEvent
+): { readonly type: string; readonly data: Record<string, unknown> } => {
+  const { _tag, ...data } = encodeEvent(event)
+  return { type: _tag, data }
+}
+
+/**
+ * Reads a stored event back; `None` for a domain event, a parse error for an engine
+ * event whose data does not decode (a corrupt or newer history).
+ */
+export const fromStored = (stored: {
+  readonly type: string
+  readonly data: unknown
+}): Option.Option<Either.Either<EngineEvent, ParseResult.ParseError>> => {
+  if (!engineEventTypes.has(stored.type)) return Option.none()
+  const data = typeof stored.data === "object" && stored.data !== null ? stored.data : {}
+  return Option.some(decodeEvent({ ...data, _tag: stored.type }))
+}
+
+/**
+ * The stream of an execution. Long digit runs in the id are broken with `_` so that a
+ * hexadecimal execution id can never look like a card number to the store's redaction
+ * check (a 32-digit hex id holds a Luhn-valid 13–19 digit run about once in 700).
+ */
+export const streamId = (executionId: string): string =>
+  `execution-${executionId.replace(/\d{12}(?=\d)/g, (run) => `${run}_`)}`

@@ -1,0 +1,147 @@
+/**
+ * A worker of the durable engine: it claims due executions of the workflows registered in
+ * its process from the `ExecutionQueue`, runs each on the engine, renews their leases by
+ * heartbeat and stops a run whose lease it lost. Start as many workers, in as many
+ * processes, as you like against one store: the queue hands each execution to one of them
+ * at a time. Stopping a worker (closing its scope) stops claiming, lets runs in flight
+ * finish for a grace period, then interrupts the rest, giving their claims back.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberMap from "effect/FiberMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as DurableEngine from "./DurableEngine.js"
+import * as ExecutionQueue from "./ExecutionQueue.js"
+
+/** Options of a worker. */
+export interface Options {
+  /** The worker's identity in leases (default: `worker-<random UUID>`). */
+  readonly workerId?: string | undefined
+  /** How many executions it runs at once (default 16). */
+  readonly concurrency?: number | undefined
+  /** How long a claim lasts without a heartbeat (default 30 s). */
+  readonly lease?: Duration.DurationInput | undefined
+  /** How often leases are renewed (default a third of the lease). */
+  readonly heartbeat?: Duration.DurationInput | undefined
+  /** The longest it sleeps before looking for due work again (default 1 s). */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** How long a stopping worker lets runs in flight finish (default 10 s). */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Starts a worker in the current scope; it runs until the scope closes. Returns its id.
+ */
+export const start = (
+  options: Options = {}
+): Effect.Effect<string, never, DurableEngine.DurableEngine | ExecutionQueue.ExecutionQueue | Scope.Scope> =>
+  Effect.gen(function* () {
+    const engine = yield* DurableEngine.DurableEngine
+    const queue = yield* ExecutionQueue.ExecutionQueue
+    const workerId = options.workerId ?? `worker-${globalThis.crypto.randomUUID()}`
+    const concurrency = Math.max(1, options.concurrency ?? 16)
+    const leaseMs = Duration.toMillis(options.lease ?? "30 seconds")
+    const heartbeatMs = options.heartbeat === undefined ? leaseMs / 3 : Duration.toMillis(options.heartbeat)
+    const pollMs = Duration.toMillis(options.pollInterval ?? "1 second")
+    const shutdownTimeout = options.shutdownTimeout ?? "10 seconds"
+
+    const runs = yield* FiberMap.make<string, DurableEngine.RunOutcome>()
+
+    const heartbeat = Effect.gen(function* () {
+      while (true) {
+        yield* Effect.sleep(Duration.millis(heartbeatMs))
+        const ids = Array.from(runs, ([id]) => id)
+        if (ids.length === 0) continue
+        const held = yield* queue.heartbeat({
+          workerId,
+          executionIds: ids,
+          leaseMs,
+          now: yield* Clock.currentTimeMillis
+        })
+        for (const id of ids) {
+          if (held.includes(id)) continue
+          // Another worker took it over: this run must not write any more.
+          yield* Effect.logWarning(`Worker ${workerId} lost the lease of execution ${id}; stopping its run`)
+          yield* FiberMap.remove(runs, id)
+        }
+      }
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logError(`Heartbeat of worker ${workerId} failed`, cause)),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(heartbeat)
+
+    const claimDue = Effect.gen(function* () {
+      const names = yield* engine.workflowNames
+      const free = concurrency - (yield* FiberMap.size(runs))
+      if (names.length === 0 || free <= 0) return 0
+      const claims = yield* queue.claim({
+        workerId,
+        workflowNames: names,
+        limit: free,
+        leaseMs,
+        now: yield* Clock.currentTimeMillis
+      })
+      for (const claim of claims) {
+        yield* FiberMap.run(
+          runs,
+          claim.executionId,
+          Effect.ensuring(engine.run(claim, workerId), engine.signal),
+          { onlyIfMissing: true }
+        )
+      }
+      return claims.length
+    })
+
+    const idle = Effect.gen(function* () {
+      const names = yield* engine.workflowNames
+      const time = yield* Clock.currentTimeMillis
+      const next = names.length === 0 ? Option.none() : yield* queue.nextDueAt(names)
+      const sleepMs = Option.isSome(next) && next.value > time ? Math.min(pollMs, next.value - time) : pollMs
+      yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(sleepMs)))
+    })
+
+    const loop = Effect.gen(function* () {
+      while (true) {
+        const claimed = yield* claimDue.pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.as(Effect.logError(`Worker ${workerId} could not claim`, cause), 0)
+          )
+        )
+        const busy = yield* FiberMap.size(runs)
+        // Claimed some and still has room: there may be more due right now.
+        if (claimed > 0 && busy < concurrency) continue
+        yield* idle.pipe(Effect.catchAllCause(() => Effect.sleep(Duration.millis(pollMs))))
+      }
+    })
+    const loopFiber = yield* Effect.forkScoped(loop)
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        yield* Fiber.interrupt(loopFiber)
+        // Finalizers run uninterruptibly: the wait must be interruptible for the timeout.
+        const drained = yield* FiberMap.awaitEmpty(runs).pipe(
+          Effect.interruptible,
+          Effect.timeout(shutdownTimeout),
+          Effect.option
+        )
+        if (Option.isNone(drained)) {
+          yield* Effect.logWarning(`Worker ${workerId} stops: interrupting the runs still in flight`)
+        }
+        // Closing the map interrupts what is left; each run gives its claim back.
+        yield* FiberMap.clear(runs)
+      })
+    )
+    yield* Effect.logDebug(`Worker ${workerId} started`)
+    return workerId
+  })
+
+/** A worker as a layer: starts with the layer, stops gracefully when it is released. */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<never, never, DurableEngine.DurableEngine | ExecutionQueue.ExecutionQueue> =>
+  Layer.scopedDiscard(start(options))

@@ -1,0 +1,65 @@
+/**
+ * The schema of the workflow engine's execution queue, as @effect/sql migrations shipped
+ * inside the package and recorded in their own table (`tillflow_engine_migrations`), next
+ * to the event store's: the two evolve independently on one database. `SqlExecutionQueue`
+ * runs them at start-up; the Migrator locks its table, so concurrent start-ups apply each
+ * migration once.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+
+/** The table where applied migrations are recorded. */
+export const table = "tillflow_engine_migrations"
+
+const createExecutionQueue = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // One row per execution. Times are epoch milliseconds from the engine's clock (the same
+  // clock that wrote the timers into the event store). `due_at` is when the row is next
+  // claimable: its run time (pending), its timer (suspended) or its lease expiry (running).
+  yield* sql`
+    CREATE TABLE tillflow_executions (
+      execution_id    text    PRIMARY KEY,
+      workflow_name   text    NOT NULL,
+      status          text    NOT NULL CHECK (status IN
+                        ('pending', 'running', 'suspended', 'succeeded', 'failed', 'interrupted', 'stuck')),
+      due_at          bigint,
+      lease_owner     text,
+      wake_requested  boolean NOT NULL DEFAULT false,
+      concurrency_key text,
+      parent_id       text,
+      attributes      jsonb   NOT NULL DEFAULT '{}'::jsonb,
+      claims          integer NOT NULL DEFAULT 0,
+      created_at      bigint  NOT NULL,
+      updated_at      bigint  NOT NULL,
+      seq             bigint  GENERATED ALWAYS AS IDENTITY
+    )`
+  yield* sql`
+    CREATE INDEX tillflow_executions_due ON tillflow_executions (due_at, seq)
+    WHERE status IN ('pending', 'running', 'suspended')`
+  yield* sql`CREATE INDEX tillflow_executions_by_workflow ON tillflow_executions (workflow_name, status, seq)`
+  yield* sql`CREATE INDEX tillflow_executions_by_attributes ON tillflow_executions USING gin (attributes jsonb_path_ops)`
+  yield* sql`
+    CREATE INDEX tillflow_executions_by_key ON tillflow_executions (concurrency_key)
+    WHERE concurrency_key IS NOT NULL`
+  // Which unfinished execution holds a concurrency key. The primary key is the mutex: two
+  // workers claiming executions with one key serialise on this row.
+  yield* sql`
+    CREATE TABLE tillflow_concurrency_holders (
+      concurrency_key text PRIMARY KEY,
+      execution_id    text NOT NULL
+    )`
+})
+
+/** Every migration of the execution queue, by `id_name`. */
+export const migrations = {
+  "1_create_execution_queue": createExecutionQueue
+} as const
+
+/** Applies the pending migrations; returns the ones applied now. */
+export const run: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient
+> = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table })

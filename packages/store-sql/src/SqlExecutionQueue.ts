@@ -1,0 +1,301 @@
+/**
+ * The workflow engine's `ExecutionQueue` on @effect/sql, for PostgreSQL and PGlite alike.
+ * Workers claim due rows in one transaction with `FOR UPDATE SKIP LOCKED`, so concurrent
+ * claimers never block on nor take the same row; a concurrency key is acquired in the same
+ * transaction by upserting its holder row, whose primary key serialises the claimers of
+ * one key. Leases are `due_at` on a running row: a heartbeat pushes it forward, and once it
+ * passes the row is due again and any worker takes it over.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { ExecutionQueue } from "@tillflow/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as ExecutionQueueMigrations from "./ExecutionQueueMigrations.js"
+
+const Int8 = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+const ExecutionRow = Schema.Struct({
+  execution_id: Schema.String,
+  workflow_name: Schema.String,
+  status: ExecutionQueue.ExecutionStatus,
+  due_at: Schema.NullOr(Int8),
+  lease_owner: Schema.NullOr(Schema.String),
+  concurrency_key: Schema.NullOr(Schema.String),
+  parent_id: Schema.NullOr(Schema.String),
+  attributes: ExecutionQueue.SearchAttributes,
+  claims: Schema.Number,
+  created_at: Int8,
+  updated_at: Int8
+})
+const decodeExecutionRows = Schema.decodeUnknown(Schema.Array(ExecutionRow))
+
+const CandidateRow = Schema.Struct({
+  execution_id: Schema.String,
+  concurrency_key: Schema.NullOr(Schema.String)
+})
+const decodeCandidates = Schema.decodeUnknown(Schema.Array(CandidateRow))
+
+const ClaimedRow = Schema.Struct({
+  execution_id: Schema.String,
+  workflow_name: Schema.String,
+  parent_id: Schema.NullOr(Schema.String),
+  claims: Schema.Number
+})
+const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedRow))
+
+const IdRow = Schema.Struct({ execution_id: Schema.String })
+const decodeIds = Schema.decodeUnknown(Schema.Array(IdRow))
+
+const NextRow = Schema.Struct({ next: Schema.NullOr(Int8) })
+const decodeNext = Schema.decodeUnknown(Schema.Array(NextRow))
+
+const toInfo = (row: typeof ExecutionRow.Type): ExecutionQueue.ExecutionInfo =>
+  new ExecutionQueue.ExecutionInfo({
+    executionId: row.execution_id,
+    workflowName: row.workflow_name,
+    status: row.status,
+    dueAt: row.due_at,
+    leaseOwner: row.lease_owner,
+    concurrencyKey: row.concurrency_key,
+    parentId: row.parent_id,
+    attributes: row.attributes,
+    claims: row.claims,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  })
+
+const failure = (operation: string) => (cause: SqlError | ParseResult.ParseError) =>
+  new ExecutionQueue.ExecutionQueueError({ operation, message: cause.message })
+
+const activeStatuses = ["pending", "running", "suspended"] as const
+
+/** Builds the queue over the `SqlClient` in context; run the migrations first (`layer` does). */
+export const make: Effect.Effect<ExecutionQueue.ExecutionQueue["Type"], never, SqlClient.SqlClient> =
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const columns = sql`execution_id, workflow_name, status, due_at, lease_owner, concurrency_key, parent_id,
+      attributes, claims, created_at, updated_at`
+
+    const claim = (options: Parameters<ExecutionQueue.ExecutionQueue["Type"]["claim"]>[0]) =>
+      Effect.gen(function* () {
+        if (options.workflowNames.length === 0 || options.limit <= 0) return []
+        const candidates = yield* sql`
+          SELECT e.execution_id, e.concurrency_key
+          FROM tillflow_executions e
+          WHERE e.status IN ${sql.in(activeStatuses)}
+            AND e.due_at <= ${options.now}
+            AND e.workflow_name IN ${sql.in(options.workflowNames)}
+            AND (e.concurrency_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM tillflow_concurrency_holders h
+              WHERE h.concurrency_key = e.concurrency_key AND h.execution_id <> e.execution_id))
+          ORDER BY e.due_at, e.seq
+          LIMIT ${options.limit}
+          FOR UPDATE OF e SKIP LOCKED`.pipe(Effect.flatMap(decodeCandidates))
+        const granted: Array<string> = candidates
+          .filter((candidate) => candidate.concurrency_key === null)
+          .map((candidate) => candidate.execution_id)
+        // Holder rows are locked in key order by every claimer, so two claimers can wait on
+        // each other's keys but never in a cycle (no deadlock).
+        const keyed = candidates
+          .flatMap((candidate) =>
+            candidate.concurrency_key === null
+              ? []
+              : [{ executionId: candidate.execution_id, key: candidate.concurrency_key }]
+          )
+          .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        for (const candidate of keyed) {
+          // The no-op update locks the holder row and returns the current holder: either
+          // this execution (acquired now or before) or another one (skip it).
+          const holder = yield* sql`
+            INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
+            VALUES (${candidate.key}, ${candidate.executionId})
+            ON CONFLICT (concurrency_key) DO UPDATE
+              SET execution_id = tillflow_concurrency_holders.execution_id
+            RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
+          if (holder[0]?.execution_id === candidate.executionId) granted.push(candidate.executionId)
+        }
+        if (granted.length === 0) return []
+        const leaseUntil = options.now + options.leaseMs
+        const claimed = yield* sql`
+          UPDATE tillflow_executions
+          SET status = 'running', lease_owner = ${options.workerId}, due_at = ${leaseUntil},
+              wake_requested = false, claims = claims + 1, updated_at = ${options.now}
+          WHERE execution_id IN ${sql.in(granted)}
+          RETURNING execution_id, workflow_name, parent_id, claims`.pipe(Effect.flatMap(decodeClaimed))
+        return claimed.map((row): ExecutionQueue.Claim => ({
+          executionId: row.execution_id,
+          workflowName: row.workflow_name,
+          parentId: row.parent_id,
+          claims: row.claims,
+          leaseUntil
+        }))
+      }).pipe(sql.withTransaction, Effect.mapError(failure("claim")))
+
+    const release = (options: Parameters<ExecutionQueue.ExecutionQueue["Type"]["release"]>[0]) =>
+      Effect.gen(function* () {
+        const { executionId, now, workerId } = options
+        const held = sql`execution_id = ${executionId} AND lease_owner = ${workerId} AND status = 'running'`
+        const outcome = options.release
+        switch (outcome._tag) {
+          case "Suspended": {
+            const wakeAt = outcome.wakeAt ?? null
+            return yield* sql`
+              UPDATE tillflow_executions
+              SET status = CASE WHEN wake_requested THEN 'pending' ELSE 'suspended' END,
+                  due_at = CASE WHEN wake_requested THEN ${now} ELSE ${wakeAt}::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
+          }
+          case "Retry":
+            return yield* sql`
+              UPDATE tillflow_executions
+              SET status = 'pending',
+                  due_at = CASE WHEN wake_requested THEN LEAST(${now}::bigint, ${outcome.runAt}::bigint)
+                                ELSE ${outcome.runAt}::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
+          case "Stuck":
+            return yield* sql`
+              UPDATE tillflow_executions
+              SET status = 'stuck', due_at = NULL, lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
+          case "Finished": {
+            const finished = yield* sql`
+              UPDATE tillflow_executions
+              SET status = ${outcome.status}, due_at = NULL, lease_owner = NULL, wake_requested = false,
+                  updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
+            if (finished.length > 0) {
+              yield* sql`DELETE FROM tillflow_concurrency_holders WHERE execution_id = ${executionId}`
+            }
+            return finished
+          }
+        }
+      }).pipe(
+        Effect.map((rows) => rows.length > 0),
+        sql.withTransaction,
+        Effect.mapError(failure("release"))
+      )
+
+    return ExecutionQueue.ExecutionQueue.of({
+      enqueue: (input) =>
+        sql`
+          INSERT INTO tillflow_executions
+            (execution_id, workflow_name, status, due_at, concurrency_key, parent_id, attributes,
+             created_at, updated_at)
+          VALUES (${input.executionId}, ${input.workflowName}, 'pending', ${input.now},
+                  ${input.concurrencyKey ?? null}, ${input.parentId ?? null},
+                  ${JSON.stringify(input.attributes)}::jsonb, ${input.now}, ${input.now})
+          ON CONFLICT (execution_id) DO NOTHING
+          RETURNING execution_id`.pipe(
+          Effect.flatMap(decodeIds),
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(failure("enqueue"))
+        ),
+
+      claim,
+
+      heartbeat: (options) =>
+        options.executionIds.length === 0
+          ? Effect.succeed([])
+          : sql`
+              UPDATE tillflow_executions
+              SET due_at = ${options.now + options.leaseMs}, updated_at = ${options.now}
+              WHERE execution_id IN ${sql.in(options.executionIds)}
+                AND lease_owner = ${options.workerId} AND status = 'running'
+              RETURNING execution_id`.pipe(
+              Effect.flatMap(decodeIds),
+              Effect.map((rows) => rows.map((row) => row.execution_id)),
+              Effect.mapError(failure("heartbeat"))
+            ),
+
+      release,
+
+      wake: (options) => {
+        const resumeStuck = options.resumeStuck === true
+        // Every expression of SET reads the row as it was before the update.
+        return sql`
+          UPDATE tillflow_executions
+          SET wake_requested = (status = 'running') OR wake_requested,
+              due_at = CASE
+                WHEN status = 'suspended' OR (status = 'stuck' AND ${resumeStuck}) THEN ${options.now}::bigint
+                WHEN status = 'pending' THEN LEAST(due_at, ${options.now}::bigint)
+                ELSE due_at END,
+              status = CASE
+                WHEN status = 'suspended' OR (status = 'stuck' AND ${resumeStuck}) THEN 'pending'
+                ELSE status END,
+              updated_at = ${options.now}
+          WHERE execution_id = ${options.executionId}
+            AND status NOT IN ('succeeded', 'failed', 'interrupted')`.pipe(
+          Effect.asVoid,
+          Effect.mapError(failure("wake"))
+        )
+      },
+
+      setAttributes: (executionId, attributes) =>
+        sql`
+          UPDATE tillflow_executions SET attributes = attributes || ${JSON.stringify(attributes)}::jsonb
+          WHERE execution_id = ${executionId}`.pipe(Effect.asVoid, Effect.mapError(failure("setAttributes"))),
+
+      get: (executionId) =>
+        sql`SELECT ${columns} FROM tillflow_executions WHERE execution_id = ${executionId}`.pipe(
+          Effect.flatMap(decodeExecutionRows),
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toInfo)),
+          Effect.mapError(failure("get"))
+        ),
+
+      list: (filter) => {
+        const clauses = [sql`true`]
+        if (filter.workflowName !== undefined) clauses.push(sql`workflow_name = ${filter.workflowName}`)
+        if (filter.status !== undefined) {
+          const statuses = typeof filter.status === "string" ? [filter.status] : filter.status
+          if (statuses.length === 0) return Effect.succeed([])
+          clauses.push(sql`status IN ${sql.in(statuses)}`)
+        }
+        if (filter.attributes !== undefined && Object.keys(filter.attributes).length > 0) {
+          clauses.push(sql`attributes @> ${JSON.stringify(filter.attributes)}::jsonb`)
+        }
+        const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
+        return sql`SELECT ${columns} FROM tillflow_executions WHERE ${sql.and(clauses)} ORDER BY seq ${limit}`.pipe(
+          Effect.flatMap(decodeExecutionRows),
+          Effect.map((rows) => rows.map(toInfo)),
+          Effect.mapError(failure("list"))
+        )
+      },
+
+      nextDueAt: (workflowNames) =>
+        workflowNames.length === 0
+          ? Effect.succeed(Option.none())
+          : sql`
+              SELECT min(due_at) AS next FROM tillflow_executions
+              WHERE status IN ${sql.in(activeStatuses)} AND workflow_name IN ${sql.in(workflowNames)}`.pipe(
+              Effect.flatMap(decodeNext),
+              Effect.map((rows) => Option.fromNullable(rows[0]?.next ?? null)),
+              Effect.mapError(failure("nextDueAt"))
+            )
+    })
+  })
+
+/** The queue over the `SqlClient` in context, migrated at start-up. */
+export const layer: Layer.Layer<
+  ExecutionQueue.ExecutionQueue,
+  ExecutionQueue.ExecutionQueueError,
+  SqlClient.SqlClient
+> = Layer.effect(
+  ExecutionQueue.ExecutionQueue,
+  ExecutionQueueMigrations.run.pipe(
+    Effect.mapError(
+      (cause) => new ExecutionQueue.ExecutionQueueError({ operation: "migrate", message: cause.message })
+    ),
+    Effect.zipRight(make)
+  )
+)

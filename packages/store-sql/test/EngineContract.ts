@@ -1,0 +1,810 @@
+/**
+ * The behaviours of tillflow's durable workflow engine, run against each pair of stores
+ * (memory, PGlite, PostgreSQL). Workflows are plain @effect/workflow code; every test
+ * starts "nodes" (engine + worker + registered workflows) over the shared stores, so a
+ * node can be stopped and another started to show what survives a restart. Time is the
+ * TestClock: the engine reads it for timers and leases, the SQL queue stores it.
+ */
+import { expect, it } from "@effect/vitest"
+import { Activity, DurableClock, DurableDeferred, Workflow } from "@effect/workflow"
+import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import { DurableEngine, EngineEvent, EngineWorker, EventStore, ExecutionQueue } from "@tillflow/core"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+
+type Stores = EventStore.EventStore | ExecutionQueue.ExecutionQueue
+
+/** A node: the engine, one worker and the given workflows, over the stores in context. */
+const nodeLayer = <E, R>(workflows: Layer.Layer<never, E, R>, worker: EngineWorker.Options = {}) =>
+  Layer.mergeAll(
+    workflows,
+    // Workers in one process are woken by the engine's signals; the poll interval only
+    // bounds how long a timer or another process's work can wait (and how often the
+    // TestClock wakes the loop when a test moves time forward by minutes).
+    EngineWorker.layer({
+      pollInterval: "5 seconds",
+      lease: "30 seconds",
+      shutdownTimeout: "1 second",
+      ...worker
+    })
+  ).pipe(Layer.provideMerge(DurableEngine.layer({ pollInterval: "50 millis" })))
+
+/** Starts a node in its own scope; returns its context and a way to stop it. */
+const startNode = <E, R>(workflows: Layer.Layer<never, E, R>, worker: EngineWorker.Options = {}) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(nodeLayer(workflows, worker), scope)
+    // Stopping waits for the graceful shutdown, whose timeout runs on the TestClock.
+    const stop = Effect.gen(function* () {
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      while (Option.isNone(yield* Fiber.poll(closing))) yield* tick
+    })
+    return { context, stop }
+  })
+
+const unique = () => globalThis.crypto.randomUUID()
+
+/**
+ * Lets fibers and real I/O (SQL) make progress while virtual time creeps: 10 ms of the
+ * TestClock, then one turn of the real event loop.
+ */
+const tick = Effect.zipRight(
+  TestClock.adjust("10 millis"),
+  Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 1)))
+)
+
+const awaitInfo = (
+  executionId: string,
+  predicate: (info: ExecutionQueue.ExecutionInfo) => boolean,
+  what: string
+): Effect.Effect<ExecutionQueue.ExecutionInfo, Error, ExecutionQueue.ExecutionQueue> =>
+  Effect.gen(function* () {
+    const queue = yield* ExecutionQueue.ExecutionQueue
+    for (let i = 0; i < 1_000; i++) {
+      const info = yield* Effect.orDie(queue.get(executionId))
+      if (Option.isSome(info) && predicate(info.value)) return info.value
+      yield* tick
+    }
+    const last = yield* Effect.orDie(queue.get(executionId))
+    return yield* Effect.fail(
+      new Error(`execution ${executionId} never became ${what}: ${JSON.stringify(last)}`)
+    )
+  })
+
+const awaitStatus = (executionId: string, status: ExecutionQueue.ExecutionStatus) =>
+  awaitInfo(executionId, (info) => info.status === status, status)
+
+const historyTypes = (executionId: string) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const events = yield* store.readStream(EngineEvent.streamId(executionId))
+    return events.map((event) => event.type)
+  })
+
+const engineEvents = (executionId: string) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const events = yield* store.readStream(EngineEvent.streamId(executionId))
+    return events.flatMap((event) => {
+      const decoded = EngineEvent.fromStored(event)
+      return Option.isSome(decoded) && decoded.value._tag === "Right" ? [decoded.value.right] : []
+    })
+  })
+
+const provideNode =
+  (context: Context.Context<WorkflowEngine | DurableEngine.DurableEngine>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.provide(effect, context)
+
+// ---------------------------------------------------------------------------------------
+
+export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) =>
+  it.layer(stores, { timeout: 120_000 })(`DurableEngine on ${name}`, (it) => {
+    it.effect(
+      "runs activities in order, returns the result and records every step in the execution's stream",
+      () =>
+        Effect.gen(function* () {
+          const Greet = Workflow.make({
+            name: "Greet",
+            payload: { id: Schema.String, name: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const GreetLive = Greet.toLayer((payload) =>
+            Effect.gen(function* () {
+              const hello = yield* Activity.make({
+                name: "Hello",
+                success: Schema.String,
+                execute: Effect.succeed(`hello ${payload.name}`)
+              })
+              return yield* Activity.make({
+                name: "Shout",
+                success: Schema.String,
+                execute: Effect.succeed(hello.toUpperCase())
+              })
+            })
+          )
+          const payload = { id: unique(), name: "ada" }
+          const node = yield* startNode(GreetLive)
+          const result = yield* Greet.execute(payload).pipe(provideNode(node.context))
+          expect(result).toBe("HELLO ADA")
+          const executionId = yield* Greet.executionId(payload)
+          expect(yield* historyTypes(executionId)).toEqual([
+            "WorkflowStarted",
+            "ActivityCompleted",
+            "ActivityCompleted",
+            "WorkflowCompleted"
+          ])
+          const events = yield* engineEvents(executionId)
+          const activities = events.filter((event) => event._tag === "ActivityCompleted")
+          expect(activities.map((event) => [event.seq, event.name, event.attempt])).toEqual([
+            [0, "Hello", 1],
+            [1, "Shout", 1]
+          ])
+          const info = yield* awaitStatus(executionId, "succeeded")
+          expect(info.workflowName).toBe("Greet")
+          yield* node.stop
+        })
+    )
+
+    it.effect(
+      "executing twice with the same execution id runs the workflow once and returns the same result",
+      () =>
+        Effect.gen(function* () {
+          let runs = 0
+          const Once = Workflow.make({
+            name: "Once",
+            payload: { id: Schema.String },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const OnceLive = Once.toLayer(() =>
+            Activity.make({ name: "Count", success: Schema.Number, execute: Effect.sync(() => ++runs) })
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(OnceLive)
+          const [first, second] = yield* Effect.all([Once.execute(payload), Once.execute(payload)], {
+            concurrency: "unbounded"
+          }).pipe(provideNode(node.context))
+          const third = yield* Once.execute(payload).pipe(provideNode(node.context))
+          expect([first, second, third]).toEqual([1, 1, 1])
+          expect(runs).toBe(1)
+          const executionId = yield* Once.executionId(payload)
+          const types = yield* historyTypes(executionId)
+          expect(types.filter((type) => type === "WorkflowStarted")).toHaveLength(1)
+          expect(types.filter((type) => type === "WorkflowCompleted")).toHaveLength(1)
+          yield* node.stop
+        })
+    )
+
+    it.effect("retries a failing activity with Activity.retry, recording each attempt's exit", () =>
+      Effect.gen(function* () {
+        class Flaky extends Schema.TaggedError<Flaky>()("Flaky", { attempt: Schema.Number }) {}
+        let calls = 0
+        const Retry = Workflow.make({
+          name: "Retry",
+          payload: { id: Schema.String },
+          success: Schema.Number,
+          error: Flaky,
+          idempotencyKey: (payload) => payload.id
+        })
+        const RetryLive = Retry.toLayer(() =>
+          Activity.make({
+            name: "Flaky",
+            success: Schema.Number,
+            error: Flaky,
+            execute: Effect.gen(function* () {
+              const attempt = yield* Activity.CurrentAttempt
+              calls++
+              if (attempt < 3) return yield* new Flaky({ attempt })
+              return attempt
+            })
+          }).pipe(Activity.retry({ times: 5 }))
+        )
+        const payload = { id: unique() }
+        const node = yield* startNode(RetryLive)
+        expect(yield* Retry.execute(payload).pipe(provideNode(node.context))).toBe(3)
+        expect(calls).toBe(3)
+        const events = yield* engineEvents(yield* Retry.executionId(payload))
+        const attempts = events.flatMap((event) =>
+          event._tag === "ActivityCompleted" ? [[event.attempt, event.exit._tag] as const] : []
+        )
+        expect(attempts).toEqual([
+          [1, "Failure"],
+          [2, "Failure"],
+          [3, "Success"]
+        ])
+        yield* node.stop
+      })
+    )
+
+    it.effect(
+      "suspends on a deferred and resumes when it is resolved from outside, without re-running recorded activities",
+      () =>
+        Effect.gen(function* () {
+          const Approval = DurableDeferred.make("Approval", { success: Schema.String })
+          const counts = { prepare: 0, finish: 0 }
+          const Approve = Workflow.make({
+            name: "Approve",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const ApproveLive = Approve.toLayer(() =>
+            Effect.gen(function* () {
+              yield* Activity.make({ name: "Prepare", execute: Effect.sync(() => void counts.prepare++) })
+              const answer = yield* DurableDeferred.await(Approval)
+              return yield* Activity.make({
+                name: "Finish",
+                success: Schema.String,
+                execute: Effect.sync(() => {
+                  counts.finish++
+                  return `${answer}!`
+                })
+              })
+            })
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(ApproveLive)
+          const executionId = yield* Approve.execute(payload, { discard: true }).pipe(
+            provideNode(node.context)
+          )
+          yield* awaitStatus(executionId, "suspended")
+          expect(yield* Approve.poll(executionId).pipe(provideNode(node.context))).toEqual(
+            new Workflow.Suspended({})
+          )
+          const token = DurableDeferred.tokenFromExecutionId(Approval, { workflow: Approve, executionId })
+          yield* DurableDeferred.succeed(Approval, { token, value: "approved" }).pipe(
+            provideNode(node.context)
+          )
+          yield* awaitStatus(executionId, "succeeded")
+          expect(yield* Approve.execute(payload).pipe(provideNode(node.context))).toBe("approved!")
+          expect(counts).toEqual({ prepare: 1, finish: 1 })
+          expect(yield* historyTypes(executionId)).toEqual([
+            "WorkflowStarted",
+            "ActivityCompleted",
+            "WorkflowSuspended",
+            "DeferredResolved",
+            "ActivityCompleted",
+            "WorkflowCompleted"
+          ])
+          yield* node.stop
+        })
+    )
+
+    it.effect(
+      "a durable clock suspends the workflow until its time, and survives a restart of the worker",
+      () =>
+        Effect.gen(function* () {
+          let after = 0
+          const Sleepy = Workflow.make({
+            name: "Sleepy",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const SleepyLive = Sleepy.toLayer(() =>
+            Effect.gen(function* () {
+              yield* DurableClock.sleep({ name: "cool-off", duration: "10 minutes" })
+              return yield* Activity.make({
+                name: "After",
+                success: Schema.String,
+                execute: Effect.sync(() => {
+                  after++
+                  return "woke"
+                })
+              })
+            })
+          )
+          const payload = { id: unique() }
+          const first = yield* startNode(SleepyLive)
+          const executionId = yield* Sleepy.execute(payload, { discard: true }).pipe(
+            provideNode(first.context)
+          )
+          const suspended = yield* awaitStatus(executionId, "suspended")
+          const scheduled = (yield* engineEvents(executionId)).find(
+            (event) => event._tag === "ClockScheduled"
+          )
+          expect(scheduled?._tag === "ClockScheduled" && scheduled.durationMillis).toBe(600_000)
+          expect(suspended.dueAt).toBe(scheduled?._tag === "ClockScheduled" ? scheduled.fireAt : -1)
+          yield* first.stop
+
+          // Nothing runs while no worker is up; the timer is in the store.
+          yield* TestClock.adjust("11 minutes")
+          expect(after).toBe(0)
+          const second = yield* startNode(SleepyLive)
+          yield* awaitStatus(executionId, "succeeded")
+          expect(yield* Sleepy.execute(payload).pipe(provideNode(second.context))).toBe("woke")
+          expect(after).toBe(1)
+          expect(yield* historyTypes(executionId)).toEqual([
+            "WorkflowStarted",
+            "ClockScheduled",
+            "WorkflowSuspended",
+            "ClockFired",
+            "ActivityCompleted",
+            "WorkflowCompleted"
+          ])
+          yield* second.stop
+        })
+    )
+
+    it.effect("a timer that is not due yet does not wake the workflow early", () =>
+      Effect.gen(function* () {
+        const Later = Workflow.make({
+          name: "Later",
+          payload: { id: Schema.String },
+          idempotencyKey: (payload) => payload.id
+        })
+        const LaterLive = Later.toLayer(() => DurableClock.sleep({ name: "wait", duration: "5 minutes" }))
+        const payload = { id: unique() }
+        const node = yield* startNode(LaterLive)
+        const executionId = yield* Later.execute(payload, { discard: true }).pipe(provideNode(node.context))
+        yield* awaitStatus(executionId, "suspended")
+        yield* TestClock.adjust("4 minutes")
+        for (let i = 0; i < 20; i++) yield* tick
+        expect((yield* awaitStatus(executionId, "suspended")).claims).toBe(1)
+        yield* TestClock.adjust("1 minute")
+        yield* awaitStatus(executionId, "succeeded")
+        yield* node.stop
+      })
+    )
+
+    it.effect(
+      "interrupting a suspended workflow unwinds it: compensations run and it completes as interrupted",
+      () =>
+        Effect.gen(function* () {
+          const Never = DurableDeferred.make("Never")
+          const counts = { reserve: 0, release: 0 }
+          const Hold = Workflow.make({
+            name: "Hold",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const HoldLive = Hold.toLayer(() =>
+            Effect.gen(function* () {
+              yield* Activity.make({
+                name: "Reserve",
+                execute: Effect.sync(() => void counts.reserve++)
+              }).pipe(
+                Hold.withCompensation(() =>
+                  Activity.make({ name: "Release", execute: Effect.sync(() => void counts.release++) })
+                )
+              )
+              yield* DurableDeferred.await(Never)
+            })
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(HoldLive)
+          const waiting = yield* Hold.execute(payload).pipe(provideNode(node.context), Effect.fork)
+          const executionId = yield* Hold.executionId(payload)
+          yield* awaitStatus(executionId, "suspended")
+          yield* Hold.interrupt(executionId).pipe(provideNode(node.context))
+          yield* awaitStatus(executionId, "interrupted")
+          const exit = yield* Fiber.await(waiting)
+          expect(Exit.isInterrupted(exit)).toBe(true)
+          expect(counts).toEqual({ reserve: 1, release: 1 })
+          const types = yield* historyTypes(executionId)
+          expect(types).toContain("WorkflowInterrupted")
+          expect(types.at(-1)).toBe("WorkflowCompleted")
+          const polled = yield* Hold.poll(executionId).pipe(provideNode(node.context))
+          expect(polled?._tag === "Complete" && Exit.isInterrupted(polled.exit)).toBe(true)
+          yield* node.stop
+        })
+    )
+
+    it.effect(
+      "a child workflow runs as its own execution; the parent suspends until the child completes",
+      () =>
+        Effect.gen(function* () {
+          const Go = DurableDeferred.make("Go")
+          const Child = Workflow.make({
+            name: "Child",
+            payload: { id: Schema.String },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const Parent = Workflow.make({
+            name: "Parent",
+            payload: { id: Schema.String },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const ChildLive = Child.toLayer(() =>
+            Effect.gen(function* () {
+              yield* DurableDeferred.await(Go)
+              return yield* Activity.make({
+                name: "Compute",
+                success: Schema.Number,
+                execute: Effect.succeed(42)
+              })
+            })
+          )
+          const ParentLive = Parent.toLayer((payload) =>
+            Effect.map(Child.execute({ id: `${payload.id}/child` }), (value) => value + 1)
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(Layer.merge(ChildLive, ParentLive))
+          const parentId = yield* Parent.execute(payload, { discard: true }).pipe(provideNode(node.context))
+          const childId = yield* Child.executionId({ id: `${payload.id}/child` })
+          const child = yield* awaitStatus(childId, "suspended")
+          expect(child.parentId).toBe(parentId)
+          yield* awaitStatus(parentId, "suspended")
+          yield* DurableDeferred.succeed(Go, {
+            token: DurableDeferred.tokenFromExecutionId(Go, { workflow: Child, executionId: childId }),
+            value: undefined
+          }).pipe(provideNode(node.context))
+          yield* awaitStatus(parentId, "succeeded")
+          expect(yield* Parent.execute(payload).pipe(provideNode(node.context))).toBe(43)
+          const parentStarted = (yield* engineEvents(childId)).find(
+            (event) => event._tag === "WorkflowStarted"
+          )
+          expect(parentStarted?._tag === "WorkflowStarted" && parentStarted.parent?.workflowName).toBe(
+            "Parent"
+          )
+          yield* node.stop
+        })
+    )
+
+    it.effect(
+      "asking for a different activity than the history recorded stops the execution with a DeterminismError naming both",
+      () =>
+        Effect.gen(function* () {
+          const Gate = DurableDeferred.make("Gate")
+          const Evolving = Workflow.make({
+            name: "Evolving",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const step = (name: string) => Activity.make({ name, execute: Effect.void })
+          const V1 = Evolving.toLayer(() =>
+            Effect.gen(function* () {
+              yield* step("Authorise")
+              yield* step("Capture")
+              yield* DurableDeferred.await(Gate)
+              yield* step("Receipt")
+            })
+          )
+          const V2 = Evolving.toLayer(() =>
+            Effect.gen(function* () {
+              yield* step("Authorise")
+              yield* step("Refund")
+              yield* DurableDeferred.await(Gate)
+              yield* step("Receipt")
+            })
+          )
+          const payload = { id: unique() }
+          const v1 = yield* startNode(V1)
+          const executionId = yield* Evolving.execute(payload, { discard: true }).pipe(
+            provideNode(v1.context)
+          )
+          yield* awaitStatus(executionId, "suspended")
+          yield* v1.stop
+
+          const v2 = yield* startNode(V2)
+          yield* DurableDeferred.succeed(Gate, {
+            token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Evolving, executionId }),
+            value: undefined
+          }).pipe(provideNode(v2.context))
+          yield* awaitStatus(executionId, "stuck")
+          const exit = yield* Evolving.execute(payload).pipe(provideNode(v2.context), Effect.exit)
+          expect(Exit.isFailure(exit)).toBe(true)
+          const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+          expect(defect).toBeInstanceOf(DurableEngine.DeterminismError)
+          expect(String((defect as Error).message)).toContain('"Capture"')
+          expect(String((defect as Error).message)).toContain('"Refund"')
+          const violation = (yield* engineEvents(executionId)).find(
+            (event) => event._tag === "DeterminismViolated"
+          )
+          expect(violation).toMatchObject({
+            seq: 1,
+            recorded: 'activity "Capture" (attempt 1)',
+            requested: 'activity "Refund" (attempt 1)'
+          })
+          // The step that was not asked for never ran with the new code: nothing after it.
+          expect(
+            (yield* historyTypes(executionId)).filter((type) => type === "ActivityCompleted")
+          ).toHaveLength(2)
+          yield* v2.stop
+        })
+    )
+
+    it.effect("a deferred race whose activity won replays without a false determinism error", () =>
+      Effect.gen(function* () {
+        const Signal = DurableDeferred.make("Signal")
+        const Gate = DurableDeferred.make("RaceGate")
+        let last = 0
+        const Race = Workflow.make({
+          name: "Race",
+          payload: { id: Schema.String },
+          success: Schema.String,
+          idempotencyKey: (payload) => payload.id
+        })
+        const RaceLive = Race.toLayer(() =>
+          Effect.gen(function* () {
+            yield* Activity.make({ name: "First", execute: Effect.void })
+            type Branch = Effect.Effect<string, never, WorkflowEngine | WorkflowInstance>
+            const branches: readonly [Branch, Branch] = [
+              Effect.as(DurableDeferred.await(Signal), "signal"),
+              Activity.make({ name: "Timeout", success: Schema.String, execute: Effect.succeed("timeout") })
+            ]
+            const winner = yield* DurableDeferred.raceAll({
+              name: "signal-or-timeout",
+              success: Schema.String,
+              error: Schema.Never,
+              effects: branches
+            })
+            yield* DurableDeferred.await(Gate)
+            yield* Activity.make({ name: "Last", execute: Effect.sync(() => void last++) })
+            return winner
+          })
+        )
+        const payload = { id: unique() }
+        const node = yield* startNode(RaceLive)
+        const executionId = yield* Race.execute(payload, { discard: true }).pipe(provideNode(node.context))
+        yield* awaitStatus(executionId, "suspended")
+        yield* DurableDeferred.succeed(Gate, {
+          token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Race, executionId }),
+          value: undefined
+        }).pipe(provideNode(node.context))
+        yield* awaitStatus(executionId, "succeeded")
+        expect(yield* Race.execute(payload).pipe(provideNode(node.context))).toBe("timeout")
+        expect(last).toBe(1)
+        const race = (yield* engineEvents(executionId)).find((event) => event._tag === "DeferredResolved")
+        expect(race).toMatchObject({ seqStart: 1, seqEnd: 2 })
+        yield* node.stop
+      })
+    )
+
+    it.effect("executions with the same concurrency key run one at a time, even while one is suspended", () =>
+      Effect.gen(function* () {
+        const Done = DurableDeferred.make("Done")
+        const Op = DurableEngine.withConcurrencyKey(
+          Workflow.make({
+            name: "TerminalOp",
+            payload: { id: Schema.String, terminal: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          }),
+          (payload) => `terminal:${payload.terminal}`
+        )
+        const OpLive = Op.toLayer(() =>
+          Effect.gen(function* () {
+            yield* Activity.make({ name: "Send", execute: Effect.void })
+            yield* DurableDeferred.await(Done)
+          })
+        )
+        const terminal = unique()
+        const a = { id: unique(), terminal }
+        const b = { id: unique(), terminal }
+        const c = { id: unique(), terminal: unique() }
+        const node = yield* startNode(OpLive)
+        const run = (payload: typeof a) =>
+          Op.execute(payload, { discard: true }).pipe(provideNode(node.context))
+        const idA = yield* run(a)
+        yield* awaitStatus(idA, "suspended")
+        const idB = yield* run(b)
+        const idC = yield* run(c)
+        // A different terminal runs; the same terminal waits for A to finish.
+        yield* awaitStatus(idC, "suspended")
+        for (let i = 0; i < 10; i++) yield* tick
+        expect(
+          yield* awaitInfo(idB, (info) => info.status === "pending" && info.claims === 0, "waiting")
+        ).toBeDefined()
+        const done = (executionId: string) =>
+          DurableDeferred.succeed(Done, {
+            token: DurableDeferred.tokenFromExecutionId(Done, { workflow: Op, executionId }),
+            value: undefined
+          }).pipe(provideNode(node.context))
+        yield* done(idA)
+        yield* awaitStatus(idA, "succeeded")
+        yield* awaitStatus(idB, "suspended")
+        yield* done(idB)
+        yield* done(idC)
+        yield* awaitStatus(idB, "succeeded")
+        yield* awaitStatus(idC, "succeeded")
+        yield* node.stop
+      })
+    )
+
+    it.effect("an execution whose worker died is taken over once its lease expires", () =>
+      Effect.gen(function* () {
+        let runs = 0
+        const Orphan = Workflow.make({
+          name: "Orphan",
+          payload: { id: Schema.String },
+          success: Schema.Number,
+          idempotencyKey: (payload) => payload.id
+        })
+        const OrphanLive = Orphan.toLayer(() =>
+          Activity.make({ name: "Work", success: Schema.Number, execute: Effect.sync(() => ++runs) })
+        )
+        const payload = { id: unique() }
+        // A process without a worker starts it; a worker that then dies claims it.
+        const client = yield* Layer.build(DurableEngine.layer())
+        const executionId = yield* Orphan.execute(payload, { discard: true }).pipe(Effect.provide(client))
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        const now = yield* Clock.currentTimeMillis
+        const claims = yield* queue.claim({
+          workerId: "dead-worker",
+          workflowNames: ["Orphan"],
+          limit: 10,
+          leaseMs: 30_000,
+          now
+        })
+        expect(claims.map((claim) => claim.executionId)).toContain(executionId)
+        const node = yield* startNode(OrphanLive)
+        for (let i = 0; i < 20; i++) yield* tick
+        expect((yield* awaitStatus(executionId, "running")).leaseOwner).toBe("dead-worker")
+        yield* TestClock.adjust("31 seconds")
+        const done = yield* awaitStatus(executionId, "succeeded")
+        expect(done.claims).toBe(2)
+        expect(runs).toBe(1)
+        yield* node.stop
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a stopping worker gives back the claim of a run in flight, and another worker finishes it",
+      () =>
+        Effect.gen(function* () {
+          const counts = { started: 0, finished: 0 }
+          const block = yield* Deferred.make<void>()
+          const Long = Workflow.make({
+            name: "Long",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const LongLive = Long.toLayer(() =>
+            Activity.make({
+              name: "Slow",
+              execute: Effect.gen(function* () {
+                counts.started++
+                yield* Deferred.await(block)
+                counts.finished++
+              })
+            })
+          )
+          const payload = { id: unique() }
+          const first = yield* startNode(LongLive)
+          const executionId = yield* Long.execute(payload, { discard: true }).pipe(provideNode(first.context))
+          yield* awaitInfo(executionId, () => counts.started === 1, "started")
+          yield* first.stop
+          const released = yield* awaitStatus(executionId, "pending")
+          expect(released.leaseOwner).toBeNull()
+          expect(yield* historyTypes(executionId)).toEqual(["WorkflowStarted"])
+          yield* Deferred.succeed(block, undefined)
+          const second = yield* startNode(LongLive)
+          yield* awaitStatus(executionId, "succeeded")
+          expect(counts).toEqual({ started: 2, finished: 1 })
+          yield* second.stop
+        })
+    )
+
+    it.effect(
+      "domain events are appended with their activity's record, and once to other streams across replays",
+      () =>
+        Effect.gen(function* () {
+          const Gate = DurableDeferred.make("AuditGate")
+          const Pay = Workflow.make({
+            name: "Pay",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const terminalStream = `terminal-${unique()}`
+          const PayLive = Pay.toLayer(() =>
+            Effect.gen(function* () {
+              yield* Activity.make({
+                name: "Authorise",
+                execute: Effect.gen(function* () {
+                  yield* DurableEngine.emit({
+                    type: "PaymentAuthorised",
+                    data: { amount: "1000", currency: "EUR" }
+                  })
+                  yield* DurableEngine.emit({
+                    type: "TerminalUsed",
+                    data: { operation: "sale" },
+                    stream: terminalStream
+                  })
+                })
+              })
+              yield* DurableDeferred.await(Gate)
+            })
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(PayLive)
+          const executionId = yield* Pay.execute(payload, { discard: true }).pipe(provideNode(node.context))
+          yield* awaitStatus(executionId, "suspended")
+          yield* DurableDeferred.succeed(Gate, {
+            token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Pay, executionId }),
+            value: undefined
+          }).pipe(provideNode(node.context))
+          yield* awaitStatus(executionId, "succeeded")
+          const store = yield* EventStore.EventStore
+          const own = yield* store.readStream(EngineEvent.streamId(executionId))
+          const completed = own.find((event) => event.type === "ActivityCompleted")
+          const authorised = own.find((event) => event.type === "PaymentAuthorised")
+          expect(authorised?.version).toBe((completed?.version ?? 0) + 1)
+          expect(authorised?.transactionId).toBe(completed?.transactionId)
+          expect(authorised?.data).toEqual({ amount: "1000", currency: "EUR" })
+          // The run after the gate replayed the activity: the other stream still has it once.
+          const other = yield* store.readStream(terminalStream)
+          expect(other.map((event) => event.type)).toEqual(["TerminalUsed"])
+          yield* node.stop
+        })
+    )
+
+    it.effect(
+      "lists executions by workflow, status and search attributes, and reads one execution's history",
+      () =>
+        Effect.gen(function* () {
+          const Sale = DurableEngine.withSearchAttributes(
+            Workflow.make({
+              name: "SaleVisible",
+              payload: {
+                id: Schema.String,
+                terminal: Schema.String,
+                merchant: Schema.String,
+                amount: Schema.String
+              },
+              idempotencyKey: (payload) => payload.id
+            }),
+            (payload) => ({ terminal: payload.terminal, merchant: payload.merchant, amount: payload.amount })
+          )
+          const SaleLive = Sale.toLayer((payload) =>
+            DurableEngine.setSearchAttributes({ transactionReference: `ref-${payload.id}` })
+          )
+          const merchant = unique()
+          const node = yield* startNode(SaleLive)
+          const one = { id: unique(), terminal: "T-1", merchant, amount: "1000" }
+          const two = { id: unique(), terminal: "T-2", merchant, amount: "250" }
+          yield* Sale.execute(one).pipe(provideNode(node.context))
+          yield* Sale.execute(two).pipe(provideNode(node.context))
+          const engine = yield* DurableEngine.DurableEngine.pipe(provideNode(node.context))
+          const byMerchant = yield* engine.list({ workflowName: "SaleVisible", attributes: { merchant } })
+          expect(byMerchant.map((info) => info.attributes["amount"])).toEqual(["1000", "250"])
+          const byTerminal = yield* engine.list({
+            status: "succeeded",
+            attributes: { merchant, terminal: "T-2" }
+          })
+          expect(byTerminal.map((info) => info.executionId)).toEqual([yield* Sale.executionId(two)])
+          const byReference = yield* engine.list({ attributes: { transactionReference: `ref-${one.id}` } })
+          expect(byReference.map((info) => info.attributes["terminal"])).toEqual(["T-1"])
+          expect(yield* engine.list({ status: "running", attributes: { merchant } })).toEqual([])
+          const history = yield* engine.history(yield* Sale.executionId(one))
+          expect(history.map((entry) => Option.map(entry.engine, (event) => event._tag))).toEqual([
+            Option.some("WorkflowStarted"),
+            Option.some("WorkflowCompleted")
+          ])
+          yield* node.stop
+        })
+    )
+
+    it.effect("refuses a Redacted value in a payload: nothing is stored", () =>
+      Effect.gen(function* () {
+        const Secretive = Workflow.make({
+          name: "Secretive",
+          payload: { id: Schema.String, apiKey: Schema.Redacted(Schema.String) },
+          idempotencyKey: (payload) => payload.id
+        })
+        const SecretiveLive = Secretive.toLayer(() => Effect.void)
+        const payload = { id: unique(), apiKey: Redacted.make("sk_live_secret") }
+        const node = yield* startNode(SecretiveLive)
+        const exit = yield* Secretive.execute(payload).pipe(provideNode(node.context), Effect.exit)
+        expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toBeInstanceOf(
+          DurableEngine.RedactedValueRefused
+        )
+        expect(yield* historyTypes(yield* Secretive.executionId(payload))).toEqual([])
+        yield* node.stop
+      })
+    )
+  })

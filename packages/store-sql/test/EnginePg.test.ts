@@ -1,0 +1,9 @@
+import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as Layer from "effect/Layer"
+import { engineContract } from "./EngineContract.js"
+
+// A fresh database on the PostgreSQL of DATABASE_URL (PGlite, with a warning, when unset).
+engineContract(
+  "PostgreSQL (fresh database)",
+  SqlExecutionQueue.layer.pipe(Layer.provideMerge(TestDatabase.layer))
+)

@@ -1,0 +1,5 @@
+import { PgliteEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Layer from "effect/Layer"
+import { engineContract } from "./EngineContract.js"
+
+engineContract("PGlite in memory", SqlExecutionQueue.layer.pipe(Layer.provideMerge(PgliteEventStore.layer())))

@@ -1,0 +1,5 @@
+import { PgliteClient, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Layer from "effect/Layer"
+import { queueContract } from "./QueueContract.js"
+
+queueContract("PGlite in memory", SqlExecutionQueue.layer.pipe(Layer.provide(PgliteClient.layer({}))))
