@@ -1,0 +1,96 @@
+/**
+ * The callback receiver over HTTP: `POST /callbacks/:attemptId` with the terminal's
+ * `TransactionResult` as JSON and the attempt's token in `AUTH-TOKEN`. It bounds the body
+ * (256 KiB, else 413), hands the delivery to `CallbackReceiver`, and answers 200 only once
+ * the result is stored and the workflow resolved; 401/403 with an empty body for an
+ * unknown attempt or a wrong token; 400 for a body that is not a JSON object; 503 when the
+ * store cannot take it (the terminal's recovery loop delivers again).
+ *
+ * Mount `router` into a host application's router, or run `layerServer` on its own port.
+ *
+ * @example
+ * // inside a host app
+ * const app = HttpRouter.empty.pipe(HttpRouter.concat(CallbackHttp.router), …)
+ * // standalone
+ * Layer.launch(CallbackHttp.layerServer({ port: 8443 }).pipe(Layer.provide(CallbackReceiver.layer), …))
+ */
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { RemoteApi } from "@tillflow/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { createServer } from "node:http"
+import * as CallbackReceiver from "./CallbackReceiver.js"
+
+/** The path of the route; the receiver's public base URL must end in `/callbacks`. */
+export const path = "/callbacks/:attemptId"
+
+const empty = (status: number) => HttpServerResponse.empty({ status })
+
+/** Handles one delivery. */
+export const handle: Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  CallbackReceiver.CallbackReceiver | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext
+> = Effect.gen(function* () {
+  const receiver = yield* CallbackReceiver.CallbackReceiver
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const params = yield* HttpRouter.params
+  const attemptId = params["attemptId"] ?? ""
+  const remoteAddress = Option.getOrUndefined(request.remoteAddress)
+  const declared = Number(request.headers["content-length"] ?? "0")
+  if (Number.isFinite(declared) && declared > CallbackReceiver.maxBodyBytes) {
+    const reply = yield* receiver.refuse(attemptId, "TooLarge", remoteAddress)
+    return empty(reply.status)
+  }
+  const body = yield* request.text.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(CallbackReceiver.maxBodyBytes)),
+    Effect.either
+  )
+  if (body._tag === "Left") {
+    const tooLarge = String(body.left.cause).includes("maxBytes")
+    const reply = yield* receiver.refuse(attemptId, tooLarge ? "TooLarge" : "MalformedBody", remoteAddress)
+    return empty(reply.status)
+  }
+  const token = request.headers[RemoteApi.AUTH_TOKEN_HEADER.toLowerCase()]
+  const reply = yield* receiver.receive({
+    attemptId,
+    token: Option.fromNullable(token).pipe(Option.filter((t) => t.length > 0)),
+    body: body.right,
+    remoteAddress
+  })
+  return reply.status === 200 ? HttpServerResponse.unsafeJson({ received: true }) : empty(reply.status)
+})
+
+/** The route, to mount into a host application's router. */
+export const router: HttpRouter.HttpRouter<never, CallbackReceiver.CallbackReceiver> = HttpRouter.empty.pipe(
+  HttpRouter.post(path, handle)
+)
+
+/** The receiver as an HTTP app on its own (404 for any other path). */
+export const app = router.pipe(HttpRouter.catchAll(() => empty(404)))
+
+/** Serves the receiver on the `HttpServer` in context. */
+export const serve: Layer.Layer<never, never, CallbackReceiver.CallbackReceiver | HttpServer.HttpServer> =
+  HttpServer.serve(app)
+
+/** Runs the receiver on its own port with Node's HTTP server (released with the layer). */
+export const layerServer = (options: {
+  readonly port: number
+  readonly host?: string | undefined
+}): Layer.Layer<never, ServeError, CallbackReceiver.CallbackReceiver> =>
+  HttpServer.serve(app).pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(
+      NodeHttpServer.layer(createServer, {
+        port: options.port,
+        ...(options.host === undefined ? {} : { host: options.host })
+      })
+    )
+  )

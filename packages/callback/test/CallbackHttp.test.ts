@@ -1,0 +1,268 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { describe, expect, it } from "@effect/vitest"
+import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import {
+  CallbackRegistration,
+  DomainEvents,
+  EventStore,
+  Identifiers,
+  MemoryEventStore,
+  Money,
+  Redaction,
+  TerminalOperations
+} from "@tillflow/core"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Answers, Cloud, everything, layer, post, register, runToEnd, streamOf } from "./support.js"
+
+const attemptId = "6f9619ff-8b86-4d01-b42d-00cf4fc964ff"
+const token = "s3cret-token-value-for-tests-only"
+const result = (fields: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    finStatus: "AUTHORISED",
+    totalAmount: 1050,
+    currency: "EUR",
+    maskedCardNumber: "411111******1111",
+    ...fields
+  })
+const terminal = {
+  serialNumber: Identifiers.SerialNumber.make("0821032398"),
+  terminalType: Identifiers.TerminalType.make("A920")
+}
+const types = (events: ReadonlyArray<EventStore.RecordedEvent>) => events.map((e) => e.type)
+
+describe("CallbackHttp: authentication", () => {
+  it.effect("an unknown attempt gets 401 with no detail, recorded as a security event", () =>
+    Effect.gen(function* () {
+      const reply = yield* post(attemptId, result(), token)
+      expect(reply).toEqual({ status: 401, text: "" })
+      const refused = yield* streamOf(CallbackRegistration.securityStream)
+      expect(types(refused)).toEqual(["CallbackRefused"])
+      expect(refused[0]?.data).toMatchObject({ attemptId, reason: "UnknownAttempt" })
+      const notAnId = yield* post("../../etc", result(), token)
+      expect(notAnId.status).toBeGreaterThanOrEqual(400)
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a missing token gets 401, a wrong one 403; neither token is stored anywhere", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      expect((yield* post(attemptId, result(), undefined)).status).toBe(401)
+      const wrong = "wrong-token-value-1234567890"
+      expect(yield* post(attemptId, result(), wrong)).toEqual({ status: 403, text: "" })
+      const refused = yield* streamOf(CallbackRegistration.securityStream)
+      expect(refused.map((e) => (e.data as { reason: string }).reason)).toEqual([
+        "MissingToken",
+        "WrongToken"
+      ])
+      const dump = JSON.stringify((yield* everything).map((e) => [e.data, e.metadata]))
+      expect(dump).not.toContain(wrong)
+      expect(dump).not.toContain(token)
+      expect(types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)))).toEqual([
+        "AttemptRegistered"
+      ])
+    }).pipe(Effect.provide(layer()))
+  )
+})
+
+describe("CallbackHttp: bodies", () => {
+  it.effect("a body over 256 KiB gets 413, a body that is not a JSON object 400", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      const big = result({ merchantReceipt: "x".repeat(300 * 1024) })
+      expect((yield* post(attemptId, big, token)).status).toBe(413)
+      expect((yield* post(attemptId, "{not json", token)).status).toBe(400)
+      expect((yield* post(attemptId, "[1,2]", token)).status).toBe(400)
+      expect(types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)))).toEqual([
+        "AttemptRegistered"
+      ])
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect(
+    "a result that does not decode is stored raw, acknowledged, and surfaced as ResultUndecodable",
+    () =>
+      Effect.gen(function* () {
+        yield* register(attemptId, token)
+        const reply = yield* post(attemptId, result({ finStatus: 42, totalAmount: "lots" }), token)
+        expect(reply.status).toBe(200)
+        const events = yield* streamOf(CallbackRegistration.attemptStream(attemptId))
+        expect(types(events)).toEqual(["AttemptRegistered", "ResultUndecodable"])
+        expect(events[1]?.data).toMatchObject({ raw: { finStatus: 42, totalAmount: "lots" } })
+      }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("an unmasked PAN in a delivery is never stored; the field is named as redacted", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      const pan = "6011000990139424"
+      expect(
+        (yield* post(attemptId, result({ finStatus: "PROCESSED", unMaskedPan: pan }), token)).status
+      ).toBe(200)
+      const events = yield* everything
+      expect(JSON.stringify(events.map((e) => e.data))).not.toContain(pan)
+      const received = events.find((e) => e.type === "ResultReceived")
+      expect(received?.data).toMatchObject({ redactedFields: ["$.unMaskedPan"], finStatus: "PROCESSED" })
+      for (const e of events) {
+        expect(
+          Redaction.check({ streamId: e.streamId, type: e.type, data: e.data, metadata: e.metadata })
+        ).toEqual(Option.none())
+      }
+    }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("the same result twice, and its recovered resend, are acknowledged and recorded once", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      expect((yield* post(attemptId, result(), token)).status).toBe(200)
+      expect((yield* post(attemptId, result(), token)).status).toBe(200)
+      expect((yield* post(attemptId, result({ recoveredTransaction: true }), token)).status).toBe(200)
+      const events = yield* streamOf(CallbackRegistration.attemptStream(attemptId))
+      expect(types(events)).toEqual(["AttemptRegistered", "ResultReceived"])
+    }).pipe(Effect.provide(layer()))
+  )
+})
+
+describe("CallbackHttp with the payment protocol", () => {
+  it.effect(
+    "a sale in callback mode is settled by the delivery over HTTP, answered 200 after it is stored",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "h1", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) && exit.value._tag).toBe("Approved")
+        if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
+        expect(yield* Answers).toEqual([200])
+        const cloud = yield* Cloud
+        expect(cloud.recorded.statusQueries).toHaveLength(0)
+        const attempt = (yield* everything).find((e) => e.type === "ResultReceived")
+        expect(attempt).toBeDefined()
+      }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect(
+    "recovered resends after completion are acknowledged and recorded once; the workflow completes once",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "h2", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) ? "completed" : Cause.pretty(exit.cause)).toBe("completed")
+        yield* runToEnd(Effect.sleep("20 seconds"))
+        expect(yield* Answers).toEqual([200, 200, 200])
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "ResultReceived")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "PaymentAuthorised")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "LateResultRecorded")).toHaveLength(0)
+      }).pipe(Effect.provide(layer({ scripts: [{ deliveries: 3 }] })))
+  )
+
+  it.effect("a late result that disagrees with the settled outcome raises ResultMismatch", () =>
+    Effect.gen(function* () {
+      // No callback in time: the status endpoint settles it AUTHORISED; then a DECLINED result arrives.
+      const exit = yield* runToEnd(
+        TerminalOperations.sale(
+          { ...terminal, amount: Money.make(1050n, "EUR") },
+          { idempotencyKey: "h3", delivery: "callback" }
+        )
+      )
+      expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("status")
+      yield* runToEnd(Effect.sleep("10 minutes"))
+      expect(yield* Answers).toEqual([200])
+      const all = yield* everything
+      const mismatch = all.find((e) => e.type === "ResultMismatch")
+      expect(mismatch?.data).toMatchObject({ recorded: "AUTHORISED", received: "DECLINED" })
+      expect(all.filter((e) => e.type === "LateResultRecorded")).toHaveLength(1)
+    }).pipe(
+      Effect.provide(
+        layer({
+          scripts: [
+            {
+              result: { finStatus: "DECLINED" },
+              statusResult: { finStatus: "AUTHORISED" },
+              deliveryDelay: "5 minutes"
+            }
+          ]
+        })
+      )
+    )
+  )
+
+  it.effect("a store that cannot take the result gets 503, never 2xx, and the workflow is not resolved", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      const store = yield* EventStore.EventStore
+      const before = (yield* store.readStream(CallbackRegistration.attemptStream(attemptId))).length
+      const reply = yield* runToEnd(post(attemptId, result(), token))
+      expect(Exit.isSuccess(reply) && reply.value.status).toBe(503)
+      expect((yield* store.readStream(CallbackRegistration.attemptStream(attemptId))).length).toBe(before)
+    }).pipe(
+      Effect.provide(
+        layer({
+          store: Layer.effect(
+            EventStore.EventStore,
+            Effect.map(MemoryEventStore.make(), ({ store: memory }) => {
+              let appends = 0
+              return {
+                ...memory,
+                // The registration goes through; every later append fails.
+                append: (
+                  streamId: string,
+                  expected: EventStore.ExpectedVersion,
+                  events: ReadonlyArray<EventStore.NewEvent>
+                ) =>
+                  ++appends > 1
+                    ? Effect.fail(
+                        new EventStore.EventStoreError({ operation: "append", detail: "disk full" })
+                      )
+                    : memory.append(streamId, expected, events)
+              } satisfies EventStore.Service
+            })
+          )
+        })
+      )
+    )
+  )
+})
+
+describe("CallbackHttp, mounted", () => {
+  it.effect("mounts into a host application's router beside its own routes", () =>
+    Effect.gen(function* () {
+      const client = yield* HttpClient.HttpClient
+      const health = yield* Effect.flatMap(client.get("/health"), (r) => r.text)
+      expect(health).toBe("ok")
+      yield* register(attemptId, token)
+      expect((yield* post(attemptId, result(), token)).status).toBe(200)
+      expect(DomainEvents.paymentStream("x")).toBe("payment-x")
+    }).pipe(
+      Effect.provide(
+        HttpServer.serve(
+          HttpRouter.empty.pipe(
+            HttpRouter.get("/health", HttpServerResponse.text("ok")),
+            HttpRouter.concat(CallbackHttp.router)
+          )
+        ).pipe(
+          Layer.provide(CallbackReceiver.layer),
+          Layer.provideMerge(NodeHttpServer.layerTest),
+          Layer.provideMerge(MemoryEventStore.layer()),
+          Layer.provideMerge(WorkflowEngine.layerMemory)
+        )
+      )
+    )
+  )
+})

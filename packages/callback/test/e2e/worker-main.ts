@@ -1,0 +1,44 @@
+/**
+ * A worker process for the crash test: tillflow's engine on PostgreSQL, the protocol's
+ * workflows, the HTTP client to the simulator. Configured by the environment the test
+ * gives it (DATABASE_URL, SIM_BASE_URL, SIM_TRANSACTIONS_URL, SIM_API_KEY, WORKER_ID);
+ * prints `ready` once it claims work, and runs until killed.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { DurableEngine, EngineWorker, PaymentProtocol, ProtocolSettings } from "@tillflow/core"
+import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
+import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+const main = Effect.gen(function* () {
+  const url = yield* Config.redacted("DATABASE_URL")
+  const workerId = yield* Config.string("WORKER_ID")
+  const cloud = HttpTerminalCloud.layer(
+    TerminalCloudConfig.make({
+      apiKey: yield* Config.redacted("SIM_API_KEY"),
+      baseUrl: yield* Config.url("SIM_BASE_URL"),
+      transactionsUrl: yield* Config.url("SIM_TRANSACTIONS_URL")
+    })
+  )
+  const store = PgEventStore.layer({ url, maxConnections: 4, applicationName: workerId })
+  const app = Layer.mergeAll(
+    PaymentProtocol.layer,
+    EngineWorker.layer({ workerId, lease: "2 seconds", pollInterval: "200 millis" })
+  ).pipe(
+    Layer.provideMerge(cloud),
+    // A short not-found window keeps the test quick if the killed request never got through.
+    Layer.provideMerge(
+      ProtocolSettings.layer({ notFoundWindow: Duration.seconds(5), pollInterval: Duration.millis(250) })
+    ),
+    Layer.provideMerge(DurableEngine.layer({ pollInterval: "100 millis" })),
+    Layer.provideMerge(SqlExecutionQueue.layer),
+    Layer.provideMerge(store)
+  )
+  const ready = Effect.sync(() => process.stdout.write("ready\n"))
+  return yield* Layer.launch(app.pipe(Layer.tap(() => ready)))
+})
+
+NodeRuntime.runMain(main)

@@ -1,0 +1,138 @@
+/**
+ * Harness of the receiver's tests: the receiver served on a loopback port by Node's HTTP
+ * server, an HttpClient pointed at it, the memory event store, the in-memory workflow
+ * engine with the protocol's workflows, and the scripted terminal cloud delivering its
+ * results to the receiver over real HTTP.
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import {
+  CallbackRegistration,
+  EventStore,
+  MemoryEventStore,
+  PaymentProtocol,
+  ProtocolSettings,
+  ScriptedTerminalCloud,
+  TerminalCloud
+} from "@tillflow/core"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
+
+export const callbackBase = "https://pos.test/callbacks"
+
+/** The scripted cloud of the test. */
+export class Cloud extends Context.Tag("test/Cloud")<Cloud, ScriptedTerminalCloud.Handle>() {}
+
+/** Statuses the receiver answered to the cloud's deliveries. */
+export class Answers extends Context.Tag("test/Answers")<Answers, Array<number>>() {}
+
+/** Posts a delivery to the receiver as a terminal does. */
+export const post = (attemptId: string, body: string, token: string | undefined) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const request = HttpClientRequest.post(`/callbacks/${attemptId}`).pipe(
+      HttpClientRequest.bodyText(body, "application/json"),
+      token === undefined ? (r) => r : HttpClientRequest.setHeader("AUTH-TOKEN", token)
+    )
+    const response = yield* client.execute(request)
+    return { status: response.status, text: yield* response.text }
+  }).pipe(Effect.orDie)
+
+const deliver = (answers: Array<number>) => (delivery: ScriptedTerminalCloud.Delivery) =>
+  Effect.gen(function* () {
+    const attemptId = delivery.callbackUrl.slice(callbackBase.length + 1)
+    const reply = yield* post(attemptId, JSON.stringify(delivery.body), delivery.token)
+    answers.push(reply.status)
+  })
+
+/** Options of the harness. */
+export interface Options {
+  readonly scripts?: ReadonlyArray<ScriptedTerminalCloud.Script>
+  readonly store?: Layer.Layer<EventStore.EventStore>
+}
+
+/** The harness as a layer (fresh per test). */
+export const layer = (options: Options = {}) => {
+  const answers: Array<number> = []
+  const cloud = Layer.scopedContext(
+    Effect.map(
+      ScriptedTerminalCloud.make({ scripts: options.scripts ?? [], deliver: deliver(answers) }),
+      (handle) =>
+        Context.make(Cloud, handle).pipe(
+          Context.add(TerminalCloud.TerminalCloud, handle.service),
+          Context.add(Answers, answers)
+        )
+    )
+  )
+  const server = HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+  return Layer.mergeAll(PaymentProtocol.layer, server).pipe(
+    Layer.provideMerge(cloud),
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase) })),
+    Layer.provideMerge(options.store ?? MemoryEventStore.layer()),
+    Layer.provideMerge(WorkflowEngine.layerMemory)
+  )
+}
+
+/** Registers an attempt as the protocol does, with the hash of `token`. */
+export const register = (attemptId: string, token: string, paymentStream = "payment-test") =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const event = yield* CallbackRegistration.events.encode(
+      CallbackRegistration.AttemptRegistered.make({
+        attemptId,
+        attempt: 1,
+        workflowName: "TerminalOperation",
+        executionId: "not-running",
+        paymentStream,
+        deferredName: CallbackRegistration.resultDeferred(attemptId).name,
+        operation: "sale",
+        serialNumber: "0821032398",
+        delivery: "callback",
+        tokenHash: yield* CallbackRegistration.hashToken(token),
+        registeredAt: 0
+      })
+    )
+    yield* store.append(CallbackRegistration.attemptStream(attemptId), EventStore.NoStream, [event])
+  }).pipe(Effect.orDie)
+
+const settle = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 2)))
+
+/** Runs an effect to its end, moving the test clock a second at a time (real I/O settles between). */
+export const runToEnd = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  options: { readonly max?: Duration.DurationInput } = {}
+): Effect.Effect<Exit.Exit<A, E>, never, R> =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(effect)
+    const max = Duration.toMillis(Duration.decode(options.max ?? "1 hour"))
+    for (let elapsed = 0; ; elapsed += 1000) {
+      for (let i = 0; i < 4; i++) yield* settle
+      const done = yield* Fiber.poll(fiber)
+      if (Option.isSome(done)) return done.value
+      if (elapsed > max) return yield* Effect.dieMessage("did not end in time")
+      yield* TestClock.adjust("1 second")
+    }
+  })
+
+/** The events of a stream. */
+export const streamOf = (streamId: string) =>
+  Effect.flatMap(EventStore.EventStore, (store) => Effect.orDie(store.readStream(streamId)))
+
+/** Every event of the store. */
+export const everything = Effect.flatMap(EventStore.EventStore, (store) =>
+  Effect.map(
+    Effect.orDie(store.readAll(EventStore.Checkpoint.start, { maxCount: 100_000 })),
+    (page) => page.events
+  )
+)

@@ -1,0 +1,197 @@
+/**
+ * The contract between a workflow that sends an operation with a callback address and the
+ * callback receiver that takes the result: one stream per attempt (`attempt-<attemptId>`)
+ * opened by `AttemptRegistered` before the request leaves (with the SHA-256 hash of the
+ * attempt's callback token, never the token), then `ResultReceived` for every distinct
+ * result delivered. The receiver checks the `AUTH-TOKEN` of a delivery against the hash in
+ * constant time, records the result, and resolves the attempt's `DurableDeferred`
+ * ({@link resultDeferred}) on which the workflow waits.
+ *
+ * Opening the stream with "no stream yet" also makes the POST at most once: an activity
+ * run again after a crash cannot register its attempt twice, so it knows the request may
+ * have left and reconciles instead of sending it again.
+ */
+import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as EventRegistry from "./EventRegistry.js"
+import * as EventStore from "./EventStore.js"
+import * as HashChain from "./HashChain.js"
+import { TransactionResult } from "./TransactionResult.js"
+
+/** The id of one attempt of an operation (a UUID v4), also the path segment of its callback address. */
+export const AttemptId = Schema.UUID.pipe(Schema.brand("AttemptId")).annotations({ identifier: "AttemptId" })
+/** @see AttemptId */
+export type AttemptId = typeof AttemptId.Type
+
+/** A fresh attempt id. */
+export const makeAttemptId: Effect.Effect<AttemptId> = Effect.sync(() =>
+  AttemptId.make(globalThis.crypto.randomUUID())
+)
+
+/** The stream of an attempt. */
+export const attemptStream = (attemptId: string): string => `attempt-${attemptId}`
+
+/** The stream of refused deliveries (unknown attempt, missing or wrong token). */
+export const securityStream = "callback-security"
+
+/** The callback address of an attempt under the receiver's base URL (`https://host/callbacks`). */
+export const callbackUrl = (baseUrl: string, attemptId: string): string =>
+  `${baseUrl.replace(/\/+$/, "")}/${attemptId}`
+
+// ---------------------------------------------------------------------------------------
+// Tokens
+
+const base64Url = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return globalThis.btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+}
+
+/** A fresh callback token: 32 random bytes, base64url. Lives in memory only, as `Redacted`. */
+export const makeToken: Effect.Effect<Redacted.Redacted<string>> = Effect.sync(() => {
+  const bytes = new Uint8Array(32)
+  globalThis.crypto.getRandomValues(bytes)
+  return Redacted.make(base64Url(bytes))
+})
+
+/** The SHA-256 (hex) of a token: what is stored instead of the token. */
+export const hashToken = (token: Redacted.Redacted<string> | string): Effect.Effect<string> =>
+  HashChain.sha256Hex(typeof token === "string" ? token : Redacted.value(token))
+
+/**
+ * Compares two strings in time that depends only on their lengths (both are SHA-256 hex
+ * digests here, so on nothing secret).
+ */
+export const constantTimeEqual = (a: string, b: string): boolean => {
+  const length = Math.max(a.length, b.length)
+  let diff = a.length ^ b.length
+  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0)
+  return diff === 0
+}
+
+/** Whether a presented token matches the stored hash (hashed first, compared in constant time). */
+export const verifyToken = (presented: string, storedHash: string): Effect.Effect<boolean> =>
+  Effect.map(hashToken(presented), (hash) => constantTimeEqual(hash, storedHash))
+
+// ---------------------------------------------------------------------------------------
+// The value a workflow awaits
+
+/**
+ * A result as delivered to the callback receiver, made storable (`ResultRedaction`), with
+ * the hash that identifies it among duplicates.
+ */
+export const DeliveredResult = Schema.Struct({
+  result: TransactionResult,
+  resultHash: Schema.String,
+  receivedAt: Schema.Number
+}).annotations({ identifier: "DeliveredResult" })
+/** @see DeliveredResult */
+export type DeliveredResult = typeof DeliveredResult.Type
+
+/** The deferred an attempt's workflow awaits and the receiver resolves. */
+export const resultDeferred = (attemptId: string) =>
+  DurableDeferred.make(`tillflow/result/${attemptId}`, { success: DeliveredResult })
+
+/**
+ * The identity of a delivered result: SHA-256 of its canonical JSON without
+ * `recoveredTransaction` (a resend by the recovery loop is the same result).
+ */
+export const resultHash = (sanitised: EventStore.Json): Effect.Effect<string> => {
+  const withoutFlag =
+    typeof sanitised === "object" && sanitised !== null && !Array.isArray(sanitised)
+      ? Object.fromEntries(Object.entries(sanitised).filter(([key]) => key !== "recoveredTransaction"))
+      : sanitised
+  const canonical = HashChain.canonicalJson(withoutFlag)
+  return HashChain.sha256Hex(Either.isRight(canonical) ? canonical.right : JSON.stringify(withoutFlag))
+}
+
+// ---------------------------------------------------------------------------------------
+// Events of an attempt's stream
+
+/** How the result of an attempt is delivered. */
+export const Delivery = Schema.Literal("callback", "polling")
+/** @see Delivery */
+export type Delivery = typeof Delivery.Type
+
+/**
+ * The attempt is about to be sent: who waits for its result (workflow, execution, the
+ * deferred to resolve) and, in callback mode, the hash of its token.
+ */
+export const AttemptRegistered = EventRegistry.define(
+  "AttemptRegistered",
+  Schema.Struct({
+    attemptId: Schema.String,
+    attempt: Schema.Int,
+    workflowName: Schema.String,
+    executionId: Schema.String,
+    paymentStream: Schema.String,
+    deferredName: Schema.String,
+    operation: Schema.String,
+    serialNumber: Schema.String,
+    transactionReference: Schema.optional(Schema.String),
+    delivery: Delivery,
+    tokenHash: Schema.optional(Schema.String),
+    registeredAt: Schema.Number
+  })
+)
+
+/** A distinct result delivered for the attempt (a duplicate is not recorded again). */
+export const ResultReceived = EventRegistry.define(
+  "ResultReceived",
+  Schema.Struct({
+    attemptId: Schema.String,
+    resultHash: Schema.String,
+    finStatus: Schema.optional(Schema.String),
+    recovered: Schema.Boolean,
+    /** The result as received, minus what may never be stored (`ResultRedaction`). */
+    result: EventStore.Json,
+    redactedFields: Schema.Array(Schema.String),
+    receivedAt: Schema.Number
+  })
+)
+
+/** A delivery whose JSON is not a result: kept raw (sanitised), acknowledged, surfaced. */
+export const ResultUndecodable = EventRegistry.define(
+  "ResultUndecodable",
+  Schema.Struct({
+    attemptId: Schema.String,
+    resultHash: Schema.String,
+    reason: Schema.String,
+    raw: EventStore.Json,
+    redactedFields: Schema.Array(Schema.String),
+    receivedAt: Schema.Number
+  })
+)
+
+/** Why a delivery was refused. */
+export const RefusalReason = Schema.Literal(
+  "UnknownAttempt",
+  "MissingToken",
+  "WrongToken",
+  "MalformedBody",
+  "TooLarge"
+)
+/** @see RefusalReason */
+export type RefusalReason = typeof RefusalReason.Type
+
+/** A refused delivery: a security event (never with the token presented). */
+export const CallbackRefused = EventRegistry.define(
+  "CallbackRefused",
+  Schema.Struct({
+    attemptId: Schema.String,
+    reason: RefusalReason,
+    remoteAddress: Schema.optional(Schema.String),
+    at: Schema.Number
+  })
+)
+
+/** The events of attempt streams and of the security stream. */
+export const events = EventRegistry.make(
+  AttemptRegistered,
+  ResultReceived,
+  ResultUndecodable,
+  CallbackRefused
+)

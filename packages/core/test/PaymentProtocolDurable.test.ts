@@ -1,0 +1,116 @@
+/**
+ * The protocol on tillflow's own engine (DurableEngine + ExecutionQueue + EngineWorker, in
+ * memory): what the in-memory engine of @effect/workflow cannot show — one operation per
+ * terminal across workers, and a worker stopped in the middle of a POST.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  DurableEngine,
+  EngineWorker,
+  ExecutionQueue,
+  Identifiers,
+  MemoryEventStore,
+  Money,
+  PaymentProtocol,
+  ProtocolSettings,
+  ScriptedTerminalCloud,
+  TerminalCloud,
+  TerminalOperations
+} from "@tillflow/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Option from "effect/Option"
+import { advanceUntil, callbackBase, Cloud, receive, runToEnd, typesOf } from "./support/protocol.js"
+
+const terminal = {
+  serialNumber: Identifiers.SerialNumber.make("0821032398"),
+  terminalType: Identifiers.TerminalType.make("A920")
+}
+const other = { ...terminal, serialNumber: Identifiers.SerialNumber.make("0821099999") }
+
+const engineLayer = (scripts: ReadonlyArray<ScriptedTerminalCloud.Script>) => {
+  const cloud = Layer.scopedContext(
+    Effect.map(ScriptedTerminalCloud.make({ scripts, deliver: receive({ badTokens: [] }) }), (handle) =>
+      Context.make(Cloud, handle).pipe(Context.add(TerminalCloud.TerminalCloud, handle.service))
+    )
+  )
+  return PaymentProtocol.layer.pipe(
+    Layer.provideMerge(cloud),
+    Layer.provideMerge(ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase) })),
+    Layer.provideMerge(DurableEngine.layer()),
+    Layer.provideMerge(ExecutionQueue.layerMemory),
+    Layer.provideMerge(MemoryEventStore.layer())
+  )
+}
+
+const sale = (key: string, who = terminal, delivery: "polling" | "callback" = "polling") =>
+  TerminalOperations.sale(
+    { ...who, amount: Money.make(1050n, "EUR") },
+    { idempotencyKey: key, delivery, deadline: "10 minutes" }
+  )
+
+describe("PaymentProtocol on the durable engine", () => {
+  it.effect("concurrent sales to one terminal run one after the other: none gets 1001", () =>
+    Effect.gen(function* () {
+      const worker = yield* Layer.build(EngineWorker.layer({ concurrency: 8 }))
+      void worker
+      const exits = yield* runToEnd(
+        Effect.all([sale("a"), sale("b"), sale("c"), sale("x", other)], { concurrency: "unbounded" })
+      )
+      expect(Exit.isSuccess(exits)).toBe(true)
+      const cloud = yield* Cloud
+      expect(cloud.recorded.busyAnswers).toBe(0)
+      const mine = cloud.recorded.sends.filter((s) => s.request.serialNumber === terminal.serialNumber)
+      expect(mine).toHaveLength(3)
+      // Each sale's result takes 5 s: serialised sends are at least that far apart.
+      const times = mine.map((s) => s.at).sort((x, y) => x - y)
+      expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(5_000)
+      expect((times[2] ?? 0) - (times[1] ?? 0)).toBeGreaterThanOrEqual(5_000)
+      // The other terminal is not held up by this one.
+      const theirs = cloud.recorded.sends.find((s) => s.request.serialNumber === other.serialNumber)
+      expect(theirs?.at).toBeLessThan(times[1] ?? 0)
+    }).pipe(Effect.scoped, Effect.provide(engineLayer([{}, {}, {}, {}])))
+  )
+
+  it.effect("a worker stopped during the POST: another resumes, reconciles, and never sends it again", () =>
+    Effect.gen(function* () {
+      const cloud = yield* Cloud
+      const first = yield* Scope.make()
+      yield* Layer.buildWithScope(EngineWorker.layer({ shutdownTimeout: "1 second" }), first)
+      const caller = yield* Effect.fork(sale("crash"))
+      yield* advanceUntil(() => cloud.recorded.sends.length === 1)
+      // Closing the worker's scope lets it wait a grace period (on the test clock), then interrupts the run.
+      expect(Exit.isSuccess(yield* runToEnd(Scope.close(first, Exit.void)))).toBe(true)
+      yield* Layer.build(EngineWorker.layer({ workerId: "second" }))
+      const exit = yield* runToEnd(Fiber.join(caller))
+      expect(Exit.isSuccess(exit) && exit.value._tag).toBe("Approved")
+      if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("status")
+      expect(cloud.recorded.sends).toHaveLength(1)
+      expect(cloud.recorded.processed).toHaveLength(1)
+      const executionId = yield* PaymentProtocol.TerminalOperation.executionId({
+        idempotencyKey: "crash",
+        request: { operation: "pingDevice", ...terminal },
+        requestedAt: 0
+      })
+      const types = yield* typesOf(`payment-${executionId}`)
+      expect(types).toContain("AttemptOutcomeUnknown")
+      expect(types.at(-1)).toBe("PaymentAuthorised")
+    }).pipe(Effect.scoped, Effect.provide(engineLayer([{ hang: true }])))
+  )
+
+  it.effect("callback mode on the durable engine: the workflow suspends and the delivery wakes it", () =>
+    Effect.gen(function* () {
+      yield* Layer.build(EngineWorker.layer())
+      const exit = yield* runToEnd(sale("cb", terminal, "callback"))
+      expect(Exit.isSuccess(exit) && exit.value._tag).toBe("Approved")
+      if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
+      const cloud = yield* Cloud
+      expect(cloud.recorded.statusQueries).toHaveLength(0)
+      expect(cloud.recorded.sends).toHaveLength(1)
+    }).pipe(Effect.scoped, Effect.provide(engineLayer([{}])))
+  )
+})
