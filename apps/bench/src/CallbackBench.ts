@@ -135,7 +135,7 @@ export const section: Section.Section = {
   title: "Callback receiver",
   run: (context) =>
     Scratch.using("callback", async (scratch) => {
-      const perRound = context.quick ? 400 : 1500
+      const perRound = context.quick ? 400 : 800
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-callback-"))
       const runtime = receiverRuntime(scratch.url)
       const baseline = await baselineServer(scratch.url)

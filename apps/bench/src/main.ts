@@ -21,6 +21,7 @@ import * as StoreBench from "./StoreBench.js"
 
 const sections: ReadonlyArray<Section.Section> = [
   StoreBench.section,
+  StoreBench.pgliteSection,
   ReplayBench.section,
   EngineBench.section,
   CallbackBench.section,

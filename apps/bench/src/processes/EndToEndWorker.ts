@@ -154,11 +154,6 @@ const drive = (run: Run) =>
               if (deferred !== undefined) yield* Deferred.succeed(deferred, row.status)
             }
           }
-          const m = memory()
-          const last = timeline[timeline.length - 1]
-          if (last === undefined || elapsed() - last.t >= 1) {
-            timeline.push({ t: elapsed(), completed, rss: m.rss, heapUsed: m.heapUsed, external: m.external })
-          }
           const next = pendingCheckpoints[0]
           if (next !== undefined && completed >= next) {
             pendingCheckpoints.shift()
@@ -169,6 +164,15 @@ const drive = (run: Run) =>
         }
       }).pipe(Effect.orDie)
       const watcher = yield* Effect.fork(watch)
+      // One sample a second, on a timer of its own (the watcher's query may take longer).
+      const sample = Effect.gen(function* () {
+        while (true) {
+          const m = memory()
+          timeline.push({ t: elapsed(), completed, rss: m.rss, heapUsed: m.heapUsed, external: m.external })
+          yield* Effect.sleep("1 second")
+        }
+      })
+      const sampler = yield* Effect.fork(sample)
 
       const terminalLoop = (terminal: (typeof terminals)[number], index: number) =>
         Effect.gen(function* () {
@@ -212,6 +216,7 @@ const drive = (run: Run) =>
       gc?.()
       const afterGc = memory()
       yield* Fiber.interrupt(watcher)
+      yield* Fiber.interrupt(sampler)
       return {
         seconds,
         completed,
