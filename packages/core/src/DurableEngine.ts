@@ -35,6 +35,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
@@ -389,6 +390,17 @@ export const make = (
     const completions = yield* Effect.acquireRelease(PubSub.unbounded<string>(), PubSub.shutdown)
     const signal = Effect.asVoid(Queue.offer(wakeups, undefined))
     const now = Clock.currentTimeMillis
+
+    // What other processes change (started, woke, finished) wakes this process's workers
+    // and the callers waiting here for a result; polling stays the floor.
+    yield* queue.changes.pipe(
+      Stream.runForEach((executionId) => Effect.zipRight(PubSub.publish(completions, executionId), signal)),
+      Effect.tapErrorCause((cause) =>
+        Effect.logWarning("Execution queue notifications failed; polling until they are back", cause)
+      ),
+      Effect.retry(Schedule.spaced("5 seconds")),
+      Effect.forkScoped
+    )
 
     // -- the log of one execution ------------------------------------------------------
 

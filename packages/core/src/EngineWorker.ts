@@ -54,26 +54,31 @@ export const start = (
     const heartbeat = Effect.gen(function* () {
       while (true) {
         yield* Effect.sleep(Duration.millis(heartbeatMs))
-        const ids = Array.from(runs, ([id]) => id)
-        if (ids.length === 0) continue
+        const sampled = Array.from(runs)
+        if (sampled.length === 0) continue
         const held = yield* queue.heartbeat({
           workerId,
-          executionIds: ids,
+          executionIds: sampled.map(([id]) => id),
           leaseMs,
           now: yield* Clock.currentTimeMillis
         })
-        for (const id of ids) {
+        for (const [id, fiber] of sampled) {
           if (held.includes(id)) continue
-          // Another worker took it over: this run must not write any more.
+          // Not held any more: either the run released it meanwhile (nothing to do), or
+          // its lease expired and another worker took it over: that run must stop writing.
+          const info = yield* queue.get(id)
+          const takenOver =
+            Option.isSome(info) && info.value.status === "running" && info.value.leaseOwner !== workerId
+          if (!takenOver || Option.getOrUndefined(FiberMap.unsafeGet(runs, id)) !== fiber) continue
           yield* Effect.logWarning(`Worker ${workerId} lost the lease of execution ${id}; stopping its run`)
-          yield* FiberMap.remove(runs, id)
+          yield* Effect.forkDaemon(Fiber.interrupt(fiber))
         }
       }
     }).pipe(
       Effect.catchAllCause((cause) => Effect.logError(`Heartbeat of worker ${workerId} failed`, cause)),
       Effect.forever
     )
-    yield* Effect.forkScoped(heartbeat)
+    const heartbeatFiber = yield* Effect.forkScoped(heartbeat)
 
     const claimDue = Effect.gen(function* () {
       const names = yield* engine.workflowNames
@@ -122,6 +127,9 @@ export const start = (
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
+        yield* Effect.logDebug(
+          `Worker ${workerId} stopping with ${yield* FiberMap.size(runs)} runs in flight`
+        )
         yield* Fiber.interrupt(loopFiber)
         // Finalizers run uninterruptibly: the wait must be interruptible for the timeout.
         const drained = yield* FiberMap.awaitEmpty(runs).pipe(
@@ -134,6 +142,8 @@ export const start = (
         }
         // Closing the map interrupts what is left; each run gives its claim back.
         yield* FiberMap.clear(runs)
+        yield* Fiber.interrupt(heartbeatFiber)
+        yield* Effect.logDebug(`Worker ${workerId} stopped: its runs finished or gave their claims back`)
       })
     )
     yield* Effect.logDebug(`Worker ${workerId} started`)

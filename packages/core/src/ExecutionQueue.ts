@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 
 /**
  * Where an execution stands.
@@ -168,6 +169,14 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
 
     /** Executions matching a filter, oldest first. */
     readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionInfo>, ExecutionQueueError>
+
+    /**
+     * Ids of executions that other processes made due (pending, or suspended with a timer)
+     * or finished, as the storage reports them (PostgreSQL's LISTEN/NOTIFY), so waiting
+     * workers and callers wake at once. Best effort: polling stays the floor. The memory
+     * queue reports nothing, as everyone using it shares the process and its signals.
+     */
+    readonly changes: Stream.Stream<string, ExecutionQueueError>
 
     /** The earliest time any execution of these workflows becomes due (to sleep until). */
     readonly nextDueAt: (
@@ -379,6 +388,8 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
           .filter((info) => matches(info, filter))
         return filter.limit === undefined ? found : found.slice(0, filter.limit)
       }),
+
+    changes: Stream.never,
 
     nextDueAt: (workflowNames) =>
       Effect.sync(() => {

@@ -52,9 +52,33 @@ const createExecutionQueue = Effect.gen(function* () {
     )`
 })
 
+/** The LISTEN/NOTIFY channel on which changed execution ids are announced. */
+export const channel = "tillflow_executions"
+
+const notifyChanges = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // Announces an execution that became due (pending, or suspended on a timer) or finished
+  // (its concurrency key may free another one), so workers and waiting callers in other
+  // processes wake at once. Sent at commit; duplicates within a transaction collapse.
+  yield* sql`
+    CREATE FUNCTION tillflow_executions_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('tillflow_executions', NEW.execution_id);
+      RETURN NULL;
+    END $$`
+  yield* sql`
+    CREATE TRIGGER tillflow_executions_changed
+    AFTER INSERT OR UPDATE OF status, due_at ON tillflow_executions
+    FOR EACH ROW
+    WHEN (NEW.status IN ('pending', 'succeeded', 'failed', 'interrupted', 'stuck')
+          OR (NEW.status = 'suspended' AND NEW.due_at IS NOT NULL))
+    EXECUTE FUNCTION tillflow_executions_notify()`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
-  "1_create_execution_queue": createExecutionQueue
+  "1_create_execution_queue": createExecutionQueue,
+  "2_notify_changes": notifyChanges
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -4,17 +4,21 @@
  * claimers never block on nor take the same row; a concurrency key is acquired in the same
  * transaction by upserting its holder row, whose primary key serialises the claimers of
  * one key. Leases are `due_at` on a running row: a heartbeat pushes it forward, and once it
- * passes the row is due again and any worker takes it over.
+ * passes the row is due again and any worker takes it over. A trigger announces rows that
+ * become due or finish on a LISTEN/NOTIFY channel (`changes`), on PostgreSQL and PGlite.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { ExecutionQueue } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as ExecutionQueueMigrations from "./ExecutionQueueMigrations.js"
+import * as PgliteClient from "./PgliteClient.js"
 
 const Int8 = Schema.Union(Schema.Number, Schema.NumberFromString)
 
@@ -77,6 +81,16 @@ const activeStatuses = ["pending", "running", "suspended"] as const
 export const make: Effect.Effect<ExecutionQueue.ExecutionQueue["Type"], never, SqlClient.SqlClient> =
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    const pglite = yield* Effect.serviceOption(PgliteClient.PgliteClient)
+    const listen = Option.orElse(
+      Option.map(pg, (client) => client.listen),
+      () => Option.map(pglite, (client) => client.listen)
+    )
+    const changes: Stream.Stream<string, ExecutionQueue.ExecutionQueueError> = Option.match(listen, {
+      onNone: () => Stream.never,
+      onSome: (listen) => listen(ExecutionQueueMigrations.channel).pipe(Stream.mapError(failure("listen")))
+    })
 
     const columns = sql`execution_id, workflow_name, status, due_at, lease_owner, concurrency_key, parent_id,
       attributes, claims, created_at, updated_at`
@@ -271,6 +285,8 @@ export const make: Effect.Effect<ExecutionQueue.ExecutionQueue["Type"], never, S
           Effect.mapError(failure("list"))
         )
       },
+
+      changes,
 
       nextDueAt: (workflowNames) =>
         workflowNames.length === 0

@@ -807,4 +807,39 @@ export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) 
         yield* node.stop
       })
     )
+
+    it.effect(
+      "an activity result the store refuses as a secret is recorded as that refusal: the workflow sees a defect",
+      () =>
+        Effect.gen(function* () {
+          const Leaky = Workflow.make({
+            name: "Leaky",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const LeakyLive = Leaky.toLayer(() =>
+            Activity.make({
+              name: "ReadCard",
+              success: Schema.Struct({ cvv: Schema.String }),
+              execute: Effect.succeed({ cvv: "123" })
+            }).pipe(Effect.map(() => "leaked"))
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(LeakyLive)
+          const exit = yield* Leaky.execute(payload).pipe(provideNode(node.context), Effect.exit)
+          expect(Exit.isFailure(exit) && String(Cause.squash(exit.cause))).toContain("card security code")
+          const executionId = yield* Leaky.executionId(payload)
+          const store = yield* EventStore.EventStore
+          const events = yield* store.readStream(EngineEvent.streamId(executionId))
+          expect(events.map((event) => event.type)).toEqual([
+            "WorkflowStarted",
+            "ActivityCompleted",
+            "WorkflowCompleted"
+          ])
+          expect(JSON.stringify(events.map((event) => event.data))).not.toContain('"123"')
+          expect((yield* awaitStatus(executionId, "failed")).workflowName).toBe("Leaky")
+          yield* node.stop
+        })
+    )
   })

@@ -4,11 +4,14 @@
  * wake-ups, concurrency keys, visibility, and concurrent claimers never sharing a row.
  * Times are plain numbers: the queue never reads a clock itself.
  */
-import { expect, it } from "@effect/vitest"
+import { expect, it, layer as testLayer } from "@effect/vitest"
 import { ExecutionQueue } from "@tillflow/core"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 
 const unique = () => globalThis.crypto.randomUUID()
 
@@ -345,3 +348,60 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
       })
     )
   })
+
+/** The SQL queue announces changes on LISTEN/NOTIFY (the memory queue has nothing to say). */
+export const queueNotificationContract = <E>(
+  name: string,
+  layer: Layer.Layer<ExecutionQueue.ExecutionQueue, E>
+) =>
+  testLayer(layer, { timeout: 60_000, excludeTestServices: true })(
+    `ExecutionQueue notifications on ${name}`,
+    (it) => {
+      it.effect(
+        "announces executions that become due or finish, so other processes need not wait for a poll",
+        () =>
+          Effect.gen(function* () {
+            const queue = yield* ExecutionQueue.ExecutionQueue
+            const workflow = unique()
+            const heard = yield* Deferred.make<ReadonlyArray<string>>()
+            yield* queue.changes.pipe(
+              Stream.take(3),
+              Stream.runCollect,
+              Effect.flatMap((ids) => Deferred.succeed(heard, Chunk.toReadonlyArray(ids))),
+              Effect.forkScoped
+            )
+            // Give the LISTEN a moment to be in place before the first NOTIFY.
+            yield* Effect.sleep("200 millis")
+            const id = yield* enqueue(workflow)
+            yield* queue.claim({
+              workerId: "A",
+              workflowNames: [workflow],
+              limit: 1,
+              leaseMs: 1_000,
+              now: 2_000
+            })
+            yield* queue.release({
+              executionId: id,
+              workerId: "A",
+              release: { _tag: "Suspended", wakeAt: 9_000 },
+              now: 2_001
+            })
+            yield* queue.claim({
+              workerId: "A",
+              workflowNames: [workflow],
+              limit: 1,
+              leaseMs: 1_000,
+              now: 9_000
+            })
+            yield* queue.release({
+              executionId: id,
+              workerId: "A",
+              release: { _tag: "Finished", status: "succeeded" },
+              now: 9_001
+            })
+            // Enqueued (pending), suspended on a timer, succeeded; the claims are not announced.
+            expect(yield* Deferred.await(heard).pipe(Effect.timeout("10 seconds"))).toEqual([id, id, id])
+          }).pipe(Effect.scoped)
+      )
+    }
+  )

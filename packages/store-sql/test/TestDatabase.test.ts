@@ -59,7 +59,7 @@ describe("TestDatabase", () => {
     60_000
   )
 
-  it.live.skipIf(databaseUrl === "")(
+  it.live.skipIf(databaseUrl === "" && process.env["TILLFLOW_REQUIRE_POSTGRES"] !== "1")(
     "creates a fresh PostgreSQL database per layer and drops it at release",
     () =>
       Effect.gen(function* () {
