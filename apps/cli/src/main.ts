@@ -1,2 +1,57 @@
-/** Placeholder entry point: this app is not built yet (see the open issues). */
-process.stdout.write("not built yet\n")
+/**
+ * `tillflow`: the command line (`npm run tillflow -- <command>`). Commands and exit codes:
+ * `tillflow --help`, `Output` and docs/operations.md. Logs go to stderr, warnings and up,
+ * so `--json` output on stdout stays one clean document.
+ */
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { NodeRuntime } from "@effect/platform-node"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import { configLayer, ExitStatus, tillflow } from "./Commands.js"
+import { ExitCode } from "./Output.js"
+
+const stderrLogger = Logger.make(({ logLevel, message }) => {
+  const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
+  process.stderr.write(`tillflow ${logLevel.label.toLowerCase()}: ${text}\n`)
+})
+
+const cli = Command.run(tillflow, { name: "tillflow", version: "0.0.0" })
+
+const program = cli(process.argv).pipe(
+  Effect.provide(
+    Layer.mergeAll(
+      NodeContext.layer,
+      Logger.replace(Logger.defaultLogger, stderrLogger),
+      Logger.minimumLogLevel(LogLevel.Warning),
+      configLayer
+    )
+  )
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  teardown: (exit, onExit) => {
+    const code = Exit.isSuccess(exit)
+      ? ExitStatus.code
+      : Exit.isInterrupted(exit)
+        ? ExitStatus.code
+        : Exit.match(exit, {
+            onSuccess: () => ExitCode.ok,
+            onFailure: (cause) =>
+              Option.exists(Cause.failureOption(cause), ValidationError.isValidationError)
+                ? ExitCode.usage
+                : ExitCode.internal
+          })
+    onExit(code)
+    // Something (a keep-alive socket) may hold the event loop: leave once output is written.
+    setTimeout(() => process.exit(code), 200).unref()
+  }
+})

@@ -1,8 +1,11 @@
 /**
- * The standalone worker. Not built yet: the engine, the workflows and the intake API come
- * with issues 6, 7 and 9. Until then `npm start` says so honestly and exits non-zero.
+ * The standalone worker: `npm start`. With no configuration it runs on the embedded store
+ * (PGlite under `.tillflow/data`) against the built-in simulator, serves the intake API on
+ * http://127.0.0.1:8080 and prints its addresses and a generated token. Configuration:
+ * environment and `tillflow.config.json` (docs/operations.md). SIGTERM or Ctrl-C stops it
+ * gracefully.
  */
-process.stderr.write(
-  "tillflow worker: not built yet. The typed model, simulator, event store and transport are being built first (see README).\n"
-)
-process.exitCode = 1
+import { NodeRuntime } from "@effect/platform-node"
+import * as Program from "./Program.js"
+
+NodeRuntime.runMain(Program.run("worker"), { disableErrorReporting: true, disablePrettyLogger: true })

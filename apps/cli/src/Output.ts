@@ -1,0 +1,167 @@
+/**
+ * What the command line says and how it exits: human lines by default, one JSON document
+ * with `--json`; a live progress line on stderr while a terminal works (only when stderr
+ * is a terminal); and exit codes that tell a script how an operation ended:
+ *
+ * | code | meaning |
+ * |---|---|
+ * | 0 | done: approved, or the command succeeded |
+ * | 1 | tillflow could not do it: store or worker unreachable, unexpected failure |
+ * | 2 | usage: a bad argument or option, an unknown serial, a reused idempotency key |
+ * | 3 | declined by the acquirer or issuer |
+ * | 4 | failed, cancelled, rejected by the service, terminal unavailable, not charged, not found |
+ * | 5 | approved, but only after an unknown outcome was reconciled |
+ * | 6 | outcome still unknown (unresolved, stuck, or still running when the wait ended) |
+ * | 7 | partially approved: part of the amount is still due |
+ */
+import type * as Intake from "@tillflow/worker/Intake"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** The exit codes (see the module's table). */
+export const ExitCode = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  declined: 3,
+  failed: 4,
+  reconciled: 5,
+  unknown: 6,
+  partial: 7
+} as const
+
+/** A bad argument: said on stderr, exit 2. */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
+
+/** The exit code of an execution as it stands. */
+export const exitCodeOf = (view: Intake.ExecutionView): number => {
+  const report = view.report
+  if (report === undefined) {
+    return view.status === "interrupted" || view.status === "failed" ? ExitCode.failed : ExitCode.unknown
+  }
+  switch (report.verdict) {
+    case "approved":
+      return report.reconciled ? ExitCode.reconciled : ExitCode.ok
+    case "partially-approved":
+      return ExitCode.partial
+    case "declined":
+      return ExitCode.declined
+    case "unresolved":
+    case "error":
+      return ExitCode.unknown
+    default:
+      return ExitCode.failed
+  }
+}
+
+/** The exit code of an intake error. */
+export const exitCodeOfError = (error: Intake.IntakeError | UsageError): number => {
+  switch (error._tag) {
+    case "InvalidRequest":
+    case "IdempotencyConflict":
+    case "UsageError":
+      return ExitCode.usage
+    case "NotFound":
+      return ExitCode.failed
+    case "Unavailable":
+      return ExitCode.internal
+  }
+}
+
+const verdictMark: Record<string, string> = {
+  approved: "APPROVED",
+  "partially-approved": "PARTIALLY APPROVED",
+  declined: "DECLINED",
+  cancelled: "CANCELLED",
+  failed: "FAILED",
+  rejected: "REJECTED",
+  unavailable: "TERMINAL UNAVAILABLE",
+  "not-charged": "NOT CHARGED",
+  unresolved: "OUTCOME UNKNOWN",
+  "stop-refused": "STOP REFUSED",
+  error: "ERROR"
+}
+
+/** The facts of a terminal operation's stored result, if it has them. */
+const resultFacts = (result: unknown): Readonly<Record<string, unknown>> => {
+  const value =
+    typeof result === "object" && result !== null ? (result as Record<string, unknown>)["value"] : undefined
+  const facts =
+    typeof value === "object" && value !== null ? (value as Record<string, unknown>)["facts"] : undefined
+  return typeof facts === "object" && facts !== null ? (facts as Record<string, unknown>) : {}
+}
+
+/** Human lines of an execution. */
+export const describeExecution = (view: Intake.ExecutionView): ReadonlyArray<string> => {
+  const a = view.attributes
+  const what = [
+    a["operation"] ?? view.workflow,
+    a["amount"] === undefined ? undefined : `${a["amount"]} ${a["currency"] ?? ""}`.trim(),
+    a["serialNumber"] === undefined ? undefined : `on ${a["serialNumber"]}`
+  ]
+    .filter((p) => p !== undefined)
+    .join(" ")
+  const head =
+    view.report !== undefined
+      ? `${verdictMark[view.report.verdict] ?? view.report.verdict}${view.report.reconciled && view.report.verdict === "approved" ? " (after reconciliation)" : ""}  ${view.report.summary}`
+      : `${view.status.toUpperCase()}  ${what}${view.progress === undefined ? "" : `: ${view.progress.phase}, waiting for ${view.progress.waitingFor}`}`
+  const facts = resultFacts(view.result)
+  return [
+    head,
+    `  execution    ${view.executionId} (${view.workflow}, ${view.status})`,
+    ...(facts["efttransactionID"] === undefined
+      ? []
+      : [
+          `  guid         ${String(facts["efttransactionID"])}  (--original-transaction-id of later operations)`
+        ]),
+    ...(a["transactionReference"] === undefined ? [] : [`  reference    ${a["transactionReference"]}`]),
+    ...(a["idempotencyKey"] === undefined ? [] : [`  key          ${a["idempotencyKey"]}`])
+  ]
+}
+
+/** Prints a value: JSON, or the human lines. */
+export const print = (
+  json: boolean,
+  value: unknown,
+  human: () => ReadonlyArray<string>
+): Effect.Effect<void> =>
+  json
+    ? Console.log(JSON.stringify(value, jsonReplacer, 2))
+    : Effect.forEach(human(), (line) => Console.log(line), { discard: true })
+
+/** bigints as strings in JSON output. */
+export const jsonReplacer = (_key: string, value: unknown): unknown =>
+  typeof value === "bigint" ? value.toString() : value
+
+/** Says something on stderr (never mixed into `--json` output). */
+export const note = (text: string): Effect.Effect<void> =>
+  Effect.sync(() => void process.stderr.write(`${text}\n`))
+
+const isTty = (): boolean => process.stderr.isTTY === true
+
+/** Draws the progress line (stderr, terminals only). */
+export const progress = (text: string): Effect.Effect<void> =>
+  Effect.sync(() => {
+    if (!isTty()) return
+    const width = Math.max(60, (process.stderr.columns ?? 100) - 1)
+    process.stderr.write(`\r\x1b[2K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`)
+  })
+
+/** Clears the progress line. */
+export const clearProgress: Effect.Effect<void> = Effect.sync(() => {
+  if (isTty()) process.stderr.write("\r\x1b[2K")
+})
+
+const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** The progress line of an execution `elapsedMs` after it started. */
+export const progressLine = (view: Intake.ExecutionView, elapsedMs: number, tick: number): string => {
+  const a = view.attributes
+  const what = `${a["operation"] ?? view.workflow}${a["serialNumber"] === undefined ? "" : ` on ${a["serialNumber"]}`}`
+  const phase = view.progress?.phase ?? view.status
+  const waiting = view.progress?.waitingFor ?? "the engine"
+  const attempt =
+    view.progress !== undefined && view.progress.attempt > 1 ? ` (attempt ${view.progress.attempt})` : ""
+  return `${spinner[tick % spinner.length] ?? "*"} ${what}: ${phase}${attempt}, ${(elapsedMs / 1000).toFixed(1)} s, waiting for ${waiting}`
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "@effect/vitest"
+import { parseAmount } from "@tillflow/cli/Commands"
+import * as Output from "@tillflow/cli/Output"
+import type * as Intake from "@tillflow/worker/Intake"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+
+const failure = <A, E>(effect: Effect.Effect<A, E>) => {
+  const exit = Effect.runSyncExit(effect)
+  return Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+}
+
+const view = (
+  report?: Intake.ExecutionView["report"],
+  status: Intake.ExecutionView["status"] = "succeeded"
+): Intake.ExecutionView => ({
+  executionId: "e",
+  workflow: "TerminalOperation",
+  status,
+  attributes: {},
+  createdAt: 0,
+  updatedAt: 0,
+  ...(report === undefined ? {} : { report })
+})
+
+describe("tillflow: amounts", () => {
+  it("reads major units with the currency's exponent into the service's minor units", () => {
+    expect(Effect.runSync(parseAmount("10.50", "EUR"))).toEqual({ amount: "1050", currency: "EUR" })
+    expect(Effect.runSync(parseAmount("100", "jpy"))).toEqual({ amount: "100", currency: "JPY" })
+    expect(Effect.runSync(parseAmount("1.250", "BHD"))).toEqual({ amount: "1250", currency: "BHD" })
+    expect(Effect.runSync(parseAmount("-5.00", "EUR", { signed: true }))).toEqual({
+      amount: "-500",
+      currency: "EUR"
+    })
+  })
+
+  it("says what was wrong and what is allowed", () => {
+    expect(failure(parseAmount("10,50", "EUR"))?.message).toContain(
+      "with at most 2 decimals and a dot separator"
+    )
+    expect(failure(parseAmount("10.5", "JPY"))?.message).toContain("JPY has no decimals")
+    expect(failure(parseAmount("1.2345", "BHD"))?.message).toContain("too many decimals (4)")
+    expect(failure(parseAmount("0", "EUR"))?.message).toContain("must be positive")
+    expect(failure(parseAmount("10.00", "EURO"))?.message).toContain("not an ISO 4217 currency code")
+  })
+})
+
+describe("tillflow: exit codes", () => {
+  it("distinguish approved, reconciled, declined, partial, failed, unknown and usage", () => {
+    const report = (verdict: NonNullable<Intake.ExecutionView["report"]>["verdict"], reconciled = false) =>
+      view({ verdict, reconciled, summary: "" })
+    expect(Output.exitCodeOf(report("approved"))).toBe(0)
+    expect(Output.exitCodeOf(report("approved", true))).toBe(5)
+    expect(Output.exitCodeOf(report("declined"))).toBe(3)
+    expect(Output.exitCodeOf(report("partially-approved"))).toBe(7)
+    expect(Output.exitCodeOf(report("cancelled"))).toBe(4)
+    expect(Output.exitCodeOf(report("not-charged", true))).toBe(4)
+    expect(Output.exitCodeOf(report("unresolved"))).toBe(6)
+    expect(Output.exitCodeOf(view(undefined, "suspended"))).toBe(6)
+    expect(Output.exitCodeOfError(new Output.UsageError({ message: "" }))).toBe(2)
+  })
+})
+
+describe("tillflow as a process", () => {
+  it("a bad amount and an unknown option end with exit 2 and a message, before any store is opened", () => {
+    const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
+    const env = { ...process.env, TILLFLOW_DATA_DIR: dataDir }
+    const run = (args: ReadonlyArray<string>) =>
+      spawnSync(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", ...args], {
+        cwd: root,
+        env,
+        encoding: "utf8",
+        timeout: 120_000
+      })
+    const amount = run(["sale", "--serial", "X1", "--amount", "10,50"])
+    expect(amount.status).toBe(2)
+    expect(amount.stderr).toContain('--amount: "10,50" is not a valid EUR amount')
+    const option = run(["sale", "--serial", "X1", "--amount", "1.00", "--colour", "red"])
+    expect(option.status).toBe(2)
+    expect(Fs.existsSync(dataDir)).toBe(false)
+  }, 240_000)
+})

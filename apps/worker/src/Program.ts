@@ -1,0 +1,28 @@
+/**
+ * Running the worker as a program, shared by `npm start` and `tillflow worker`: read the
+ * configuration (environment, then the configuration file), install the logger, launch
+ * the worker layer until interrupted. A start-up failure is said in one line on stderr
+ * and exits with status 1.
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Worker from "./Worker.js"
+import * as WorkerConfig from "./WorkerConfig.js"
+
+/** The worker program; `name` prefixes the start-up failure message. */
+export const run = (name: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const config = yield* WorkerConfig.load
+    yield* Layer.launch(Worker.layer(config)).pipe(Effect.provide(Worker.loggerLayer(config)))
+  }).pipe(
+    Effect.provide(WorkerConfig.layerProvider()),
+    Effect.catchAll((error) =>
+      Effect.zipRight(
+        Console.error(`tillflow ${name}: ${"message" in error ? error.message : String(error)}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
+    )
+  )

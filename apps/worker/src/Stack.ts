@@ -1,0 +1,209 @@
+/**
+ * The layers a tillflow process is made of, composed from the packages: the event store
+ * (PostgreSQL, or the embedded PGlite behind its directory lock), the execution queue on
+ * the same database, the durable workflow engine, the remote service (the HTTP client,
+ * pointed at the real service or at the built-in simulator started in-process), the
+ * protocol settings, the workflows and the callback receiver. The worker serves them; the
+ * command line runs them in its own process. Nothing here decides anything about payments.
+ */
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import { CallbackReceiver } from "@tillflow/callback"
+import {
+  DurableEngine,
+  EngineWorker,
+  type EventStore,
+  type ExecutionQueue,
+  Lifecycles,
+  PaymentProtocol,
+  ProtocolSettings,
+  type TerminalCloud
+} from "@tillflow/core"
+import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
+import { SimulatorServer } from "@tillflow/simulator"
+import { PgEventStore, PgliteEventStore, PgliteLock, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Path from "node:path"
+import type * as WorkerConfig from "./WorkerConfig.js"
+
+/** What the remote service of this process is, for the start-up banner and `/ready`. */
+export interface CloudInfo {
+  readonly kind: "simulator" | "remote"
+  readonly baseUrl: string
+  readonly transactionsUrl: string
+  /** The simulator's admin API. */
+  readonly adminUrl?: string | undefined
+  /** The simulator's terminals. */
+  readonly terminals: ReadonlyArray<{ readonly serialNumber: string; readonly terminalType: string }>
+}
+
+/** The remote service of this process. */
+export class Cloud extends Context.Tag("tillflow/worker/Cloud")<Cloud, CloudInfo>() {}
+
+/** What the store of this process is. */
+export interface StoreInfo {
+  readonly kind: "postgres" | "embedded"
+  /** The embedded store's directory (absolute). */
+  readonly dataDir?: string | undefined
+  /** The durability caveat to announce, if any. */
+  readonly warning?: string | undefined
+}
+
+/** The store of this process. */
+export class Store extends Context.Tag("tillflow/worker/Store")<Store, StoreInfo>() {}
+
+/** A process could not start: what failed, said for an operator. */
+export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", {
+  message: Schema.String
+}) {}
+
+const startupError = (what: string) => (error: { readonly message: string }) =>
+  new StartupError({ message: `${what}: ${error.message}` })
+
+/** The timings of a simulator whose steps take no time (`TILLFLOW_SIMULATOR_FAST`). */
+const instant = {
+  WaitingForCard: 0,
+  PinInput: 0,
+  WaitingHostConnect: 0,
+  WaitingHostSend: 0,
+  WaitingHostReceive: 0,
+  PrintingMerchantReceipt: 0,
+  Reboot: 0
+}
+
+/**
+ * The event store and the execution queue on one database. The embedded store is locked
+ * for this process first (`PgliteLock`): a second process on the same directory is refused.
+ */
+export const storeLayer = (
+  config: WorkerConfig.StoreConfig,
+  holder: string
+): Layer.Layer<EventStore.EventStore | ExecutionQueue.ExecutionQueue | Store, StartupError> => {
+  if (config._tag === "Postgres") {
+    const pg = PgEventStore.layer({ url: config.url, maxConnections: config.poolSize }).pipe(
+      Layer.mapError(startupError("PostgreSQL event store"))
+    )
+    return Layer.mergeAll(
+      SqlExecutionQueue.layer.pipe(Layer.mapError(startupError("execution queue"))),
+      Layer.succeed(Store, { kind: "postgres" })
+    ).pipe(Layer.provideMerge(pg))
+  }
+  const dataDir = Path.resolve(config.dataDir)
+  const lock = Layer.scopedDiscard(PgliteLock.acquire(dataDir, holder)).pipe(
+    Layer.mapError(startupError("embedded store"))
+  )
+  const pglite = PgliteEventStore.layer({ dataDir }).pipe(
+    Layer.mapError(startupError("embedded event store"))
+  )
+  return Layer.mergeAll(
+    SqlExecutionQueue.layer.pipe(Layer.mapError(startupError("execution queue"))),
+    Layer.succeed(Store, { kind: "embedded", dataDir, warning: PgliteEventStore.durabilityWarning(dataDir) })
+  ).pipe(Layer.provideMerge(pglite), Layer.provideMerge(lock))
+}
+
+/**
+ * The remote service: the HTTP client, to the configured service or to the built-in
+ * simulator, which then runs in this process on a loopback port (its state lives and
+ * dies with the process).
+ */
+export const cloudLayer = (
+  config: WorkerConfig.CloudConfig
+): Layer.Layer<TerminalCloud.TerminalCloud | Cloud, StartupError> => {
+  if (config._tag === "Remote") {
+    return Layer.merge(
+      HttpTerminalCloud.layer(config.config),
+      Layer.succeed(Cloud, {
+        kind: "remote",
+        baseUrl: config.config.baseUrl.toString(),
+        transactionsUrl: config.config.transactionsUrl.toString(),
+        terminals: []
+      })
+    )
+  }
+  const simulator = SimulatorServer.layer({
+    seed: config.seed,
+    port: config.port,
+    ...(config.fast ? { timings: instant } : {})
+  }).pipe(
+    Layer.mapError((error) => new StartupError({ message: `built-in simulator: ${String(error.cause)}` }))
+  )
+  const client = Layer.unwrapEffect(
+    Effect.map(SimulatorServer.SimulatorInfo, (info) =>
+      Layer.merge(
+        HttpTerminalCloud.layer(
+          TerminalCloudConfig.make({
+            apiKey: Redacted.make(info.apiKey),
+            baseUrl: new URL(info.baseUrl),
+            transactionsUrl: new URL(info.transactionsUrl)
+          })
+        ),
+        Layer.succeed(Cloud, {
+          kind: "simulator",
+          baseUrl: info.baseUrl,
+          transactionsUrl: info.transactionsUrl,
+          adminUrl: info.adminUrl,
+          terminals: info.terminals.map((t) => ({
+            serialNumber: t.serial_number,
+            terminalType: t.terminal_type
+          }))
+        })
+      )
+    )
+  )
+  return client.pipe(Layer.provide(simulator))
+}
+
+/**
+ * Protocol settings from configuration (`TILLFLOW_DELIVERY`, `TILLFLOW_CALLBACK_BASE_URL` …).
+ * When no callback base URL is configured, `fallbackCallbackBase` is used (the worker's own
+ * receiver on loopback, which only the built-in simulator on this machine can reach), and
+ * results then come by callback unless `TILLFLOW_DELIVERY` says otherwise.
+ */
+export const settingsLayer = (
+  fallbackCallbackBase: Option.Option<string>
+): Layer.Layer<ProtocolSettings.ProtocolSettings, StartupError> =>
+  Layer.effect(
+    ProtocolSettings.ProtocolSettings,
+    Effect.gen(function* () {
+      const settings = yield* ProtocolSettings.config
+      const chosen = yield* Config.option(Config.string("TILLFLOW_DELIVERY"))
+      const callbackBaseUrl = Option.orElse(settings.callbackBaseUrl, () => fallbackCallbackBase)
+      const defaultDelivery: "callback" | "polling" = Option.isNone(callbackBaseUrl)
+        ? "polling"
+        : Option.isSome(chosen)
+          ? settings.defaultDelivery
+          : "callback"
+      return { ...settings, callbackBaseUrl, defaultDelivery }
+    })
+  ).pipe(Layer.mapError(startupError("protocol settings")))
+
+/** The workflows this process registers (and so runs when it has a worker). */
+export const workflowsLayer: Layer.Layer<
+  never,
+  never,
+  WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud | ProtocolSettings.ProtocolSettings
+> = Layer.merge(PaymentProtocol.layer, Lifecycles.layer)
+
+/** The engine over the store and queue in context. */
+export const engineLayer = DurableEngine.layer()
+
+/** The callback receiver over the store and engine in context. */
+export const receiverLayer = CallbackReceiver.layer
+
+/** An engine worker of this process. */
+export const workerLayer = (config: WorkerConfig.WorkerConfig["worker"]) =>
+  EngineWorker.layer({
+    ...(Option.isSome(config.id) ? { workerId: config.id.value } : {}),
+    concurrency: config.concurrency,
+    lease: config.lease,
+    shutdownTimeout: config.shutdownTimeout
+  })
+
+/** How long a run in flight may take to finish at shutdown (for the banner). */
+export const describeDuration = (duration: Duration.Duration): string => Duration.format(duration)

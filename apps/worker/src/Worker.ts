@@ -1,0 +1,191 @@
+/**
+ * The standalone worker as one layer: the store, the remote service (or the built-in
+ * simulator), the engine with its workflows and an engine worker, the callback receiver,
+ * the live ledger projection feeding the metrics, and the intake API on one HTTP server.
+ * Releasing the layer (SIGTERM) stops in this order: the HTTP server stops accepting;
+ * the engine worker stops claiming, lets runs in flight finish for the shutdown timeout
+ * and gives back the rest; the ledger takes a last snapshot; the store closes.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import { LedgerProjection, LogMetrics } from "@tillflow/core"
+import { PgliteLock } from "@tillflow/store-sql"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as IntakeHttp from "./IntakeHttp.js"
+import * as IntakeLocal from "./IntakeLocal.js"
+import * as Stack from "./Stack.js"
+import type * as WorkerConfig from "./WorkerConfig.js"
+
+/** A fresh intake token: 32 random bytes, base64url. */
+export const generateToken = (): Redacted.Redacted<string> => {
+  const bytes = new Uint8Array(32)
+  globalThis.crypto.getRandomValues(bytes)
+  return Redacted.make(Buffer.from(bytes).toString("base64url"))
+}
+
+/** The token of the intake: configured, or generated on embedded defaults. */
+export const tokenOf = (config: WorkerConfig.WorkerConfig) =>
+  Effect.gen(function* () {
+    if (Option.isSome(config.intake.token)) return { token: config.intake.token.value, generated: false }
+    if (config.store._tag === "Postgres" || config.cloud._tag === "Remote") {
+      return yield* new Stack.StartupError({
+        message:
+          "TILLFLOW_INTAKE_TOKEN is required when the worker runs on PostgreSQL or against the real service (at least 16 characters); only the embedded defaults generate one"
+      })
+    }
+    return { token: generateToken(), generated: true }
+  })
+
+const addressOf = (server: HttpServer.HttpServer): string =>
+  server.address._tag === "TcpAddress"
+    ? `http://${server.address.hostname === "0.0.0.0" ? "127.0.0.1" : server.address.hostname}:${server.address.port}`
+    : `unix:${server.address.path}`
+
+/** The lines printed at start (the token only when it was generated here). */
+export const banner = (info: {
+  readonly intakeUrl: string
+  readonly token: Option.Option<string>
+  readonly store: Stack.StoreInfo
+  readonly cloud: Stack.CloudInfo
+  readonly workerId: string
+  readonly concurrency: number
+  readonly callbackBase: Option.Option<string>
+}): ReadonlyArray<string> => [
+  "tillflow worker started",
+  `  intake      ${info.intakeUrl}`,
+  `  openapi     ${info.intakeUrl}/openapi.json  (bearer token required)`,
+  `  health      ${info.intakeUrl}/health  and  ${info.intakeUrl}/ready`,
+  ...Option.match(info.token, {
+    onNone: () => ["  token       from TILLFLOW_INTAKE_TOKEN"],
+    onSome: (t) => [
+      `  token       ${t}`,
+      "              (generated for this run and shown only now; set TILLFLOW_INTAKE_TOKEN to choose one)"
+    ]
+  }),
+  `  callbacks   ${Option.getOrElse(info.callbackBase, () => "none (results by polling; set TILLFLOW_CALLBACK_BASE_URL)")}`,
+  info.store.kind === "postgres"
+    ? "  store       PostgreSQL (DATABASE_URL)"
+    : `  store       embedded PGlite in ${info.store.dataDir ?? "?"}`,
+  ...(info.store.warning === undefined ? [] : [`              WARNING: ${info.store.warning}`]),
+  info.cloud.kind === "simulator"
+    ? `  service     THE BUILT-IN SIMULATOR, not a real payment service (set TERMINAL_CLOUD_API_KEY and URLs for the real one)`
+    : `  service     ${info.cloud.baseUrl} (status host ${info.cloud.transactionsUrl})`,
+  ...(info.cloud.kind === "simulator"
+    ? [
+        `  simulator   ${info.cloud.baseUrl}  (status host ${info.cloud.transactionsUrl}; admin ${info.cloud.adminUrl ?? "?"})`,
+        `  terminals   ${info.cloud.terminals.map((t) => `${t.serialNumber} (${t.terminalType})`).join(", ")}`
+      ]
+    : []),
+  `  worker      ${info.workerId}, ${info.concurrency} executions at a time; SIGTERM stops it gracefully`
+]
+
+/** The worker, configured. */
+export const layer = (config: WorkerConfig.WorkerConfig) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const { token, generated } = yield* tokenOf(config)
+      const workerId = Option.getOrElse(config.worker.id, () => `worker-${globalThis.crypto.randomUUID()}`)
+      const store = Stack.storeLayer(config.store, "worker")
+      const cloud = Stack.cloudLayer(config.cloud)
+      const server = IntakeHttp.serverLayer(config.intake)
+
+      // Callbacks reach this server only from this machine: the built-in simulator can use
+      // its loopback address; a real service needs TILLFLOW_CALLBACK_BASE_URL.
+      const settings = Layer.unwrapEffect(
+        Effect.map(HttpServer.HttpServer, (http) =>
+          Stack.settingsLayer(
+            config.cloud._tag === "Simulator" ? Option.some(`${addressOf(http)}/callbacks`) : Option.none()
+          )
+        )
+      )
+      const engine = Stack.engineLayer
+      const workflows = Stack.workflowsLayer.pipe(Layer.provide(settings))
+      const services = Layer.mergeAll(
+        workflows,
+        Stack.receiverLayer,
+        IntakeLocal.layer({ merchantMcc: config.merchantMcc })
+      )
+
+      const projection = Layer.scopedDiscard(
+        Effect.gen(function* () {
+          const observer = yield* LogMetrics.makeObserver({ since: yield* Clock.currentTimeMillis })
+          yield* LedgerProjection.start({ tap: observer.observe })
+        })
+      ).pipe(
+        Layer.catchAll((error) =>
+          Layer.effectDiscard(Effect.logWarning(`ledger projection: ${error.message}`))
+        )
+      )
+
+      const engineWorker = Stack.workerLayer({ ...config.worker, id: Option.some(workerId) })
+
+      const announce = Layer.scopedDiscard(
+        Effect.gen(function* () {
+          const http = yield* HttpServer.HttpServer
+          const storeInfo = yield* Stack.Store
+          const cloudInfo = yield* Stack.Cloud
+          const intakeUrl = addressOf(http)
+          if (storeInfo.kind === "embedded" && storeInfo.dataDir !== undefined) {
+            // The command line finds this worker (and its token) through the lock it holds.
+            yield* PgliteLock.publish(storeInfo.dataDir, {
+              intakeUrl,
+              ...(generated ? { token: Redacted.value(token) } : {})
+            }).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
+          }
+          const settings =
+            config.cloud._tag === "Simulator" ? Option.some(`${intakeUrl}/callbacks`) : Option.none()
+          for (const line of banner({
+            intakeUrl,
+            token: generated ? Option.some(Redacted.value(token)) : Option.none(),
+            store: storeInfo,
+            cloud: cloudInfo,
+            workerId,
+            concurrency: config.worker.concurrency,
+            callbackBase: settings
+          })) {
+            yield* Console.log(line)
+          }
+          if (cloudInfo.kind === "simulator") {
+            yield* Effect.logWarning(
+              `The remote service is the built-in simulator at ${cloudInfo.baseUrl}: no real payment is made`
+            )
+          }
+          yield* Effect.logInfo("tillflow worker started").pipe(
+            Effect.annotateLogs({ intakeUrl, workerId, store: storeInfo.kind, service: cloudInfo.kind })
+          )
+          yield* Effect.addFinalizer(() => Effect.logInfo("tillflow worker stopping"))
+        })
+      )
+
+      // Built bottom-up, released top-down: HTTP first, then the engine worker, then the
+      // projection, the services and the store.
+      const running = Layer.mergeAll(engineWorker, projection)
+      const http = IntakeHttp.serve(token)
+      return announce.pipe(
+        Layer.provide(http),
+        Layer.provide(running),
+        Layer.provideMerge(services),
+        Layer.provideMerge(engine),
+        Layer.provideMerge(cloud),
+        Layer.provideMerge(server),
+        Layer.provideMerge(store)
+      )
+    })
+  )
+
+/** The logger of a worker: JSON lines (or pretty), at the configured level. */
+export const loggerLayer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never> =>
+  Layer.merge(
+    config.logFormat === "json" ? Logger.json : Logger.pretty,
+    Logger.minimumLogLevel(config.logLevel)
+  )
+
+/** How long a stopping worker waits for runs in flight. */
+export const shutdownTimeout = (config: WorkerConfig.WorkerConfig): string =>
+  Duration.format(config.worker.shutdownTimeout)

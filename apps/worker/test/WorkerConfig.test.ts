@@ -1,0 +1,133 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Prometheus from "@tillflow/worker/Prometheus"
+import * as WorkerConfig from "@tillflow/worker/WorkerConfig"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as LogLevel from "effect/LogLevel"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const withEnv = (env: Record<string, string>, file?: Record<string, unknown>) => {
+  let path: string | undefined
+  if (file !== undefined) {
+    path = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-config-")), "tillflow.config.json")
+    Fs.writeFileSync(path, JSON.stringify(file))
+  }
+  const envProvider = ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })
+  const provider =
+    path === undefined
+      ? envProvider
+      : envProvider.pipe(
+          ConfigProvider.orElse(() =>
+            ConfigProvider.fromMap(WorkerConfig.readConfigFile(path), { pathDelim: "_" })
+          )
+        )
+  return Effect.withConfigProvider(WorkerConfig.load, provider)
+}
+
+describe("WorkerConfig", () => {
+  it.effect(
+    "nothing configured: the embedded store under .tillflow/data, the simulator, port 8080, no token yet",
+    () =>
+      Effect.gen(function* () {
+        const config = yield* withEnv({})
+        expect(config.store).toEqual({ _tag: "Embedded", dataDir: ".tillflow/data" })
+        expect(config.cloud).toMatchObject({ _tag: "Simulator", seed: 1, port: 0 })
+        expect(config.intake).toMatchObject({ host: "127.0.0.1", port: 8080 })
+        expect(Option.isNone(config.intake.token)).toBe(true)
+        expect(config.logFormat).toBe("json")
+        expect(config.logLevel).toBe(LogLevel.Info)
+      })
+  )
+
+  it.effect(
+    "DATABASE_URL and the service's key and URLs switch to PostgreSQL and the real service, secrets redacted",
+    () =>
+      Effect.gen(function* () {
+        const config = yield* withEnv({
+          DATABASE_URL: "postgres://user:secret@db/tillflow",
+          DATABASE_POOL_SIZE: "5",
+          TERMINAL_CLOUD_API_KEY: "key-123",
+          TERMINAL_CLOUD_BASE_URL: "https://cloud.example",
+          TERMINAL_CLOUD_TRANSACTIONS_URL: "https://status.cloud.example",
+          TILLFLOW_INTAKE_TOKEN: "0123456789abcdef-token"
+        })
+        expect(config.store._tag).toBe("Postgres")
+        if (config.store._tag === "Postgres") {
+          expect(String(config.store.url)).not.toContain("secret")
+          expect(Redacted.value(config.store.url)).toContain("secret")
+          expect(config.store.poolSize).toBe(5)
+        }
+        expect(config.cloud._tag).toBe("Remote")
+        if (config.cloud._tag === "Remote") {
+          expect(config.cloud.config.baseUrl.toString()).toBe("https://cloud.example/")
+          expect(String(config.cloud.config.apiKey)).not.toContain("key-123")
+        }
+        expect(Option.map(config.intake.token, Redacted.value)).toEqual(Option.some("0123456789abcdef-token"))
+      })
+  )
+
+  it.effect("the configuration file fills what the environment leaves out; the environment wins", () =>
+    Effect.gen(function* () {
+      const config = yield* withEnv(
+        { TILLFLOW_INTAKE_PORT: "9090" },
+        {
+          TILLFLOW_INTAKE_PORT: 7000,
+          TILLFLOW_DATA_DIR: "/var/lib/tillflow",
+          TILLFLOW_LOG_LEVEL: "warn",
+          TILLFLOW_WORKER_CONCURRENCY: 4
+        }
+      )
+      expect(config.intake.port).toBe(9090)
+      expect(config.store).toEqual({ _tag: "Embedded", dataDir: "/var/lib/tillflow" })
+      expect(config.logLevel).toBe(LogLevel.Warning)
+      expect(config.worker.concurrency).toBe(4)
+    })
+  )
+
+  it.effect("bad values are refused with the key and what is allowed", () =>
+    Effect.gen(function* () {
+      const port = yield* Effect.exit(withEnv({ TILLFLOW_INTAKE_PORT: "70000" }))
+      expect(Exit.isFailure(port) && String(port.cause)).toContain(
+        "TILLFLOW_INTAKE_PORT must be a port from 0 to 65535"
+      )
+      const token = yield* Effect.exit(withEnv({ TILLFLOW_INTAKE_TOKEN: "short" }))
+      expect(Exit.isFailure(token) && String(token.cause)).toContain("at least 16 characters")
+      const level = yield* Effect.exit(withEnv({ TILLFLOW_LOG_LEVEL: "loud" }))
+      expect(Exit.isFailure(level) && String(level.cause)).toContain("expected one of")
+      expect(() => WorkerConfig.readConfigFile("/nonexistent/tillflow.config.json")).toThrow(/nonexistent/)
+    })
+  )
+})
+
+describe("Prometheus", () => {
+  it.effect(
+    "counters, gauges and histograms in the text format, labels escaped, buckets cumulative with +Inf",
+    () =>
+      Effect.gen(function* () {
+        const counter = Metric.counter("test_things_total", { description: "things", incremental: true })
+        const gauge = Metric.gauge("test_level")
+        const histogram = Metric.histogram("test_seconds", MetricBoundaries.fromIterable([1, 5]), "durations")
+        yield* Effect.forEach([0.5, 3, 10], (v) => Metric.update(histogram, v), { discard: true })
+        yield* Metric.increment(Metric.tagged(counter, "kind", 'a "quoted"\nvalue'))
+        yield* Metric.set(Metric.tagged(gauge, "status", "ok"), 3)
+        const text = Prometheus.render(yield* Metric.snapshot)
+        expect(text).toContain("# HELP test_things_total things")
+        expect(text).toContain("# TYPE test_things_total counter")
+        expect(text).toContain('test_things_total{kind="a \\"quoted\\"\\nvalue"} 1')
+        expect(text).toContain('test_level{status="ok"} 3')
+        expect(text).toContain("# TYPE test_seconds histogram")
+        expect(text).toContain('test_seconds_bucket{le="1"} 1')
+        expect(text).toContain('test_seconds_bucket{le="5"} 2')
+        expect(text).toContain('test_seconds_bucket{le="+Inf"} 3')
+        expect(text).toContain("test_seconds_sum 13.5")
+        expect(text).toContain("test_seconds_count 3")
+      })
+  )
+})
