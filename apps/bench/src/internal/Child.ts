@@ -29,6 +29,10 @@ export interface Child {
 export interface Options {
   readonly args?: ReadonlyArray<string> | undefined
   readonly env?: Readonly<Record<string, string>> | undefined
+  /** Variables of this process the child must not inherit. */
+  readonly unsetEnv?: ReadonlyArray<string> | undefined
+  /** Load the script through tsx (default true; false for plain JavaScript). */
+  readonly tsx?: boolean | undefined
   /** Node flags before the script (`--expose-gc` …). */
   readonly nodeFlags?: ReadonlyArray<string> | undefined
   /** Write a CPU profile into this directory. */
@@ -49,12 +53,13 @@ export const start = (script: string, options: Options = {}): Child => {
   const flags = [
     ...(options.nodeFlags ?? []),
     ...(options.profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profileDir]),
-    "--import",
-    "tsx"
+    ...(options.tsx === false ? [] : ["--import", "tsx"])
   ]
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+  for (const name of options.unsetEnv ?? []) delete env[name]
   const child = spawn(process.execPath, [...flags, path.join(root, script), ...(options.args ?? [])], {
     cwd: root,
-    env: { ...process.env, ...options.env },
+    env,
     stdio: ["pipe", "pipe", "pipe"]
   })
   live.add(child)
