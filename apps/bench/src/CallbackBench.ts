@@ -258,6 +258,8 @@ export const section: Section.Section = {
         await fire(baseline.url, await requestsFile("warm-baseline", 100, false))
 
         const results = { receiver: [] as Array<LoadResult>, baseline: [] as Array<LoadResult> }
+        // This process's CPU per acknowledged request (the servers run here; the load does not).
+        const cpuPerRequest = { receiver: [] as Array<number>, baseline: [] as Array<number> }
         context.log(`callback: ${perRound} requests per round over ${connections} connections`)
         await Measure.interleave(
           context.rounds,
@@ -265,7 +267,10 @@ export const section: Section.Section = {
             {
               name: "node:http + one insert",
               run: async (round) => {
+                const cpu = process.cpuUsage()
                 const r = await fire(baseline.url, files[round]?.baseline ?? "")
+                const used = process.cpuUsage(cpu)
+                cpuPerRequest.baseline.push((used.user + used.system) / 1000 / Math.max(1, r.ok))
                 results.baseline.push(r)
                 return r.ok / r.seconds
               }
@@ -273,7 +278,10 @@ export const section: Section.Section = {
             {
               name: "receiver",
               run: async (round) => {
+                const cpu = process.cpuUsage()
                 const r = await fire(receiverUrl, files[round]?.receiver ?? "")
+                const used = process.cpuUsage(cpu)
+                cpuPerRequest.receiver.push((used.user + used.system) / 1000 / Math.max(1, r.ok))
                 results.receiver.push(r)
                 return r.ok / r.seconds
               }
@@ -327,6 +335,9 @@ export const section: Section.Section = {
             `info line off). Baseline: \`node:http\`, body read and \`JSON.parse\`d, one INSERT into an events-shaped table ` +
             `through a \`pg.Pool\` of ${poolSize}, then 200. After the run the suite checks that every acknowledged delivery ` +
             "is a `ResultReceived` in the store.",
+          "",
+          `CPU of the server process per acknowledged request: receiver ${Measure.median(cpuPerRequest.receiver).toFixed(2)} ms, ` +
+            `baseline ${Measure.median(cpuPerRequest.baseline).toFixed(2)} ms (medians of the rounds).`,
           "",
           `Random attempt ids, token hashes or result hashes drawn again because the store's card-number rule refuses ` +
             `them: ${redrawn} for ${registered} attempts (see "Findings").`,

@@ -35,11 +35,13 @@ interface Report {
   readonly seconds: number
   readonly completed: number
   readonly inFlightAtEnd: number
+  readonly cpuMs: number
   readonly givenUp: number
   readonly statuses: Readonly<Record<string, number>>
   readonly timeline: ReadonlyArray<Sample>
   readonly checkpoints: ReadonlyArray<{
     readonly completed: number
+    readonly events: number
     readonly t: number
     readonly rss: number
     readonly heapUsed: number
@@ -138,7 +140,7 @@ export const section: Section.Section = {
           Number((await count.query("SELECT count(*) AS n FROM events")).rows[0]?.n ?? 0) / warmTerminals
 
         context.log(`e2e: ${terminalsCount} sales in flight for ${seconds} s`)
-        const checkpoints = Array.from({ length: 10 }, (_, i) => 500 * 2 ** i)
+        const checkpoints = [0.25, 0.5, 0.75].map((share) => Math.round(seconds * share))
         const report = await run(
           worker,
           {
@@ -177,17 +179,19 @@ export const section: Section.Section = {
         const limit = rawRate / appendsPerPayment
         const firstCheckpoint = report.checkpoints[0]
         const lastCheckpoint = report.checkpoints[report.checkpoints.length - 1]
+        const f = Measure.formatNumber
         const figures: Array<Measure.Figure> = [
           {
             section: "e2e",
-            name: `sustained payments, ${terminalsCount} terminals, ${terminalsCount} in flight, one worker`,
+            name: `sustained payment throughput, ${terminalsCount} terminals, ${terminalsCount} in flight, one worker (durable appends/s ÷ ${appendsPerPayment.toFixed(1)})`,
             unit: "payments/s",
-            rounds: [sustained],
+            rounds: [workRate],
             baseline: {
               name: `store-bound limit: raw 8-connection insert rate ÷ ${appendsPerPayment.toFixed(1)} appends per payment`,
               rounds: [limit]
             },
-            target: { _tag: "RatioAtLeast", ratio: 0.2 }
+            target: { _tag: "RatioAtLeast", ratio: 0.2 },
+            note: `payments completed within the run: ${report.completed}, ${f(sustained)}/s over its last 40 %`
           },
           {
             section: "e2e",
@@ -204,18 +208,17 @@ export const section: Section.Section = {
         ) {
           figures.push({
             section: "e2e",
-            name: `worker heap after GC at ${lastCheckpoint.completed.toLocaleString("en-US")} completed`,
+            name: `worker heap after GC with ${lastCheckpoint.events.toLocaleString("en-US")} events stored (${lastCheckpoint.completed} completed)`,
             unit: "MB",
             rounds: [mb(lastCheckpoint.heapUsed)],
             baseline: {
-              name: `heap after GC at ${firstCheckpoint.completed.toLocaleString("en-US")} completed`,
+              name: `heap after GC with ${firstCheckpoint.events.toLocaleString("en-US")} events stored (${firstCheckpoint.completed} completed)`,
               rounds: [mb(firstCheckpoint.heapUsed)]
             },
             target: { _tag: "RatioAtMost", ratio: 1.1 },
-            note: "flat: at most 10 % more heap for several times the completed payments"
+            note: "flat: at most 10 % more heap for several times the work done"
           })
         }
-        const f = Measure.formatNumber
         const step = Math.max(1, Math.floor(timeline.length / 12))
         const details = [
           `Simulator: \`SimulatorServer.layer\` in its own process (\`processes/SimulatorProcess.ts\`), ${terminalsCount} ` +
@@ -224,8 +227,12 @@ export const section: Section.Section = {
             "payment protocol, the HTTP client to the simulator and the callback receiver on a loopback port; logging at " +
             `Warning. It runs one sale at a time on each of ${terminalsCount} terminals (so ${terminalsCount} in flight), ` +
             `for ${seconds} s; completions are seen by one query every 100 ms over the executions in flight. Sustained ` +
-            "rate: payments completed over the last 40 % of the run (with 1,000 in flight a payment takes 1,000 ÷ " +
-            "throughput seconds, so the first part of the run is the pipeline filling).",
+            "throughput: the durable appends made during the run (distinct transactions in `events`) per second, " +
+            "divided by the appends one payment makes, i.e. payments' worth of work per second, finished or not; in a " +
+            "steady state it equals completions per second. Completions within the run are shown too: with 1,000 " +
+            "sales started at once, the worker claims due executions oldest first, so every payment's first run " +
+            "comes before any payment's second (after its callback), and completions start only once the whole " +
+            "first wave is through (see Findings).",
           "",
           `Calibration before the run: ${warmTerminals} sales, all finished, made ${appendsPerPayment.toFixed(1)} durable ` +
             `appends (distinct transactions in \`events\`) and ${eventsPerPayment.toFixed(1)} events per payment. Raw ` +
@@ -240,7 +247,9 @@ export const section: Section.Section = {
               )}), ${report.inFlightAtEnd} still in flight at the end, ${report.givenUp} given up; ` +
             `${Number(afterCounts.rows[0]?.events ?? 0).toLocaleString("en-US")} events in the store. Work done during ` +
             `the run, finished or not: ${f(appendsInRun / report.seconds)} durable appends/s, the appends of ` +
-            `${f(workRate)} payments/s; completed over the last 40 %: ${f(sustained)} payments/s.`,
+            `${f(workRate)} payments/s; completed over the last 40 %: ${f(sustained)} payments/s. The worker used ` +
+            `${f(report.cpuMs / 1000)} s of CPU in ${f(report.seconds)} s: ${f(report.cpuMs / Math.max(1, appendsInRun))} ms ` +
+            `per durable append, ${f((report.cpuMs / Math.max(1, appendsInRun)) * appendsPerPayment)} ms per payment's worth.`,
           "",
           "| t (s) | completed | payments/s since previous | RSS MB | heap used MB |",
           "|---:|---:|---:|---:|---:|",
@@ -253,11 +262,11 @@ export const section: Section.Section = {
               return `| ${s.t.toFixed(0)} | ${s.completed.toLocaleString("en-US")} | ${rate} | ${f(mb(s.rss))} | ${f(mb(s.heapUsed))} |`
             }),
           "",
-          "| completed | at t (s) | RSS MB after GC | heap used MB after GC |",
-          "|---:|---:|---:|---:|",
+          "| at t (s) | events stored | completed | RSS MB after GC | heap used MB after GC |",
+          "|---:|---:|---:|---:|---:|",
           ...report.checkpoints.map(
             (c) =>
-              `| ${c.completed.toLocaleString("en-US")} | ${c.t.toFixed(0)} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
+              `| ${c.t.toFixed(0)} | ${c.events.toLocaleString("en-US")} | ${c.completed.toLocaleString("en-US")} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
           )
         ].join("\n")
         return { figures, details }

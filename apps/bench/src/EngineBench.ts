@@ -16,6 +16,7 @@ interface Driven {
   readonly executions: number
   readonly steps: number
   readonly seconds: number
+  readonly cpuMs: number
 }
 
 const driven = (message: unknown): Driven | string | undefined =>
@@ -48,6 +49,7 @@ export const section: Section.Section = {
         label: "engine-a"
       })
       let second: Child.Child | undefined
+      const cpuPerStep: Array<number> = []
       const raw = await Raw.connect(scratch.url, 8)
       try {
         await first.next(Child.field("ready"), 120_000)
@@ -90,6 +92,7 @@ export const section: Section.Section = {
                   steps,
                   prefix: `single-${round}`
                 })
+                cpuPerStep.push(result.cpuMs / result.steps)
                 return result.steps / result.seconds
               }
             },
@@ -143,6 +146,10 @@ export const section: Section.Section = {
             "processes: 4 in flight in A and 4 in B at once, on a workflow both register, so either may claim any of " +
             `them. Baseline: 8 \`pg\` connections, each doing ${perConnection} \`BEGIN; INSERT one row; COMMIT\` into a ` +
             "table shaped like `events`, in the same database.",
+          "",
+          `CPU of the worker process per durable step (process.cpuUsage over the one-process rounds): ` +
+            `${cpuPerStep.map((v) => v.toFixed(2)).join(", ")} ms (median ${Measure.median(cpuPerStep).toFixed(2)} ms). ` +
+            "The raw baseline's client spends a few hundredths of a millisecond per insert.",
           "",
           Measure.roundsTable(figures)
         ].join("\n")

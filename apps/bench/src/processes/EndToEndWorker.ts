@@ -45,7 +45,7 @@ interface Run {
   readonly paymentsPerTerminal?: number | undefined
   /** Prefix of the idempotency keys (a fresh one per run). */
   readonly prefix: string
-  /** Completed counts at which the heap is measured after a full GC. */
+  /** Seconds into the run at which the heap is measured after a full GC. */
   readonly checkpoints: ReadonlyArray<number>
   /** A payment not finished after this long is given up (its terminal stays blocked). */
   readonly giveUpSeconds: number
@@ -119,6 +119,7 @@ const drive = (run: Run) =>
       const sql = yield* SqlClient.SqlClient
       const waiting = new Map<string, Deferred.Deferred<string>>()
       const started = performance.now()
+      const cpu = process.cpuUsage()
       const deadline = started + run.maxSeconds * 1000
       const elapsed = () => (performance.now() - started) / 1000
       const statuses: Record<string, number> = {}
@@ -133,11 +134,28 @@ const drive = (run: Run) =>
       }> = []
       const checkpoints: Array<{
         readonly completed: number
+        readonly events: number
         readonly t: number
         readonly rss: number
         readonly heapUsed: number
       }> = []
       const pendingCheckpoints = [...run.checkpoints].sort((a, b) => a - b)
+      const eventsStored = Effect.map(
+        sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM events`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+      // The heap after a full GC, with what the store holds by then.
+      const checkpoint = Effect.gen(function* () {
+        gc?.()
+        const after = memory()
+        checkpoints.push({
+          completed,
+          events: yield* eventsStored,
+          t: elapsed(),
+          rss: after.rss,
+          heapUsed: after.heapUsed
+        })
+      }).pipe(Effect.orDie)
 
       // Watches the executions in flight; one query for all of them.
       const watch = Effect.gen(function* () {
@@ -154,13 +172,6 @@ const drive = (run: Run) =>
               if (deferred !== undefined) yield* Deferred.succeed(deferred, row.status)
             }
           }
-          const next = pendingCheckpoints[0]
-          if (next !== undefined && completed >= next) {
-            pendingCheckpoints.shift()
-            gc?.()
-            const after = memory()
-            checkpoints.push({ completed, t: elapsed(), rss: after.rss, heapUsed: after.heapUsed })
-          }
         }
       }).pipe(Effect.orDie)
       const watcher = yield* Effect.fork(watch)
@@ -169,6 +180,11 @@ const drive = (run: Run) =>
         while (true) {
           const m = memory()
           timeline.push({ t: elapsed(), completed, rss: m.rss, heapUsed: m.heapUsed, external: m.external })
+          const next = pendingCheckpoints[0]
+          if (next !== undefined && elapsed() >= next) {
+            pendingCheckpoints.shift()
+            yield* checkpoint
+          }
           yield* Effect.sleep("1 second")
         }
       })
@@ -211,23 +227,21 @@ const drive = (run: Run) =>
         { concurrency: "unbounded", discard: true }
       ).pipe(Effect.timeout(Math.max(0, deadline - performance.now())), Effect.option)
       const seconds = elapsed()
+      const used = process.cpuUsage(cpu)
       timeline.push({ t: seconds, completed, ...memory() })
       const final = memory()
-      gc?.()
-      const afterGc = memory()
       yield* Fiber.interrupt(watcher)
       yield* Fiber.interrupt(sampler)
+      yield* checkpoint
       return {
         seconds,
         completed,
         inFlightAtEnd: waiting.size,
+        cpuMs: (used.user + used.system) / 1000,
         givenUp,
         statuses,
         timeline,
-        checkpoints: [
-          ...checkpoints,
-          { completed, t: seconds, rss: afterGc.rss, heapUsed: afterGc.heapUsed }
-        ],
+        checkpoints,
         peakRss: Math.max(final.rss, ...timeline.map((s) => s.rss))
       }
     })

@@ -3,7 +3,7 @@
  * DATABASE_URL with a worker (concurrency 8) for the steps workflows named in WORKFLOWS.
  * On `{"drive": {workflow, executions, inFlight, steps, prefix}}` it runs that many
  * executions, `inFlight` at a time, each started here and awaited, and answers
- * `{"driven": {executions, steps, seconds}}`. Prints `{"ready": true}` once started.
+ * `{"driven": {executions, steps, seconds, cpuMs}}` (this process's CPU time meanwhile). Prints `{"ready": true}` once started.
  */
 import { DurableEngine, EngineWorker } from "@tillflow/core"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
@@ -51,6 +51,7 @@ const drive = (command: Drive) =>
       if (workflow === undefined)
         return yield* Effect.dieMessage(`${command.workflow} is not registered here`)
       const started = performance.now()
+      const cpu = process.cpuUsage()
       yield* Effect.forEach(
         Array.from({ length: command.executions }, (_, i) => i),
         (i) => workflow.execute({ id: `${command.prefix}-${i}`, steps: command.steps }),
@@ -59,7 +60,8 @@ const drive = (command: Drive) =>
       return {
         executions: command.executions,
         steps: command.executions * command.steps,
-        seconds: (performance.now() - started) / 1000
+        seconds: (performance.now() - started) / 1000,
+        cpuMs: ((used) => (used.user + used.system) / 1000)(process.cpuUsage(cpu))
       }
     })
   )
