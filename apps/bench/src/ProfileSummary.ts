@@ -47,6 +47,32 @@ export interface Summary {
   readonly packages: ReadonlyArray<Entry>
   /** Workspace functions (packages/*, apps/*) by inclusive time. */
   readonly inclusive: ReadonlyArray<Entry>
+  /** Self time in broad groups: Effect's runtime, Schema, GC, socket writes, idle … */
+  readonly groups: ReadonlyArray<Entry>
+}
+
+/** The broad group of a frame's self time. */
+export const groupOf = (functionName: string, url: string): string => {
+  if (functionName === "(idle)") return "idle (waiting for I/O)"
+  if (functionName === "(garbage collector)") return "garbage collector"
+  if (functionName === "(program)") return "V8 (program)"
+  if (/\/effect\/dist\/esm\/(Schema|SchemaAST|ParseResult)\.js/.test(url))
+    return "effect Schema (build, parse, encode)"
+  if (url.includes("/node_modules/effect/")) return "effect runtime (fibers, context, scheduler …)"
+  if (functionName === "writev" || functionName === "writeBuffer") return "socket writes (writev)"
+  if (
+    url.startsWith("node:internal/modules") ||
+    url.includes("/node_modules/tsx/") ||
+    functionName === "compileSourceTextModule"
+  )
+    return "module loading (ESM loader, tsx)"
+  if (url.includes("crypto")) return "crypto (Web Crypto digests, node:crypto)"
+  if (/\/node_modules\/(pg|pg-protocol|pg-pool|@effect\/sql|@effect\/sql-pg)\//.test(url))
+    return "PostgreSQL client (pg, @effect/sql)"
+  if (url.startsWith("wasm://") || url.includes("/@electric-sql/pglite/")) return "PGlite (WASM)"
+  if (/\/(packages|apps)\/[^/]+\/src\//.test(url) && !url.includes("/node_modules/"))
+    return "tillflow code (packages, apps)"
+  return "other"
 }
 
 /** Maps a generated (line, column) of a script back to its source line, if it can. */
@@ -188,11 +214,14 @@ export const summarise = (
   const functions = new Map<string, { name: string; where: string; us: number }>()
   const packages = new Map<string, number>()
   const pseudo = new Map<string, number>()
+  const groups = new Map<string, number>()
   for (const node of profile.nodes) {
     const us = byNode.get(node.id) ?? 0
     if (us === 0) continue
     const frame = node.callFrame
     const name = frame.functionName === "" ? "(anonymous)" : frame.functionName
+    const group = groupOf(name, frame.url)
+    groups.set(group, (groups.get(group) ?? 0) + us)
     if (pseudoFrames.has(name)) {
       pseudo.set(name, (pseudo.get(name) ?? 0) + us)
       continue
@@ -258,6 +287,7 @@ export const summarise = (
     packages: Array.from(packages, ([name, us]) => entry(name, "", us))
       .sort((a, b) => b.selfMs - a.selfMs)
       .slice(0, 12),
+    groups: Array.from(groups, ([name, us]) => entry(name, "", us)).sort((a, b) => b.selfMs - a.selfMs),
     inclusive: Array.from(inclusive.values())
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
@@ -272,6 +302,10 @@ export const toMarkdown = (title: string, summary: Summary): string =>
   [
     `**${title}** — ${(summary.totalMs / 1000).toFixed(1)} s sampled; ` +
       summary.pseudo.map((p) => `${p.name} ${percent(p.share)}`).join(", "),
+    "",
+    "| self time by group | ms | share |",
+    "|---|---:|---:|",
+    ...summary.groups.map((g) => `| ${g.name} | ${Math.round(g.selfMs)} | ${percent(g.share)} |`),
     "",
     "| self time by package | ms | share |",
     "|---|---:|---:|",

@@ -110,7 +110,9 @@ const rawPgCases = (client: pg.Client, sizes: Sizes) => ({
   single: {
     name: "pg raw: single-row INSERT per transaction",
     run: (round: number) =>
-      Measure.rate(() => Raw.singleInserts(client, `raw-single-${round}`, sizes.singles))
+      rateWithCpu("pg raw: single-row INSERT per transaction", () =>
+        Raw.singleInserts(client, `raw-single-${round}`, sizes.singles)
+      )
   },
   multi: {
     name: `pg raw: ${batchSize}-row multi-row INSERT per transaction`,

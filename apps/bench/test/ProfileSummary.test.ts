@@ -51,6 +51,16 @@ describe("ProfileSummary", () => {
     expect(ProfileSummary.packageOf("node:internal/crypto/util")).toBe("node:internal")
   })
 
+  it("self time is grouped broadly: Schema apart from Effect's runtime, idle apart from work", () => {
+    const summary = ProfileSummary.summarise(profile)
+    expect(summary.groups.map((g) => [g.name, g.selfMs])).toEqual([
+      ["idle (waiting for I/O)", 6.5],
+      ["effect Schema (build, parse, encode)", 2],
+      ["PostgreSQL client (pg, @effect/sql)", 1],
+      ["tillflow code (packages, apps)", 0.5]
+    ])
+  })
+
   it("a workspace function's inclusive time counts every sample on its stack, its callees included", () => {
     const summary = ProfileSummary.summarise(profile)
     expect(summary.inclusive.map((f) => [f.name, f.where, f.selfMs])).toEqual([
