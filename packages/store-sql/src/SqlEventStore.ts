@@ -9,7 +9,9 @@
  * creates it only if it does not exist), and the batch is inserted, in one multi-row
  * INSERT, only if that bump took effect. Zero rows inserted = a lost race =
  * `ConcurrencyConflict`; no row was produced, so no value of the global position sequence
- * was taken. A statement trigger on `events` sends the NOTIFY, delivered at commit.
+ * was taken. The store sends `NOTIFY` right after the append commits (from a fiber of its
+ * own, coalescing the appends made meanwhile), not inside the appending transaction: see
+ * `notifyAfterCommit`.
  *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
@@ -40,7 +42,7 @@ export interface Options {
   readonly pollInterval?: Duration.DurationInput | undefined
 }
 
-/** The LISTEN/NOTIFY channel; a statement trigger on `events` notifies it (see the migrations). */
+/** The LISTEN/NOTIFY channel; the store notifies it after each append commits. */
 export const channel = EventStoreMigrations.channel
 
 const headCacheSize = 10_000
@@ -132,6 +134,31 @@ export const make = (
       )
     }
 
+    // Notifications of appends, sent after their commit by one fiber: appends made while a
+    // NOTIFY is in flight share the next one. A NOTIFY inside the appending transaction
+    // would take PostgreSQL's server-wide notify lock from pre-commit until after the WAL
+    // flush, so concurrent appending commits could not share a flush (measured: 8
+    // concurrent writers halved, docs/performance.md). A notification is only a wake-up:
+    // subscriptions poll anyway, so one lost to a failure costs latency, not events.
+    const notifications = yield* Queue.sliding<void>(1)
+    yield* Queue.take(notifications).pipe(
+      Effect.zipRight(sql`SELECT pg_notify(${channel}, 'append')`),
+      Effect.catchAllCause((cause) =>
+        Effect.logDebug("Event store NOTIFY failed; subscriptions poll", cause)
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    // Inside a caller's transaction the NOTIFY goes with it (delivered at its commit):
+    // sent from the notifier fiber, it would arrive before the events are visible.
+    const notifyAppended = Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      (transaction) =>
+        Option.isSome(transaction)
+          ? Effect.asVoid(sql`SELECT pg_notify(${channel}, 'append')`)
+          : Queue.offer(notifications, undefined)
+    )
+
     // The casts keep int8/xid8 exact whatever the driver's parsers. They reuse the column
     // names, so ORDER BY must name the table's columns (`events.version`): a bare `version`
     // would sort by the text alias ("10" before "9").
@@ -170,8 +197,8 @@ export const make = (
     // ONE statement that bumps the stream row only if it is still at that version (or
     // creates it only if it does not exist) and inserts the batch only if the bump took
     // effect. A lost race inserts no row, so it takes no value of the global position
-    // sequence. The statement is its own transaction (or part of the caller's), and the
-    // statement trigger on events sends the NOTIFY, delivered at commit.
+    // sequence. The statement is its own transaction (or part of the caller's); the NOTIFY
+    // follows it (`notifyAppended`).
     // Returns None when the race was lost.
     const appendOnce = (
       streamId: string,
@@ -292,6 +319,7 @@ export const make = (
         return { nextVersion: actual, positions: [] }
       }
       const result = yield* appendBatch(streamId, expectedVersion, prepared).pipe(
+        Effect.tap(() => notifyAppended),
         Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error)))
       )
       yield* PubSub.publish(wakeups, undefined)

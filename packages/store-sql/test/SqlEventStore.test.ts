@@ -80,7 +80,7 @@ const sqlStoreSuite = <E>(
         const applied = yield* sql<{
           readonly name: string
         }>`SELECT name FROM ${sql(EventStoreMigrations.table)}`
-        expect(applied.map((row) => row.name)).toEqual(["create_event_store"])
+        expect(applied.map((row) => row.name)).toEqual(["create_event_store", "notify_after_commit"])
       })
     )
   })

@@ -1,0 +1,272 @@
+/**
+ * The worker of the end-to-end benchmark, in its own process so its memory is its own:
+ * tillflow's engine and worker on PostgreSQL (DATABASE_URL), the payment protocol, the
+ * HTTP client to the simulator (SIM_* variables) and the callback receiver on a loopback
+ * port the simulator delivers results to. On `{"run": {…}}` it keeps `inFlight` sales
+ * going (one at a time per terminal, callback delivery) until `maxSeconds` have passed
+ * (or each terminal made `paymentsPerTerminal`), and answers `{"report": {…}}` with a timeline of completed payments and memory.
+ * Completions are seen by one query every 100 ms over the executions in flight (awaiting
+ * each one with `execute` would poll the queue once per payment).
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import {
+  DurableEngine,
+  EngineWorker,
+  Identifiers,
+  Money,
+  PaymentProtocol,
+  ProtocolSettings,
+  TerminalOperations
+} from "@tillflow/core"
+import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
+import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import { createServer } from "node:http"
+import { performance } from "node:perf_hooks"
+import * as Child from "../internal/Child.js"
+
+interface Run {
+  readonly inFlight: number
+  /** Stops after this long: loops still waiting are interrupted (the payments stay in flight). */
+  readonly maxSeconds: number
+  /** Each terminal stops after this many payments (unbounded when absent). */
+  readonly paymentsPerTerminal?: number | undefined
+  /** Prefix of the idempotency keys (a fresh one per run). */
+  readonly prefix: string
+  /** Seconds into the run at which the heap is measured after a full GC. */
+  readonly checkpoints: ReadonlyArray<number>
+  /** A payment not finished after this long is given up (its terminal stays blocked). */
+  readonly giveUpSeconds: number
+}
+
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined) throw new Error(`${name} is not set`)
+  return value
+}
+
+const terminals = JSON.parse(fs.readFileSync(env("SIM_TERMINALS_FILE"), "utf8")) as ReadonlyArray<{
+  readonly serial_number: string
+  readonly terminal_type: string
+}>
+const concurrency = Number(process.env["WORKER_CONCURRENCY"] ?? "64")
+const poolSize = Number(process.env["POOL_SIZE"] ?? "10")
+
+const receiverServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+const settings = Layer.unwrapEffect(
+  Effect.map(HttpServer.HttpServer, (server) =>
+    ProtocolSettings.layer({
+      defaultDelivery: "callback",
+      callbackBaseUrl: Option.some(
+        `http://127.0.0.1:${server.address._tag === "TcpAddress" ? server.address.port : 0}/callbacks`
+      )
+    })
+  )
+)
+const cloud = HttpTerminalCloud.layer(
+  TerminalCloudConfig.make({
+    apiKey: Redacted.make(env("SIM_API_KEY")),
+    baseUrl: new URL(env("SIM_BASE_URL")),
+    transactionsUrl: new URL(env("SIM_TRANSACTIONS_URL"))
+  })
+)
+const app = Layer.mergeAll(
+  PaymentProtocol.layer,
+  EngineWorker.layer({ workerId: "bench-e2e", concurrency, pollInterval: "200 millis" }),
+  HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+).pipe(
+  Layer.provideMerge(settings),
+  Layer.provideMerge(receiverServer),
+  Layer.provideMerge(cloud),
+  // Completions are watched by the driver's own query: callers' polling stays rare.
+  Layer.provideMerge(DurableEngine.layer({ pollInterval: "10 seconds" })),
+  Layer.provideMerge(SqlExecutionQueue.layer),
+  Layer.provideMerge(
+    PgEventStore.layer({
+      url: Redacted.make(env("DATABASE_URL")),
+      maxConnections: poolSize,
+      applicationName: "bench-e2e"
+    })
+  ),
+  // Per-payment info lines off; warnings and errors stay.
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+)
+
+const runtime = ManagedRuntime.make(app)
+
+const memory = () => {
+  const usage = process.memoryUsage()
+  return { rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external }
+}
+
+const gc = (globalThis as { readonly gc?: () => void }).gc
+
+const drive = (run: Run) =>
+  runtime.runPromise(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const waiting = new Map<string, Deferred.Deferred<string>>()
+      const started = performance.now()
+      const cpu = process.cpuUsage()
+      const deadline = started + run.maxSeconds * 1000
+      const elapsed = () => (performance.now() - started) / 1000
+      const statuses: Record<string, number> = {}
+      let completed = 0
+      let givenUp = 0
+      const timeline: Array<{
+        readonly t: number
+        readonly completed: number
+        readonly rss: number
+        readonly heapUsed: number
+        readonly external: number
+      }> = []
+      const checkpoints: Array<{
+        readonly completed: number
+        readonly events: number
+        readonly t: number
+        readonly rss: number
+        readonly heapUsed: number
+      }> = []
+      const pendingCheckpoints = [...run.checkpoints].sort((a, b) => a - b)
+      const eventsStored = Effect.map(
+        sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM events`,
+        (rows) => Number(rows[0]?.n ?? 0)
+      )
+      // The heap after a full GC, with what the store holds by then.
+      const checkpoint = Effect.gen(function* () {
+        gc?.()
+        const after = memory()
+        checkpoints.push({
+          completed,
+          events: yield* eventsStored,
+          t: elapsed(),
+          rss: after.rss,
+          heapUsed: after.heapUsed
+        })
+      }).pipe(Effect.orDie)
+
+      // Watches the executions in flight; one query for all of them.
+      const watch = Effect.gen(function* () {
+        while (true) {
+          yield* Effect.sleep("100 millis")
+          const ids = Array.from(waiting.keys())
+          if (ids.length > 0) {
+            const rows = yield* sql<{ readonly execution_id: string; readonly status: string }>`
+              SELECT execution_id, status FROM tillflow_executions
+              WHERE ${sql.in("execution_id", ids)} AND status IN ('succeeded', 'failed', 'interrupted', 'stuck')`
+            for (const row of rows) {
+              const deferred = waiting.get(row.execution_id)
+              waiting.delete(row.execution_id)
+              if (deferred !== undefined) yield* Deferred.succeed(deferred, row.status)
+            }
+          }
+        }
+      }).pipe(Effect.orDie)
+      const watcher = yield* Effect.fork(watch)
+      // One sample a second, on a timer of its own (the watcher's query may take longer).
+      const sample = Effect.gen(function* () {
+        while (true) {
+          const m = memory()
+          timeline.push({ t: elapsed(), completed, rss: m.rss, heapUsed: m.heapUsed, external: m.external })
+          const next = pendingCheckpoints[0]
+          if (next !== undefined && elapsed() >= next) {
+            pendingCheckpoints.shift()
+            yield* checkpoint
+          }
+          yield* Effect.sleep("1 second")
+        }
+      })
+      const sampler = yield* Effect.fork(sample)
+
+      const terminalLoop = (terminal: (typeof terminals)[number], index: number) =>
+        Effect.gen(function* () {
+          for (let n = 0; n < (run.paymentsPerTerminal ?? Number.POSITIVE_INFINITY); n++) {
+            const request = {
+              operation: "sale" as const,
+              serialNumber: Identifiers.SerialNumber.make(terminal.serial_number),
+              terminalType: Identifiers.TerminalType.make(terminal.terminal_type),
+              amount: Money.make(BigInt(1000 + ((index + n) % 500)), "EUR"),
+              transactionReference: yield* Identifiers.makeTransactionReference
+            }
+            const deferred = yield* Deferred.make<string>()
+            const executionId = yield* TerminalOperations.start(request, {
+              idempotencyKey: `${run.prefix}-${terminal.serial_number}-${n}`,
+              delivery: "callback"
+            })
+            waiting.set(executionId, deferred)
+            const status = yield* Deferred.await(deferred).pipe(
+              Effect.timeout(`${run.giveUpSeconds} seconds`),
+              Effect.option
+            )
+            if (Option.isNone(status)) {
+              // Its terminal stays held by the unfinished execution: this terminal is done.
+              waiting.delete(executionId)
+              givenUp++
+              return
+            }
+            statuses[status.value] = (statuses[status.value] ?? 0) + 1
+            completed++
+          }
+        })
+
+      yield* Effect.forEach(
+        terminals.slice(0, run.inFlight),
+        (terminal, index) => terminalLoop(terminal, index),
+        { concurrency: "unbounded", discard: true }
+      ).pipe(Effect.timeout(Math.max(0, deadline - performance.now())), Effect.option)
+      const seconds = elapsed()
+      const used = process.cpuUsage(cpu)
+      timeline.push({ t: seconds, completed, ...memory() })
+      const final = memory()
+      yield* Fiber.interrupt(watcher)
+      yield* Fiber.interrupt(sampler)
+      yield* checkpoint
+      return {
+        seconds,
+        completed,
+        inFlightAtEnd: waiting.size,
+        cpuMs: (used.user + used.system) / 1000,
+        givenUp,
+        statuses,
+        timeline,
+        checkpoints,
+        peakRss: Math.max(final.rss, ...timeline.map((s) => s.rss))
+      }
+    })
+  )
+
+runtime
+  .runPromise(Effect.void)
+  .then(() => {
+    Child.tell({ ready: true })
+    Child.onCommand((command) => {
+      const body = Child.field<Run>("run")(command)
+      if (body === undefined) return
+      drive(body).then(
+        (report) => Child.tell({ report }),
+        (error: unknown) => Child.tell({ failed: String(error) })
+      )
+    })
+  })
+  .catch((error: unknown) => {
+    process.stderr.write(`end-to-end worker failed to start: ${String(error)}\n`)
+    process.exit(1)
+  })
+
+const stop = () => {
+  runtime.dispose().finally(() => process.exit(0))
+}
+process.once("SIGTERM", stop)
+process.once("SIGINT", stop)
