@@ -137,16 +137,23 @@ const countDigits = (text: string): number => {
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const digitRuns = /\d+(?:[ -]\d+)*/g
 
+const letter = /[A-Za-z]/
+
 /**
  * True when `text` holds a card number: a run of digit groups separated by single spaces or
- * dashes, any consecutive groups of which join to a card number. A run right after `+` (a
- * phone number) and a whole-string UUID are not examined.
+ * dashes, any consecutive groups of which join to a card number. Not examined: a run right
+ * after `+` (a phone number), a whole-string UUID, and a run touching a letter — a piece of
+ * a longer alphanumeric token such as a hex digest or an id, where digit runs passing Luhn
+ * occur by chance (about 1 in 600 SHA-256 digests) and would refuse tillflow's own events.
  */
 export const containsCardNumber = (text: string): boolean => {
   if (text.length < 13 || countDigits(text) < 13 || uuidPattern.test(text)) return false
   for (const match of text.matchAll(digitRuns)) {
     const index = match.index ?? 0
     if (index > 0 && text[index - 1] === "+") continue
+    const before = index > 0 ? text[index - 1] : undefined
+    const after = text[index + match[0].length]
+    if ((before !== undefined && letter.test(before)) || (after !== undefined && letter.test(after))) continue
     const groups = match[0].split(/[ -]/)
     for (let start = 0; start < groups.length; start++) {
       let joined = ""
