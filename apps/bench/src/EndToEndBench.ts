@@ -47,6 +47,8 @@ interface Report {
     readonly heapUsed: number
   }>
   readonly peakRss: number
+  /** Statements sent during a census run, by kind, most frequent first. */
+  readonly statements: ReadonlyArray<readonly [kind: string, count: number]>
 }
 
 const terminalsCount = 1000
@@ -125,7 +127,8 @@ export const section: Section.Section = {
             maxSeconds: 120,
             prefix: "warm",
             checkpoints: [],
-            giveUpSeconds: 110
+            giveUpSeconds: 110,
+            census: true
           },
           150_000
         )
@@ -238,6 +241,14 @@ export const section: Section.Section = {
             `appends (distinct transactions in \`events\`) and ${eventsPerPayment.toFixed(1)} events per payment. Raw ` +
             `8-connection single-row insert rate, before and after the run: ${rawRounds.map(f).join(", ")} rows/s ` +
             `(median ${f(rawRate)}); store-bound limit ${f(limit)} payments/s.`,
+          "",
+          `Statements the worker sent per payment during the calibration (${warm.statements.reduce((n, [, c]) => n + c, 0) / warmTerminals} in all), by kind:`,
+          "",
+          "| statement | per payment |",
+          "|---|---:|",
+          ...warm.statements.map(
+            ([kind, n]) => `| \`${kind.replace(/\|/g, "\\|")}\` | ${f(n / warmTerminals)} |`
+          ),
           "",
           `Run: ${report.completed.toLocaleString("en-US")} payments completed in ${report.seconds.toFixed(0)} s ` +
             `(${Object.entries(report.statuses)

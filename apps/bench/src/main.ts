@@ -34,6 +34,7 @@ const usage = `usage: npm run bench -- [--only ${sections.map((s) => s.name).joi
   --quick        fewer rounds, smaller sizes: for iterating (rougher numbers)
   --write        update docs/performance.md (default: only after a full run without --quick/--only)
   --no-write     never update docs/performance.md
+  --details      print each section's details (its tables of rounds, the e2e statement census …)
   --rounds N     rounds of the interleaved measurements (default 5, 3 with --quick)
   --profile DIR  child processes (workers, load generator) run with --cpu-prof into DIR`
 
@@ -41,6 +42,7 @@ interface Args {
   readonly only: ReadonlyArray<string> | undefined
   readonly quick: boolean
   readonly write: boolean | undefined
+  readonly details: boolean
   readonly rounds: number | undefined
   readonly profileDir: string | undefined
 }
@@ -49,6 +51,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   let only: Array<string> | undefined
   let quick = false
   let write: boolean | undefined
+  let details = false
   let rounds: number | undefined
   let profileDir: string | undefined
   for (let i = 0; i < argv.length; i++) {
@@ -72,6 +75,9 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
       case "--no-write":
         write = false
         break
+      case "--details":
+        details = true
+        break
       case "--rounds": {
         const n = Number(next)
         if (!Number.isInteger(n) || n < 1 || n > 50) return "--rounds needs an integer from 1 to 50"
@@ -91,7 +97,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
         return `unknown argument ${arg}\n${usage}`
     }
   }
-  return { only, quick, write, rounds, profileDir }
+  return { only, quick, write, details, rounds, profileDir }
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -129,6 +135,7 @@ const main = async () => {
     try {
       const result = await section.run(context)
       results.push({ section, result })
+      if (args.details) context.log(`${result.details}\n`)
       context.log(
         `${Measure.summaryTable(result.figures)}\n(${section.name}: ${Math.round((performance.now() - sectionStarted) / 1000)} s)\n`
       )

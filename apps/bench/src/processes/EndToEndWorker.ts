@@ -35,6 +35,7 @@ import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import { createServer } from "node:http"
 import { performance } from "node:perf_hooks"
+import pg from "pg"
 import * as Child from "../internal/Child.js"
 
 interface Run {
@@ -49,7 +50,39 @@ interface Run {
   readonly checkpoints: ReadonlyArray<number>
   /** A payment not finished after this long is given up (its terminal stays blocked). */
   readonly giveUpSeconds: number
+  /** Counts the SQL statements the worker sends during the run, by kind. */
+  readonly census?: boolean | undefined
 }
+
+// The statement census: every query the `pg` driver sends (the pool's clients and the
+// LISTEN connection alike) is counted by its first words while a census run is on.
+let census: Map<string, number> | undefined
+const statementKind = (text: string): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  const cte = /^WITH (\w+) AS \((\w+)/i.exec(flat)
+  if (cte !== null)
+    return `WITH ${cte[1]} AS (${cte[2]} …) ${/\)\s*(INSERT INTO \w+|SELECT|UPDATE \w+)/i.exec(flat)?.[1] ?? ""}`
+  const words = /^(SELECT .*? FROM \w+|SELECT \w+\(|INSERT INTO \w+|UPDATE \w+|DELETE FROM \w+|\w+)/i.exec(
+    flat
+  )
+  return (words?.[1] ?? flat.slice(0, 40)).slice(0, 70)
+}
+const originalQuery = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
+  if (census !== undefined) {
+    const first = args[0]
+    const text =
+      typeof first === "string"
+        ? first
+        : typeof first === "object" && first !== null && "text" in first && typeof first.text === "string"
+          ? first.text
+          : "(other)"
+    const kind = statementKind(text)
+    // The driver's own queries (the watcher, the counts) are not the worker's work.
+    if (!text.includes("/* bench */")) census.set(kind, (census.get(kind) ?? 0) + 1)
+  }
+  return originalQuery.apply(this, args)
+} as typeof pg.Client.prototype.query
 
 const env = (name: string): string => {
   const value = process.env[name]
@@ -140,8 +173,9 @@ const drive = (run: Run) =>
         readonly heapUsed: number
       }> = []
       const pendingCheckpoints = [...run.checkpoints].sort((a, b) => a - b)
+      if (run.census === true) census = new Map()
       const eventsStored = Effect.map(
-        sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM events`,
+        sql<{ readonly n: string }>`/* bench */ SELECT count(*)::text AS n FROM events`,
         (rows) => Number(rows[0]?.n ?? 0)
       )
       // The heap after a full GC, with what the store holds by then.
@@ -164,7 +198,7 @@ const drive = (run: Run) =>
           const ids = Array.from(waiting.keys())
           if (ids.length > 0) {
             const rows = yield* sql<{ readonly execution_id: string; readonly status: string }>`
-              SELECT execution_id, status FROM tillflow_executions
+              /* bench */ SELECT execution_id, status FROM tillflow_executions
               WHERE ${sql.in("execution_id", ids)} AND status IN ('succeeded', 'failed', 'interrupted', 'stuck')`
             for (const row of rows) {
               const deferred = waiting.get(row.execution_id)
@@ -232,6 +266,8 @@ const drive = (run: Run) =>
       const final = memory()
       yield* Fiber.interrupt(watcher)
       yield* Fiber.interrupt(sampler)
+      const statements = census === undefined ? [] : [...census.entries()].sort((a, b) => b[1] - a[1])
+      census = undefined
       yield* checkpoint
       return {
         seconds,
@@ -242,7 +278,8 @@ const drive = (run: Run) =>
         statuses,
         timeline,
         checkpoints,
-        peakRss: Math.max(final.rss, ...timeline.map((s) => s.rss))
+        peakRss: Math.max(final.rss, ...timeline.map((s) => s.rss)),
+        statements
       }
     })
   )
