@@ -244,19 +244,20 @@ export const make = (
       )
 
     // One attempt: read the head (or take it from the cache), hash the batch onto it, then
-    // ONE statement that bumps the stream row only if it is still at that version (or
-    // creates it only if it does not exist) and inserts the batch only if the bump took
-    // effect. A lost race inserts no row, so it takes no value of the global position
-    // sequence. The statement is its own transaction (or part of the caller's); the NOTIFY
-    // follows it (`notifyAppended`).
+    // ONE statement, `tillflow_append` (migration 3, where its race-freedom is argued): it
+    // bumps the stream row only if it is still at that version (or creates it only if it
+    // does not exist) and inserts the batch only if the bump took effect. A lost race
+    // inserts no row, so it takes no value of the global position sequence. The statement
+    // is its own transaction (or part of the caller's); the NOTIFY follows it
+    // (`notifyAppended`). The function's statements are planned once per connection.
     //
     // The batch travels as ONE parameter, a JSON array of rows (`batchJson`) that the server
     // unpacks with `jsonb_array_elements`: the statement has the same text and five
-    // parameters whatever the batch size, so there is little to build and compile per
-    // append, and each row's `data` and `metadata` are the canonical JSON texts the hashes
-    // were computed over, embedded as they are (jsonb parses them exactly as it would parse
-    // them alone). It answers one row: how many events it inserted and their global
-    // positions in version order.
+    // parameters whatever the batch size, so there is little to build per append, and each
+    // row's `data` and `metadata` are the canonical JSON texts the hashes were computed
+    // over, embedded as they are (jsonb parses them exactly as it would parse them alone).
+    // It answers one row: how many events it inserted and their global positions in
+    // version order.
     // Returns None when the race was lost.
     const appendOnce = (
       streamId: string,
@@ -279,26 +280,9 @@ export const make = (
         const hashes = HashChain.chainSync(previousHash, streamId, actual + 1, prepared, sha256Sync)
         const nextVersion = actual + prepared.length
         const lastHash = hashes[hashes.length - 1]
-        const bump = Option.isSome(head)
-          ? sql`UPDATE streams SET version = ${nextVersion}, last_hash = ${lastHash}, updated_at = now()
-              WHERE stream_id = ${streamId} AND version = ${actual}
-              RETURNING stream_id`
-          : sql`INSERT INTO streams (stream_id, version, last_hash) VALUES (${streamId}, ${nextVersion}, ${lastHash})
-              ON CONFLICT (stream_id) DO NOTHING
-              RETURNING stream_id`
         const rows = yield* sql<{ readonly inserted: number; readonly positions: string | null }>`
-          WITH bump AS (${bump}),
-          appended AS (
-            INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
-            SELECT ${streamId}::text, ${actual}::bigint + batch.n, (batch.e->>0)::uuid, batch.e->>1,
-              (batch.e->>2)::integer, batch.e->3, batch.e->4, batch.e->>5
-            FROM jsonb_array_elements(${batchJson(prepared, hashes)}::jsonb) WITH ORDINALITY AS batch (e, n)
-            WHERE EXISTS (SELECT 1 FROM bump)
-            RETURNING version, global_position
-          )
-          SELECT count(*)::integer AS inserted,
-            string_agg(global_position::text, ',' ORDER BY version) AS positions
-          FROM appended`
+          SELECT inserted, positions FROM tillflow_append(${streamId}::text, ${actual}::bigint,
+            ${Option.isSome(head)}::boolean, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
         const result = rows[0]
         if (result === undefined || Number(result.inserted) === 0 || result.positions === null) {
           heads.delete(streamId)

@@ -80,7 +80,11 @@ const sqlStoreSuite = <E>(
         const applied = yield* sql<{
           readonly name: string
         }>`SELECT name FROM ${sql(EventStoreMigrations.table)}`
-        expect(applied.map((row) => row.name)).toEqual(["create_event_store", "notify_after_commit"])
+        expect(applied.map((row) => row.name)).toEqual([
+          "create_event_store",
+          "notify_after_commit",
+          "append_function"
+        ])
       })
     )
   })
