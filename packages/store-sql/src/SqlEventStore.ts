@@ -5,13 +5,14 @@
  *
  * Append: read the stream's head (version, last hash), check the expected version, hash
  * the batch onto the chain, then ONE statement, atomic by itself or inside the caller's
- * transaction: a CTE bumps the stream row only if it is still at the version read (or
- * creates it only if it does not exist), and the batch is inserted, in one multi-row
- * INSERT, only if that bump took effect. Zero rows inserted = a lost race =
- * `ConcurrencyConflict`; no row was produced, so no value of the global position sequence
- * was taken. The store sends `NOTIFY` right after the append commits (from a fiber of its
- * own, coalescing the appends made meanwhile), not inside the appending transaction: see
- * `notifyAfterCommit`.
+ * transaction: `tillflow_append` (a PL/pgSQL function, migration 3, planned once per
+ * connection) bumps the stream row only if it is still at the version read (or creates it
+ * only if it does not exist), and inserts the batch, sent as one JSON array parameter, only
+ * if that bump took effect. Zero rows inserted = a lost race = `ConcurrencyConflict`; no
+ * row was produced, so no value of the global position sequence was taken. The store sends
+ * `NOTIFY` after appends commit (from a fiber of its own, at most one per
+ * `notifyInterval`, coalescing the appends made meanwhile), not inside the appending
+ * transaction.
  *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
@@ -42,7 +43,7 @@ export interface Options {
   /** How often an idle subscription polls (default 500 ms). Notifications wake it sooner. */
   readonly pollInterval?: Duration.DurationInput | undefined
   /**
-   * The least time between two notifications this store sends (default 20 ms): the first
+   * The least time between two notifications this store sends (default 50 ms): the first
    * append after a quiet spell notifies at once, appends made within the interval share the
    * next one (a notification is a wake-up: subscriptions poll anyway).
    */
@@ -50,7 +51,7 @@ export interface Options {
 }
 
 /** The default least time between two notifications of one store. */
-export const defaultNotifyInterval: Duration.Duration = Duration.millis(20)
+export const defaultNotifyInterval: Duration.Duration = Duration.millis(50)
 
 /** The LISTEN/NOTIFY channel; the store notifies it after each append commits. */
 export const channel = EventStoreMigrations.channel
@@ -284,15 +285,16 @@ export const make = (
           SELECT inserted, positions FROM tillflow_append(${streamId}::text, ${actual}::bigint,
             ${Option.isSome(head)}::boolean, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
         const result = rows[0]
-        if (result === undefined || Number(result.inserted) === 0 || result.positions === null) {
+        const inserted = result === undefined ? -1 : Number(result.inserted)
+        if (inserted === 0) {
           heads.delete(streamId)
           return Option.none()
         }
-        if (Number(result.inserted) !== prepared.length) {
-          // Cannot happen (the rows come from the array just sent); refuse to report a
-          // partial batch as appended rather than trust it.
+        if (inserted !== prepared.length || result?.positions == null) {
+          // Cannot happen (the function answers one row, counting the rows of the array just
+          // sent); refuse to report a partial batch as appended rather than trust it.
           return yield* Effect.die(
-            new Error(`append inserted ${result.inserted} of ${prepared.length} events into ${streamId}`)
+            new Error(`append to ${streamId} answered ${inserted} events inserted of ${prepared.length}`)
           )
         }
         rememberHead(streamId, { version: nextVersion, lastHash })
