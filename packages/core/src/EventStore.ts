@@ -308,6 +308,9 @@ const hasControlCharacter = (text: string): boolean => {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x20) return true
   return false
 }
+// A text column cannot hold an unpaired UTF-16 surrogate: the driver would store U+FFFD
+// instead, and the stored text would no longer be the one the hash chain covers.
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /**
  * Validates a stream id and a batch before an append: ids, types and versions well formed,
@@ -323,11 +326,16 @@ export const prepareBatch = (
 > =>
   Effect.gen(function* () {
     const firstType = events[0]?.type ?? ""
-    if (streamId.length === 0 || streamId.length > maxStreamIdLength || streamId.includes("\u0000")) {
+    if (
+      streamId.length === 0 ||
+      streamId.length > maxStreamIdLength ||
+      streamId.includes("\u0000") ||
+      loneSurrogate.test(streamId)
+    ) {
       return yield* new InvalidEvent({
         eventType: firstType,
         path: "streamId",
-        reason: `a stream id is 1 to ${maxStreamIdLength} characters, without U+0000`
+        reason: `a stream id is 1 to ${maxStreamIdLength} characters, without U+0000 or a lone UTF-16 surrogate`
       })
     }
     const prepared: Array<PreparedEvent> = []
@@ -338,12 +346,13 @@ export const prepareBatch = (
         typeof type !== "string" ||
         type.length === 0 ||
         type.length > maxTypeLength ||
-        hasControlCharacter(type)
+        hasControlCharacter(type) ||
+        loneSurrogate.test(type)
       ) {
         return yield* new InvalidEvent({
           eventType: String(type),
           path: "type",
-          reason: `a type is 1 to ${maxTypeLength} printable characters`
+          reason: `a type is 1 to ${maxTypeLength} printable characters, without a lone UTF-16 surrogate`
         })
       }
       const schemaVersion = event.schemaVersion ?? 1

@@ -97,6 +97,64 @@ const encode = (value: unknown, path: string, out: Array<string>): NotJson | und
   }
 }
 
+// The fast path: the same encoding as `encode`, by string concatenation and without paths.
+// It gives up (returns `undefined`) at the first value `encode` would refuse; `canonicalJson`
+// then runs `encode` to find where and why. A string with nothing to escape (no quote,
+// backslash or control character) and no surrogate is quoted as it is, which is what
+// `JSON.stringify` writes for it; the others go through `JSON.stringify` after the checks.
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const plainString = /^[^"\\\u0000-\u001F\uD800-\uDFFF]*$/
+
+const quote = (text: string): string | undefined => {
+  if (plainString.test(text)) return '"' + text + '"'
+  if (text.includes("\u0000") || loneSurrogate.test(text)) return undefined
+  return JSON.stringify(text)
+}
+
+const encodeFast = (value: unknown): string | undefined => {
+  switch (typeof value) {
+    case "string":
+      return quote(value)
+    case "number":
+      // For a finite number, `String` writes what `JSON.stringify` does (-0 as "0").
+      return Number.isFinite(value) ? String(value) : undefined
+    case "boolean":
+      return value ? "true" : "false"
+    case "object": {
+      if (value === null) return "null"
+      if (Array.isArray(value)) {
+        let out = "["
+        for (let i = 0; i < value.length; i++) {
+          const item = encodeFast(value[i])
+          if (item === undefined) return undefined
+          out += i > 0 ? "," + item : item
+        }
+        return out + "]"
+      }
+      if (!isPlainObject(value)) return undefined
+      const record = value as Record<string, unknown>
+      // UTF-16 code unit order, as RFC 8785 (JCS) sorts member names.
+      const keys = Object.keys(record).sort()
+      let out = "{"
+      let first = true
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]
+        const member = record[key]
+        if (member === undefined) continue
+        const name = quote(key)
+        if (name === undefined) return undefined
+        const encoded = encodeFast(member)
+        if (encoded === undefined) return undefined
+        out += (first ? "" : ",") + name + ":" + encoded
+        first = false
+      }
+      return out + "}"
+    }
+    default:
+      return undefined
+  }
+}
+
 /**
  * Encodes a JSON value canonically: object members sorted by UTF-16 code units, no
  * whitespace, numbers and strings as `JSON.stringify` writes them (the shape of RFC 8785).
@@ -108,6 +166,8 @@ const encode = (value: unknown, path: string, out: Array<string>): NotJson | und
  * canonicalJson({ b: 1, a: [true, null] }) // Either.right('{"a":[true,null],"b":1}')
  */
 export const canonicalJson = (value: unknown, rootPath = "$"): Either.Either<string, NotJson> => {
+  const fast = encodeFast(value)
+  if (fast !== undefined) return Either.right(fast)
   const out: Array<string> = []
   const failure = encode(value, rootPath, out)
   return failure === undefined ? Either.right(out.join("")) : Either.left(failure)
@@ -195,6 +255,41 @@ export const chain = (
     }
     return hashes
   })
+
+/**
+ * A synchronous SHA-256 (the UTF-8 bytes of `text` in, lowercase hex out), for adapters that
+ * have one (store-sql passes `node:crypto`'s): {@link chainSync} then hashes a batch without
+ * an effect per link.
+ */
+export type Sha256Sync = (text: string) => string
+
+/** {@link chain} with a synchronous SHA-256: the same hashes, computed in one call. */
+export const chainSync = (
+  previousHash: string,
+  streamId: string,
+  firstVersion: number,
+  events: ReadonlyArray<Linkable>,
+  sha256: Sha256Sync
+): ReadonlyArray<string> => {
+  const hashes: Array<string> = new Array(events.length)
+  let previous = previousHash
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]
+    previous = sha256(
+      linkText({
+        previousHash: previous,
+        streamId,
+        version: firstVersion + i,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        dataJson: event.dataJson,
+        metadataJson: event.metadataJson
+      })
+    )
+    hashes[i] = previous
+  }
+  return hashes
+}
 
 /** What kind of break `verify` found. */
 export const BreakKind = Schema.Literal(

@@ -17,7 +17,41 @@ describe("HashChain.canonicalJson", () => {
     )
   })
 
+  it("writes strings and numbers exactly as JSON.stringify does, escapes and unicode included", () => {
+    const values: ReadonlyArray<unknown> = [
+      "",
+      "plain",
+      'quote " backslash \\ slash /',
+      "\n\r\t\b\f\u0001\u001f\u007f",
+      "\u2028\u2029",
+      "é ü ñ 支払い 결제 دفع",
+      "😀 👩‍👩‍👧 🇫🇷",
+      0,
+      -0,
+      1,
+      -1,
+      0.1,
+      1e21,
+      1.5e-7,
+      -123.456,
+      Number.MAX_SAFE_INTEGER,
+      Number.MIN_VALUE,
+      true,
+      false,
+      null
+    ]
+    for (const value of values)
+      expect(HashChain.canonicalJson(value)).toEqual(Either.right(JSON.stringify(value)))
+    // Members already in code-unit order come out as JSON.stringify writes them.
+    const sorted = { "": 1, '"q"': [values], A: { "a b": "😀", z: {} }, a: [[], [null]], é: "\n" }
+    expect(HashChain.canonicalJson(sorted)).toEqual(Either.right(JSON.stringify(sorted)))
+  })
+
   const refused: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["U+0000 in a member name", { ok: { "a\u0000": 1 } }, "$.ok"],
+    ["a lone surrogate in a member name", { list: [{ "\udc00": 1 }] }, "$.list[0]"],
+    ["a lone surrogate after escapes", { s: 'say "hi"\n\ud800' }, "$.s"],
+    ["a function", { f: () => 1 }, "$.f"],
     ["a bigint", { amount: 10n }, "$.amount"],
     ["a non-finite number", { n: [Number.NaN] }, "$.n[0]"],
     ["U+0000 in a string", { s: "a\u0000b" }, "$.s"],
@@ -69,6 +103,38 @@ describe("HashChain.link", () => {
         { ...input(HashChain.genesis, 1), metadataJson: '{"m":1}' }
       ]
       for (const variant of variants) expect(yield* HashChain.link(variant)).not.toBe(base)
+    })
+  )
+})
+
+describe("HashChain.chainSync", () => {
+  it.effect("computes the hashes chain computes (Web Crypto), given a synchronous SHA-256", () =>
+    Effect.gen(function* () {
+      const linkables = ["é", "😀", '"q"'].map((text, i) => ({
+        type: `Type ${text}`,
+        schemaVersion: i + 1,
+        dataJson: JSON.stringify({ text }),
+        metadataJson: "{}"
+      }))
+      const expected = yield* HashChain.chain(HashChain.genesis, "s-ü", 5, linkables)
+      const seen: Array<string> = []
+      // A synchronous SHA-256 made of the Web Crypto one, by hashing every text up front.
+      const texts = linkables.map((_, i) =>
+        HashChain.linkText({
+          previousHash: i === 0 ? HashChain.genesis : expected[i - 1],
+          streamId: "s-ü",
+          version: 5 + i,
+          ...linkables[i]
+        })
+      )
+      const digests = new Map<string, string>()
+      for (const text of texts) digests.set(text, yield* HashChain.sha256Hex(text))
+      const hashes = HashChain.chainSync(HashChain.genesis, "s-ü", 5, linkables, (text) => {
+        seen.push(text)
+        return digests.get(text) ?? "not the expected text"
+      })
+      expect(hashes).toEqual(expected)
+      expect(seen).toEqual(texts)
     })
   )
 })

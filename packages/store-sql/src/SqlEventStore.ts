@@ -5,13 +5,14 @@
  *
  * Append: read the stream's head (version, last hash), check the expected version, hash
  * the batch onto the chain, then ONE statement, atomic by itself or inside the caller's
- * transaction: a CTE bumps the stream row only if it is still at the version read (or
- * creates it only if it does not exist), and the batch is inserted, in one multi-row
- * INSERT, only if that bump took effect. Zero rows inserted = a lost race =
- * `ConcurrencyConflict`; no row was produced, so no value of the global position sequence
- * was taken. The store sends `NOTIFY` right after the append commits (from a fiber of its
- * own, coalescing the appends made meanwhile), not inside the appending transaction: see
- * `notifyAfterCommit`.
+ * transaction: `tillflow_append` (a PL/pgSQL function, migration 3, planned once per
+ * connection) bumps the stream row only if it is still at the version read (or creates it
+ * only if it does not exist), and inserts the batch, sent as one JSON array parameter, only
+ * if that bump took effect. Zero rows inserted = a lost race = `ConcurrencyConflict`; no
+ * row was produced, so no value of the global position sequence was taken. The store sends
+ * `NOTIFY` after appends commit (from a fiber of its own, at most one per
+ * `notifyInterval`, coalescing the appends made meanwhile), not inside the appending
+ * transaction.
  *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
@@ -21,8 +22,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { EventStore, HashChain } from "@tillflow/core"
 import * as Arr from "effect/Array"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -33,14 +35,23 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as EventStoreMigrations from "./EventStoreMigrations.js"
-import { sha256 } from "./internal/sha256.js"
+import { sha256, sha256Sync } from "./internal/sha256.js"
 import * as PgliteClient from "./PgliteClient.js"
 
 /** Options of the SQL event store. */
 export interface Options {
   /** How often an idle subscription polls (default 500 ms). Notifications wake it sooner. */
   readonly pollInterval?: Duration.DurationInput | undefined
+  /**
+   * The least time between two notifications this store sends (default 50 ms): the first
+   * append after a quiet spell notifies at once, appends made within the interval share the
+   * next one (a notification is a wake-up: subscriptions poll anyway).
+   */
+  readonly notifyInterval?: Duration.DurationInput | undefined
 }
+
+/** The default least time between two notifications of one store. */
+export const defaultNotifyInterval: Duration.Duration = Duration.millis(50)
 
 /** The LISTEN/NOTIFY channel; the store notifies it after each append commits. */
 export const channel = EventStoreMigrations.channel
@@ -105,6 +116,37 @@ interface DatabaseErrorFields {
 const databaseErrorOf = (error: SqlError): DatabaseErrorFields =>
   typeof error.cause === "object" && error.cause !== null ? (error.cause as DatabaseErrorFields) : {}
 
+/**
+ * The rows of a batch as one JSON array, the append statement's only per-event parameter:
+ * `[eventId, type, schemaVersion, data, metadata, hash]` per event, `data` and `metadata`
+ * being the canonical JSON texts that were hashed. Ids are lowercase UUIDs and hashes
+ * lowercase hex, so they need no escaping; the type goes through `JSON.stringify`.
+ */
+const batchJson = (
+  prepared: ReadonlyArray<EventStore.PreparedEvent>,
+  hashes: ReadonlyArray<string>
+): string => {
+  let json = "["
+  for (let i = 0; i < prepared.length; i++) {
+    const event = prepared[i]
+    json +=
+      (i === 0 ? '["' : ',["') +
+      event.eventId +
+      '",' +
+      JSON.stringify(event.type) +
+      "," +
+      event.schemaVersion +
+      "," +
+      event.dataJson +
+      "," +
+      event.metadataJson +
+      ',"' +
+      hashes[i] +
+      '"]'
+  }
+  return json + "]"
+}
+
 /** Builds the store over the `SqlClient` in context; run the migrations first (`layer` does). */
 export const make = (
   options: Options = {}
@@ -134,18 +176,27 @@ export const make = (
       )
     }
 
-    // Notifications of appends, sent after their commit by one fiber: appends made while a
-    // NOTIFY is in flight share the next one. A NOTIFY inside the appending transaction
-    // would take PostgreSQL's server-wide notify lock from pre-commit until after the WAL
-    // flush, so concurrent appending commits could not share a flush (measured: 8
-    // concurrent writers halved, docs/performance.md). A notification is only a wake-up:
-    // subscriptions poll anyway, so one lost to a failure costs latency, not events.
+    // Notifications of appends, sent after their commit by one fiber, at most one per
+    // `notifyInterval`: the first append after a quiet spell notifies at once, the appends
+    // made while a NOTIFY is in flight or within the interval after it share the next one.
+    // A NOTIFY inside the appending transaction would take PostgreSQL's server-wide notify
+    // lock from pre-commit until after the WAL flush, so concurrent appending commits could
+    // not share a flush (measured: 8 concurrent writers halved, docs/performance.md). One
+    // NOTIFY per append, even after the commit, cost a second statement on another
+    // connection, a wake-up of every listening backend and of this process's LISTEN
+    // connection: more Node CPU than the append's own statement (docs/performance.md). A
+    // notification is only a wake-up: subscriptions poll anyway, so one delayed by the
+    // interval or lost to a failure costs latency, not events. The pause runs on the live
+    // clock, so a test clock never holds notifications back.
+    const notifyInterval = Duration.decode(options.notifyInterval ?? defaultNotifyInterval)
     const notifications = yield* Queue.sliding<void>(1)
+    const liveClock = Clock.make()
     yield* Queue.take(notifications).pipe(
       Effect.zipRight(sql`SELECT pg_notify(${channel}, 'append')`),
       Effect.catchAllCause((cause) =>
         Effect.logDebug("Event store NOTIFY failed; subscriptions poll", cause)
       ),
+      Effect.zipRight(Effect.withClock(Effect.sleep(notifyInterval), liveClock)),
       Effect.forever,
       Effect.forkScoped
     )
@@ -194,11 +245,20 @@ export const make = (
       )
 
     // One attempt: read the head (or take it from the cache), hash the batch onto it, then
-    // ONE statement that bumps the stream row only if it is still at that version (or
-    // creates it only if it does not exist) and inserts the batch only if the bump took
-    // effect. A lost race inserts no row, so it takes no value of the global position
-    // sequence. The statement is its own transaction (or part of the caller's); the NOTIFY
-    // follows it (`notifyAppended`).
+    // ONE statement, `tillflow_append` (migration 3, where its race-freedom is argued): it
+    // bumps the stream row only if it is still at that version (or creates it only if it
+    // does not exist) and inserts the batch only if the bump took effect. A lost race
+    // inserts no row, so it takes no value of the global position sequence. The statement
+    // is its own transaction (or part of the caller's); the NOTIFY follows it
+    // (`notifyAppended`). The function's statements are planned once per connection.
+    //
+    // The batch travels as ONE parameter, a JSON array of rows (`batchJson`) that the server
+    // unpacks with `jsonb_array_elements`: the statement has the same text and five
+    // parameters whatever the batch size, so there is little to build per append, and each
+    // row's `data` and `metadata` are the canonical JSON texts the hashes were computed
+    // over, embedded as they are (jsonb parses them exactly as it would parse them alone).
+    // It answers one row: how many events it inserted and their global positions in
+    // version order.
     // Returns None when the race was lost.
     const appendOnce = (
       streamId: string,
@@ -213,47 +273,32 @@ export const make = (
           cached.version === expectedVersion.version
             ? Option.some(cached)
             : yield* readHead(streamId)
-        const actual = Option.match(head, { onNone: () => 0, onSome: (h) => h.version })
+        const actual = Option.isSome(head) ? head.value.version : 0
         if (!EventStore.satisfies(expectedVersion, actual)) {
           return yield* new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
         }
-        const previousHash = Option.match(head, {
-          onNone: () => HashChain.genesis,
-          onSome: (h) => h.lastHash
-        })
-        const hashes = yield* HashChain.chain(previousHash, streamId, actual + 1, prepared, sha256)
+        const previousHash = Option.isSome(head) ? head.value.lastHash : HashChain.genesis
+        const hashes = HashChain.chainSync(previousHash, streamId, actual + 1, prepared, sha256Sync)
         const nextVersion = actual + prepared.length
         const lastHash = hashes[hashes.length - 1]
-        const bump = Option.isSome(head)
-          ? sql`UPDATE streams SET version = ${nextVersion}, last_hash = ${lastHash}, updated_at = now()
-              WHERE stream_id = ${streamId} AND version = ${actual}
-              RETURNING stream_id`
-          : sql`INSERT INTO streams (stream_id, version, last_hash) VALUES (${streamId}, ${nextVersion}, ${lastHash})
-              ON CONFLICT (stream_id) DO NOTHING
-              RETURNING stream_id`
-        const rows = prepared.map(
-          (event, i) =>
-            // Typed casts: a VALUES list in a subquery does not take the target columns' types.
-            // jsonb goes in as text and is parsed by the server, so both drivers store exactly
-            // the canonical JSON the hash was computed over.
-            sql`(${streamId}::text, ${actual + 1 + i}::bigint, ${event.eventId}::uuid, ${event.type}::text,
-              ${event.schemaVersion}::integer, ${event.dataJson}::text::jsonb, ${event.metadataJson}::text::jsonb,
-              ${hashes[i]}::text)`
-        )
-        const inserted = yield* sql<{ readonly version: string; readonly global_position: string }>`
-          WITH bump AS (${bump})
-          INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
-          SELECT * FROM (VALUES ${sql.csv(rows)}) AS batch
-          WHERE EXISTS (SELECT 1 FROM bump)
-          RETURNING version::text AS version, global_position::text AS global_position`
-        if (inserted.length === 0) {
+        const rows = yield* sql<{ readonly inserted: number; readonly positions: string | null }>`
+          SELECT inserted, positions FROM tillflow_append(${streamId}::text, ${actual}::bigint,
+            ${Option.isSome(head)}::boolean, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
+        const result = rows[0]
+        const inserted = result === undefined ? -1 : Number(result.inserted)
+        if (inserted === 0) {
           heads.delete(streamId)
           return Option.none()
         }
+        if (inserted !== prepared.length || result?.positions == null) {
+          // Cannot happen (the function answers one row, counting the rows of the array just
+          // sent); refuse to report a partial batch as appended rather than trust it.
+          return yield* Effect.die(
+            new Error(`append to ${streamId} answered ${inserted} events inserted of ${prepared.length}`)
+          )
+        }
         rememberHead(streamId, { version: nextVersion, lastHash })
-        const positions = [...inserted]
-          .sort((a, b) => Number(a.version) - Number(b.version))
-          .map((row) => BigInt(row.global_position))
+        const positions = result.positions.split(",").map((position) => BigInt(position))
         return Option.some({ nextVersion, positions })
       })
 
@@ -305,7 +350,11 @@ export const make = (
       return rows.length === 0 ? 0 : Number(rows[0].version)
     })
 
-    const append = Effect.fn("EventStore.append")(function* (
+    // Not a span of its own (`Effect.fn`): the append is the store's hot path, and a span
+    // per call cost ~30 µs of CPU even without a captured stack trace (~75 µs with one),
+    // as much as the rest of the store's own work on a single event (docs/performance.md).
+    // Its statement is still traced, by @effect/sql's `sql.execute` span.
+    const append = Effect.fnUntraced(function* (
       streamId: string,
       expectedVersion: EventStore.ExpectedVersion,
       events: ReadonlyArray<EventStore.NewEvent>

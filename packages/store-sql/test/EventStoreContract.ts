@@ -5,7 +5,7 @@
  * found when it started. Test services are excluded: subscriptions poll on the real clock.
  */
 import { describe, expect, layer as layerTests } from "@effect/vitest"
-import { EventStore, Redaction } from "@tillflow/core"
+import { EventStore, HashChain, Redaction } from "@tillflow/core"
 import * as Arr from "effect/Array"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
 /** Overwrites a stored event's data behind the store's back (an SQL UPDATE, or the memory hook). */
@@ -192,6 +193,100 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
           expect(conflict._tag).toBe("ConcurrencyConflict")
         })
       )
+
+      it.effect(
+        "a batch of awkward values (unicode, escapes, numbers, deep nesting, a 1 MB string) round-trips exactly and verifies",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const stream = freshStream("awkward-ünïcødé-😀")
+            const events: ReadonlyArray<EventStore.NewEvent> = [
+              {
+                type: 'Quoted "type" \\ with ünïcode 😀',
+                data: {
+                  emoji: "😀 👩‍👩‍👧 🇫🇷",
+                  accents: "é ü ñ ø Å",
+                  cjk: "支払い 결제",
+                  rtl: "دفع",
+                  escapes: 'quote " backslash \\ slash / newline \n tab \t cr \r',
+                  controls: "\u0001\u0008\u000b\u000c\u001f\u007f",
+                  separators: "\u2028\u2029",
+                  'key with "quotes" and \\': "v",
+                  "ünïcode kéy 😀": "v",
+                  "": "empty key",
+                  numbers: [
+                    0,
+                    1,
+                    -1,
+                    0.1,
+                    1e21,
+                    1.5e-7,
+                    Number.MAX_SAFE_INTEGER,
+                    -Number.MAX_SAFE_INTEGER,
+                    123.456
+                  ],
+                  nested: { z: [[[]], {}, [{ b: null, a: false }]], a: { deeper: { deepest: ["x", true] } } },
+                  Zupper: 1,
+                  lower: 2
+                },
+                metadata: { "correlation-id": "c-😀", nested: { list: ["a", "b"] } }
+              },
+              { type: "Plain", schemaVersion: 7, data: "a bare string 😀" },
+              { type: "Plain", data: 42 },
+              { type: "Plain", data: null },
+              { type: "Plain", data: [1, "two", { three: [3] }] },
+              {
+                type: "Big",
+                data: { text: "é😀".repeat(1024 * 175), list: Arr.makeBy(2000, (i) => ({ i })) }
+              }
+            ]
+            const result = yield* store.append(stream, EventStore.NoStream, events)
+            expect(result.nextVersion).toBe(events.length)
+            const stored = yield* store.readStream(stream)
+            expect(stored.map((e) => e.streamId)).toEqual(events.map(() => stream))
+            expect(stored.map((e) => e.type)).toEqual(events.map((e) => e.type))
+            expect(stored.map((e) => e.schemaVersion)).toEqual(events.map((e) => e.schemaVersion ?? 1))
+            expect(stored.map((e) => e.data)).toEqual(events.map((e) => e.data))
+            expect(stored.map((e) => e.metadata)).toEqual(events.map((e) => e.metadata ?? {}))
+            expect(stored.map((e) => e.globalPosition)).toEqual(result.positions)
+            expect((yield* store.verify(stream)).ok).toBe(true)
+            // Verified again with core's own (Web Crypto) hashing, from what was read back.
+            const head = { version: stored.length, lastHash: stored[stored.length - 1].hash }
+            expect(yield* HashChain.verifyStream(stream, stored, Option.some(head))).toEqual(Option.none())
+          })
+      )
+
+      it.effect("appends batches of 1 and of 1000 events: versions, positions and the chain line up", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const stream = freshStream("sizes")
+          const one = yield* store.append(stream, EventStore.NoStream, [happened(1)])
+          expect(one).toMatchObject({ nextVersion: 1 })
+          expect(one.positions).toHaveLength(1)
+          const thousand = yield* store.append(
+            stream,
+            EventStore.exactVersion(1),
+            Arr.makeBy(1000, (i) => happened(i + 2, { metadata: { i } }))
+          )
+          expect(thousand.nextVersion).toBe(1001)
+          expect(thousand.positions).toHaveLength(1000)
+          for (let i = 1; i < thousand.positions.length; i++) {
+            expect(thousand.positions[i] > thousand.positions[i - 1]).toBe(true)
+          }
+          expect(thousand.positions[0] > one.positions[0]).toBe(true)
+          const stored = yield* store.readStream(stream)
+          expect(stored.map((e) => e.version)).toEqual(Arr.range(1, 1001))
+          expect(stored.map((e) => e.globalPosition)).toEqual([...one.positions, ...thousand.positions])
+          expect(stored.map((e) => e.data)).toEqual(
+            Arr.makeBy(1001, (i) => ({ n: i + 1, note: `event ${i + 1}` }))
+          )
+          expect(stored[500].metadata).toEqual({ i: 499 })
+          expect(yield* store.verify(stream)).toMatchObject({ ok: true, eventsChecked: 1001 })
+          const next = yield* store.append(stream, EventStore.exactVersion(1001), [happened(1002)])
+          expect(next.nextVersion).toBe(1002)
+          expect((yield* store.verify(stream)).ok).toBe(true)
+        })
+      )
     })
 
     describe("expected versions", () => {
@@ -350,6 +445,24 @@ export const eventStoreContract = <E>(name: string, layer: Layer.Layer<EventStor
               path: "metadata.callbackToken",
               rule: "Token"
             })
+            expect(yield* store.streamVersion(stream)).toBe(0)
+          })
+      )
+
+      it.effect(
+        "refuses a stream id or type with a lone UTF-16 surrogate, which text columns cannot hold",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const stream = freshStream("surrogate")
+            const badType = yield* Effect.flip(
+              store.append(stream, EventStore.NoStream, [{ type: "Bad\ud800", data: {} }])
+            )
+            expect(badType).toMatchObject({ _tag: "InvalidEvent", path: "type" })
+            const badStream = yield* Effect.flip(
+              store.append(`${stream}-\udc00`, EventStore.NoStream, [{ type: "Good", data: {} }])
+            )
+            expect(badStream).toMatchObject({ _tag: "InvalidEvent", path: "streamId" })
             expect(yield* store.streamVersion(stream)).toBe(0)
           })
       )

@@ -48,6 +48,40 @@ const sqlStoreSuite = <E>(
         })
     )
 
+    it.scoped(
+      "notifications are throttled, not delayed: with notifyInterval at an hour, a store's first append still wakes another instance's subscription",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const from = yield* endOfLog(store)
+          const delivered = yield* Deferred.make<EventStore.RecordedEvent>()
+          const subscriber = yield* store.subscribe(from, { pollInterval: "1 hour" }).pipe(
+            Stream.runForEach((event) => Deferred.succeed(delivered, event)),
+            Effect.fork
+          )
+          // Each attempt is a new store whose only NOTIFY is its first one (the next would
+          // wait an hour), so a delivery can only come from a first append's notification.
+          // LISTEN is set up in the background: try again, at most 25 times.
+          let attempts = 0
+          while (!(yield* Deferred.isDone(delivered)) && attempts < 25) {
+            yield* Effect.scoped(
+              Effect.gen(function* () {
+                const throttled = yield* SqlEventStore.make({ notifyInterval: "1 hour" })
+                yield* throttled.append(freshStream("throttled"), EventStore.NoStream, [
+                  { type: "Notified", data: { attempts } }
+                ])
+                yield* Deferred.await(delivered).pipe(Effect.timeout("200 millis"), Effect.ignore)
+              })
+            )
+            attempts++
+          }
+          const first = yield* Deferred.await(delivered).pipe(Effect.timeout("1 second"))
+          expect(first.type).toBe("Notified")
+          expect(first.streamId.startsWith("throttled-")).toBe(true)
+          yield* Fiber.interrupt(subscriber)
+        })
+    )
+
     it.effect(
       "the chain it stores verifies with core's Web Crypto hashing, as the memory store computes it",
       () =>
@@ -80,7 +114,11 @@ const sqlStoreSuite = <E>(
         const applied = yield* sql<{
           readonly name: string
         }>`SELECT name FROM ${sql(EventStoreMigrations.table)}`
-        expect(applied.map((row) => row.name)).toEqual(["create_event_store", "notify_after_commit"])
+        expect(applied.map((row) => row.name)).toEqual([
+          "create_event_store",
+          "notify_after_commit",
+          "append_function"
+        ])
       })
     )
   })

@@ -1,11 +1,19 @@
 /**
  * SHA-256 with `node:crypto`: synchronous and several times faster than Web Crypto's
  * per-call promise for the small texts of a hash chain. Same digest, so the SQL stores and
- * the memory store (Web Crypto) compute identical chains.
+ * the memory store (Web Crypto) compute identical chains. `crypto.hash` (Node 20.12+), a
+ * one-shot digest, where the runtime has it; a `Hash` object otherwise.
  */
 import type { HashChain } from "@tillflow/core"
 import * as Effect from "effect/Effect"
-import { createHash } from "node:crypto"
+import * as crypto from "node:crypto"
 
-export const sha256: HashChain.Sha256 = (text) =>
-  Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
+const oneShot = (crypto as { readonly hash?: (algorithm: string, data: string, encoding: "hex") => string })
+  .hash
+
+export const sha256Sync: HashChain.Sha256Sync =
+  typeof oneShot === "function"
+    ? (text) => oneShot("sha256", text, "hex")
+    : (text) => crypto.createHash("sha256").update(text, "utf8").digest("hex")
+
+export const sha256: HashChain.Sha256 = (text) => Effect.sync(() => sha256Sync(text))
