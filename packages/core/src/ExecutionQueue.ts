@@ -222,6 +222,7 @@ interface Row {
   seq: number
 }
 
+// The rows hold checked values: the class is built without validating them again.
 const toInfo = (row: Row): ExecutionInfo =>
   new ExecutionInfo({
     executionId: row.executionId,
@@ -235,7 +236,7 @@ const toInfo = (row: Row): ExecutionInfo =>
     claims: row.claims,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt
-  })
+  }, true)
 
 const isFinished = (status: ExecutionStatus) => finishedStatuses.includes(status)
 

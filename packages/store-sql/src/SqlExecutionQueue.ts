@@ -77,6 +77,7 @@ const notifyBatch = 100
 const NextRow = Schema.Struct({ next: Schema.NullOr(Int8) })
 const decodeNext = Schema.decodeUnknown(Schema.Array(NextRow))
 
+// The row was decoded by `ExecutionRow`: the class is built without validating it again.
 const toInfo = (row: typeof ExecutionRow.Type): ExecutionQueue.ExecutionInfo =>
   new ExecutionQueue.ExecutionInfo({
     executionId: row.execution_id,
@@ -90,7 +91,7 @@ const toInfo = (row: typeof ExecutionRow.Type): ExecutionQueue.ExecutionInfo =>
     claims: row.claims,
     createdAt: row.created_at,
     updatedAt: row.updated_at
-  })
+  }, true)
 
 const failure = (operation: string) => (cause: SqlError | ParseResult.ParseError) =>
   new ExecutionQueue.ExecutionQueueError({ operation, message: cause.message })
