@@ -532,14 +532,15 @@ export const make = (
             }))
             // A step's successful result is folded as built: decoding the event back from
             // what it was encoded to gives an equal one (its value is JSON already).
-            const head = builtFrom.get(events[0]!)
+            const [first] = stored
+            const head = events.length === 1 ? builtFrom.get(events[0] as EventStore.NewEvent) : undefined
             if (
-              events.length === 1 &&
+              first !== undefined &&
               head !== undefined &&
               head._tag === "ActivityCompleted" &&
               Exit.isSuccess(head.exit)
             ) {
-              History.applyDecoded(log.history, stored[0]!, head)
+              History.applyDecoded(log.history, first, head)
             } else {
               yield* applyAll(log, stored)
             }
