@@ -40,12 +40,6 @@ const ExecutionRow = Schema.Struct({
 })
 const decodeExecutionRows = Schema.decodeUnknown(Schema.Array(ExecutionRow))
 
-const CandidateRow = Schema.Struct({
-  execution_id: Schema.String,
-  concurrency_key: Schema.NullOr(Schema.String)
-})
-const decodeCandidates = Schema.decodeUnknown(Schema.Array(CandidateRow))
-
 const ClaimedRow = Schema.Struct({
   execution_id: Schema.String,
   workflow_name: Schema.String,
@@ -79,19 +73,22 @@ const decodeNext = Schema.decodeUnknown(Schema.Array(NextRow))
 
 // The row was decoded by `ExecutionRow`: the class is built without validating it again.
 const toInfo = (row: typeof ExecutionRow.Type): ExecutionQueue.ExecutionInfo =>
-  new ExecutionQueue.ExecutionInfo({
-    executionId: row.execution_id,
-    workflowName: row.workflow_name,
-    status: row.status,
-    dueAt: row.due_at,
-    leaseOwner: row.lease_owner,
-    concurrencyKey: row.concurrency_key,
-    parentId: row.parent_id,
-    attributes: row.attributes,
-    claims: row.claims,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }, true)
+  new ExecutionQueue.ExecutionInfo(
+    {
+      executionId: row.execution_id,
+      workflowName: row.workflow_name,
+      status: row.status,
+      dueAt: row.due_at,
+      leaseOwner: row.lease_owner,
+      concurrencyKey: row.concurrency_key,
+      parentId: row.parent_id,
+      attributes: row.attributes,
+      claims: row.claims,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at
+    },
+    true
+  )
 
 const failure = (operation: string) => (cause: SqlError | ParseResult.ParseError) =>
   new ExecutionQueue.ExecutionQueueError({ operation, message: cause.message })
@@ -147,75 +144,73 @@ export const make: Effect.Effect<
   const columns = sql`execution_id, workflow_name, status, due_at, lease_owner, concurrency_key, parent_id,
       attributes, claims, created_at, updated_at`
 
-  const claim = (options: Parameters<ExecutionQueue.ExecutionQueue["Type"]["claim"]>[0]) =>
-    Effect.gen(function* () {
-      if (options.workflowNames.length === 0 || options.limit <= 0) return []
-      const claimable = sql`e.due_at <= ${options.now}
-            AND e.workflow_name IN ${sql.in(options.workflowNames)}
-            AND (e.concurrency_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM tillflow_concurrency_holders h
-              WHERE h.concurrency_key = e.concurrency_key AND h.execution_id <> e.execution_id))`
-      // Executions already started (claimed before) first, then new ones, each oldest due
-      // first: each part follows its own partial index (`3_claim_started_first`), and new
-      // ones fill only the places the started ones left.
-      const candidates = yield* sql`
-          WITH started AS (
-            SELECT e.execution_id, e.concurrency_key
-            FROM tillflow_executions e
-            WHERE e.status IN ${sql.in(activeStatuses)} AND e.claims > 0 AND ${claimable}
-            ORDER BY e.due_at, e.seq
-            LIMIT ${options.limit}
-            FOR UPDATE OF e SKIP LOCKED
-          ), fresh AS (
-            SELECT e.execution_id, e.concurrency_key
-            FROM tillflow_executions e
-            WHERE e.status = 'pending' AND e.claims = 0 AND ${claimable}
-            ORDER BY e.due_at, e.seq
-            LIMIT (${options.limit} - (SELECT count(*) FROM started))
-            FOR UPDATE OF e SKIP LOCKED
-          )
-          SELECT execution_id, concurrency_key FROM started
-          UNION ALL
-          SELECT execution_id, concurrency_key FROM fresh`.pipe(Effect.flatMap(decodeCandidates))
-      const granted: Array<string> = candidates
-        .filter((candidate) => candidate.concurrency_key === null)
-        .map((candidate) => candidate.execution_id)
-      // Holder rows are locked in key order by every claimer, so two claimers can wait on
-      // each other's keys but never in a cycle (no deadlock).
-      const keyed = candidates
-        .flatMap((candidate) =>
-          candidate.concurrency_key === null
-            ? []
-            : [{ executionId: candidate.execution_id, key: candidate.concurrency_key }]
-        )
-        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      for (const candidate of keyed) {
-        // The no-op update locks the holder row and returns the current holder: either
-        // this execution (acquired now or before) or another one (skip it).
-        const holder = yield* sql`
-            INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
-            VALUES (${candidate.key}, ${candidate.executionId})
-            ON CONFLICT (concurrency_key) DO UPDATE
-              SET execution_id = tillflow_concurrency_holders.execution_id
-            RETURNING execution_id`.pipe(Effect.flatMap(decodeIds))
-        if (holder[0]?.execution_id === candidate.executionId) granted.push(candidate.executionId)
-      }
-      if (granted.length === 0) return []
-      const leaseUntil = options.now + options.leaseMs
-      const claimed = yield* sql`
-          UPDATE tillflow_executions
-          SET status = 'running', lease_owner = ${options.workerId}, due_at = ${leaseUntil},
-              wake_requested = false, claims = claims + 1, updated_at = ${options.now}
-          WHERE execution_id IN ${sql.in(granted)}
-          RETURNING execution_id, workflow_name, parent_id, claims`.pipe(Effect.flatMap(decodeClaimed))
-      return claimed.map((row): ExecutionQueue.Claim => ({
-        executionId: row.execution_id,
-        workflowName: row.workflow_name,
-        parentId: row.parent_id,
-        claims: row.claims,
-        leaseUntil
-      }))
-    }).pipe(sql.withTransaction, Effect.mapError(failure("claim")))
+  /**
+   * One statement (its own transaction, or part of the caller's): the due candidates are
+   * locked (`SKIP LOCKED`: concurrent claimers never wait on nor take the same row),
+   * started ones first, then new ones, each oldest due first, each part on its own partial
+   * index (`3_claim_started_first`), new ones only in the places the started ones left.
+   * For the candidates with a concurrency key, one per key (the first in that order)
+   * upserts the key's holder row: the no-op update locks it and returns the holder, either
+   * this execution (acquired now or before) or another one (then it is not claimed). Holder
+   * rows are locked in key order by every claimer, so two claimers can wait on each other's
+   * keys but never in a cycle (no deadlock). The granted candidates are leased.
+   */
+  const claim = (options: Parameters<ExecutionQueue.ExecutionQueue["Type"]["claim"]>[0]) => {
+    if (options.workflowNames.length === 0 || options.limit <= 0) return Effect.succeed([])
+    const claimable = sql`e.due_at <= ${options.now}
+      AND e.workflow_name IN ${sql.in(options.workflowNames)}
+      AND (e.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM tillflow_concurrency_holders h
+        WHERE h.concurrency_key = e.concurrency_key AND h.execution_id <> e.execution_id))`
+    const leaseUntil = options.now + options.leaseMs
+    return sql`
+      WITH started AS (
+        SELECT e.execution_id, e.concurrency_key, 0 AS rank, e.due_at, e.seq
+        FROM tillflow_executions e
+        WHERE e.status IN ${sql.in(activeStatuses)} AND e.claims > 0 AND ${claimable}
+        ORDER BY e.due_at, e.seq
+        LIMIT ${options.limit}
+        FOR UPDATE OF e SKIP LOCKED
+      ), fresh AS (
+        SELECT e.execution_id, e.concurrency_key, 1 AS rank, e.due_at, e.seq
+        FROM tillflow_executions e
+        WHERE e.status = 'pending' AND e.claims = 0 AND ${claimable}
+        ORDER BY e.due_at, e.seq
+        LIMIT (${options.limit} - (SELECT count(*) FROM started))
+        FOR UPDATE OF e SKIP LOCKED
+      ), candidates AS (
+        SELECT * FROM started UNION ALL SELECT * FROM fresh
+      ), acquired AS (
+        INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
+        SELECT DISTINCT ON (concurrency_key) concurrency_key, execution_id
+        FROM candidates
+        WHERE concurrency_key IS NOT NULL
+        ORDER BY concurrency_key, rank, due_at, seq
+        ON CONFLICT (concurrency_key) DO UPDATE SET execution_id = tillflow_concurrency_holders.execution_id
+        RETURNING concurrency_key, execution_id
+      )
+      UPDATE tillflow_executions e
+      SET status = 'running', lease_owner = ${options.workerId}, due_at = ${leaseUntil},
+          wake_requested = false, claims = e.claims + 1, updated_at = ${options.now}
+      FROM candidates c
+      WHERE e.execution_id = c.execution_id
+        AND (c.concurrency_key IS NULL OR EXISTS (
+          SELECT 1 FROM acquired a
+          WHERE a.concurrency_key = c.concurrency_key AND a.execution_id = c.execution_id))
+      RETURNING e.execution_id, e.workflow_name, e.parent_id, e.claims`.pipe(
+      Effect.flatMap(decodeClaimed),
+      Effect.map((claimed) =>
+        claimed.map((row): ExecutionQueue.Claim => ({
+          executionId: row.execution_id,
+          workflowName: row.workflow_name,
+          parentId: row.parent_id,
+          claims: row.claims,
+          leaseUntil
+        }))
+      ),
+      Effect.mapError(failure("claim"))
+    )
+  }
 
   // Every release is one statement: its own transaction, or part of the caller's.
   const release = (options: Parameters<ExecutionQueue.ExecutionQueue["Type"]["release"]>[0]) =>
