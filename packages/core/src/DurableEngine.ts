@@ -17,6 +17,7 @@
  * const App = Layer.mergeAll(SaleWorkflowLive, Worker).pipe(Layer.provideMerge(Engine))
  */
 import type * as Activity from "@effect/workflow/Activity"
+import type * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import * as Workflow from "@effect/workflow/Workflow"
 import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
@@ -40,6 +41,7 @@ import * as Stream from "effect/Stream"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
+import { uuidFrom } from "./internal/DeterministicId.js"
 import * as History from "./internal/executionHistory.js"
 import * as Redaction from "./Redaction.js"
 
@@ -332,14 +334,20 @@ const workflowExitSchema = (workflow: Workflow.Any) =>
   exitSchemaOf(workflow.successSchema, workflow.errorSchema)
 
 /**
- * Decodes an activity's recorded exit (values encoded by its schemas) into the exit the
- * workflow sees: what `Schema.decode(activity.exitSchema)` does, with `activity.exitSchema`
- * rebuilt from the same schemas once per pair instead of once per `Activity.make` (a
- * workflow making its activities inline makes a new one every step).
+ * The codecs of the exits of activities and durable deferreds (values encoded by their
+ * schemas on one side): what `Schema.decode(activity.exitSchema)` and the like do in
+ * `makeUnsafe`, with the schema built once per pair of success and error schemas instead
+ * of once per `Activity.make` or `DurableDeferred.make` (a workflow making its activities
+ * inline compiled a parser for a new schema on every step, a callback on every delivery).
  */
-const decodeActivityExit = cachePerSchemas((success, failure) =>
-  Schema.decode(Schema.ExitFromSelf({ success, failure, defect: Schema.Defect }))
-)
+const exitCodecOf = cachePerSchemas((success, failure) => {
+  const schema = Schema.ExitFromSelf({ success, failure, defect: Schema.Defect })
+  return {
+    decode: Schema.decode(schema),
+    decodeUnknown: Schema.decodeUnknown(schema),
+    encode: Schema.encode(schema)
+  }
+})
 
 /** Spans of the engine skip the stack trace capture (an `Error` per span otherwise). */
 const spanOptions = (attributes: Record<string, unknown>) => ({ attributes, captureStackTrace: false })
@@ -382,19 +390,6 @@ const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> =>
     const path = findRedacted(value, "$", new Set())
     return path === undefined ? Effect.void : Effect.die(new RedactedValueRefused({ what, path }))
   })
-
-/** A UUID (version 5 layout) derived from a string, for idempotent appends. */
-const uuidFrom = (text: string): Effect.Effect<string> =>
-  Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))),
-    (buffer) => {
-      const bytes = new Uint8Array(buffer).slice(0, 16)
-      bytes[6] = (bytes[6] & 0x0f) | 0x50
-      bytes[8] = (bytes[8] & 0x3f) | 0x80
-      const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-    }
-  )
 
 const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
 
@@ -860,6 +855,71 @@ export const make = (
         return new Workflow.Complete({ exit: final.event.exit })
       }).pipe(Effect.withSpan("DurableEngine.activity", spanOptions({ activity: activity.name, attempt })))
 
+    const deferredResult: WorkflowEngineModule.Encoded["deferredResult"] = (deferred) =>
+      Effect.gen(function* () {
+        const instance = yield* WorkflowInstance
+        const run = running.get(instance.executionId)
+        const log = run?.log ?? (yield* load(instance.executionId))
+        const lookup = (): Exit.Exit<unknown, unknown> | undefined => {
+          const resolved = log.history.deferreds.get(deferred.name)
+          if (resolved !== undefined) {
+            if (
+              run !== undefined &&
+              resolved.seqStart !== undefined &&
+              resolved.seqEnd !== undefined &&
+              run.seq === resolved.seqStart
+            ) {
+              // The steps that computed this result are not asked again: skip their numbers.
+              run.seq = resolved.seqEnd
+            }
+            return resolved.exit
+          }
+          return History.isClockFired(log.history, deferred.name) ? Exit.void : undefined
+        }
+        const found = lookup()
+        if (found !== undefined) return found
+        // It may have been resolved (from outside) since this run read the history.
+        yield* refresh(log)
+        const fresh = lookup()
+        if (fresh !== undefined) return fresh
+        if (deferred.name.startsWith(History.clockDeferredPrefix)) {
+          const name = deferred.name.slice(History.clockDeferredPrefix.length)
+          const clock = log.history.clocks.get(name)
+          if (clock !== undefined && clock.fireAt <= (yield* now)) {
+            yield* appendEngine(log, (history) =>
+              History.isClockFired(history, deferred.name)
+                ? undefined
+                : [engineEvent({ _tag: "ClockFired", name })]
+            )
+            return Exit.void
+          }
+        }
+        if (run !== undefined && !run.deferredStarts.has(deferred.name))
+          run.deferredStarts.set(deferred.name, run.seq)
+        return undefined
+      })
+
+    const deferredDone: WorkflowEngineModule.Encoded["deferredDone"] = ({
+      deferredName,
+      executionId,
+      exit
+    }) =>
+      Effect.gen(function* () {
+        const run = yield* runOf(executionId)
+        const log = run?.log ?? (yield* load(executionId))
+        const seqStart = run?.deferredStarts.get(deferredName)
+        const range =
+          run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
+        const appended = yield* Effect.orDie(
+          appendTo(log, (history) =>
+            history.deferreds.has(deferredName)
+              ? undefined
+              : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
+          )
+        )
+        if (appended) yield* wake(executionId)
+      }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
+
     const engineUnsafe: WorkflowEngine["Type"] = makeUnsafe({
       register: (workflow, execute) =>
         Effect.gen(function* () {
@@ -904,66 +964,9 @@ export const make = (
           Effect.withSpan("DurableEngine.resume", spanOptions({ workflow: workflow.name, executionId }))
         ),
 
-      deferredResult: (deferred) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowInstance
-          const run = running.get(instance.executionId)
-          const log = run?.log ?? (yield* load(instance.executionId))
-          const lookup = (): Exit.Exit<unknown, unknown> | undefined => {
-            const resolved = log.history.deferreds.get(deferred.name)
-            if (resolved !== undefined) {
-              if (
-                run !== undefined &&
-                resolved.seqStart !== undefined &&
-                resolved.seqEnd !== undefined &&
-                run.seq === resolved.seqStart
-              ) {
-                // The steps that computed this result are not asked again: skip their numbers.
-                run.seq = resolved.seqEnd
-              }
-              return resolved.exit
-            }
-            return History.isClockFired(log.history, deferred.name) ? Exit.void : undefined
-          }
-          const found = lookup()
-          if (found !== undefined) return found
-          // It may have been resolved (from outside) since this run read the history.
-          yield* refresh(log)
-          const fresh = lookup()
-          if (fresh !== undefined) return fresh
-          if (deferred.name.startsWith(History.clockDeferredPrefix)) {
-            const name = deferred.name.slice(History.clockDeferredPrefix.length)
-            const clock = log.history.clocks.get(name)
-            if (clock !== undefined && clock.fireAt <= (yield* now)) {
-              yield* appendEngine(log, (history) =>
-                History.isClockFired(history, deferred.name)
-                  ? undefined
-                  : [engineEvent({ _tag: "ClockFired", name })]
-              )
-              return Exit.void
-            }
-          }
-          if (run !== undefined && !run.deferredStarts.has(deferred.name))
-            run.deferredStarts.set(deferred.name, run.seq)
-          return undefined
-        }),
+      deferredResult,
 
-      deferredDone: ({ deferredName, executionId, exit }) =>
-        Effect.gen(function* () {
-          const run = yield* runOf(executionId)
-          const log = run?.log ?? (yield* load(executionId))
-          const seqStart = run?.deferredStarts.get(deferredName)
-          const range =
-            run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
-          const appended = yield* Effect.orDie(
-            appendTo(log, (history) =>
-              history.deferreds.has(deferredName)
-                ? undefined
-                : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
-            )
-          )
-          if (appended) yield* wake(executionId)
-        }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName }))),
+      deferredDone,
 
       scheduleClock: (_workflow, { clock, executionId }) =>
         Effect.gen(function* () {
@@ -982,10 +985,11 @@ export const make = (
         })
     })
 
-    // `makeUnsafe`'s own `activityExecute` decodes the recorded exit with
-    // `activity.exitSchema`, a schema every `Activity.make` builds anew: a workflow making
-    // its activities inline compiled a parser for it on every step. The same decoding,
-    // with the schema built once per pair of success and error schemas:
+    // `makeUnsafe`'s own `activityExecute`, `deferredResult` and `deferredDone` code the
+    // exits with `activity.exitSchema` / `deferred.exitSchema`, schemas every
+    // `Activity.make` / `DurableDeferred.make` builds anew: a workflow making its activities
+    // inline compiled a parser for them on every step. The same coding, with the schemas
+    // built once per pair of success and error schemas (`exitCodecOf`):
     const engine: WorkflowEngine["Type"] = {
       ...engineUnsafe,
       activityExecute: ((activity: Activity.Any, attempt: number) =>
@@ -995,10 +999,32 @@ export const make = (
             result._tag === "Suspended"
               ? Effect.succeed(result)
               : Effect.map(
-                  Effect.orDie(decodeActivityExit(activity.successSchema, activity.errorSchema)(result.exit)),
+                  Effect.orDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode(result.exit)),
                   (exit) => new Workflow.Complete({ exit })
                 )
-        )) as WorkflowEngine["Type"]["activityExecute"]
+        )) as WorkflowEngine["Type"]["activityExecute"],
+      deferredResult: ((deferred: DurableDeferred.Any) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowInstance
+          yield* Effect.annotateCurrentSpan({ executionId: instance.executionId })
+          const exit = yield* deferredResult(deferred)
+          if (exit === undefined) return exit
+          return yield* Effect.orDie(
+            exitCodecOf(deferred.successSchema, deferred.errorSchema).decodeUnknown(exit)
+          )
+        })) as WorkflowEngine["Type"]["deferredResult"],
+      deferredDone: ((
+        deferred: DurableDeferred.Any,
+        opts: Parameters<WorkflowEngine["Type"]["deferredDone"]>[1]
+      ) =>
+        Effect.flatMap(exitCodecOf(deferred.successSchema, deferred.errorSchema).encode(opts.exit), (exit) =>
+          deferredDone({
+            workflowName: opts.workflowName,
+            executionId: opts.executionId,
+            deferredName: opts.deferredName,
+            exit
+          })
+        )) as unknown as WorkflowEngine["Type"]["deferredDone"] // fails with a ParseError, as makeUnsafe's
     }
 
     // -- runs --------------------------------------------------------------------------
