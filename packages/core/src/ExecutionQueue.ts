@@ -224,19 +224,22 @@ interface Row {
 
 // The rows hold checked values: the class is built without validating them again.
 const toInfo = (row: Row): ExecutionInfo =>
-  new ExecutionInfo({
-    executionId: row.executionId,
-    workflowName: row.workflowName,
-    status: row.status,
-    dueAt: row.dueAt,
-    leaseOwner: row.leaseOwner,
-    concurrencyKey: row.concurrencyKey,
-    parentId: row.parentId,
-    attributes: { ...row.attributes },
-    claims: row.claims,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt
-  }, true)
+  new ExecutionInfo(
+    {
+      executionId: row.executionId,
+      workflowName: row.workflowName,
+      status: row.status,
+      dueAt: row.dueAt,
+      leaseOwner: row.leaseOwner,
+      concurrencyKey: row.concurrencyKey,
+      parentId: row.parentId,
+      attributes: { ...row.attributes },
+      claims: row.claims,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt
+    },
+    true
+  )
 
 const isFinished = (status: ExecutionStatus) => finishedStatuses.includes(status)
 
