@@ -16,12 +16,15 @@
  * const Worker = EngineWorker.layer({ concurrency: 8 })
  * const App = Layer.mergeAll(SaleWorkflowLive, Worker).pipe(Layer.provideMerge(Engine))
  */
+import type * as Activity from "@effect/workflow/Activity"
+import type * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import * as Workflow from "@effect/workflow/Workflow"
 import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,16 +32,16 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
+import { uuidFrom } from "./internal/DeterministicId.js"
 import * as History from "./internal/executionHistory.js"
 import * as Redaction from "./Redaction.js"
 
@@ -259,7 +262,11 @@ export class DurableEngine extends Context.Tag("tillflow/DurableEngine")<Durable
 
 /** Options of the engine. */
 export interface Options {
-  /** How often a caller waiting in `execute` re-reads the status (default 200 ms). */
+  /**
+   * How often a caller waiting in `execute` re-reads the status at first (default 200 ms);
+   * the completion itself wakes it (in this process, or notified by the queue), so while
+   * nothing happens the interval doubles, up to 16 times this.
+   */
   readonly pollInterval?: Duration.DurationInput | undefined
   /** Delay before an execution whose run crashed runs again, by claim count (default 1 s × 2ⁿ, at most 1 min). */
   readonly retryDelay?: ((claims: number) => Duration.Duration) | undefined
@@ -297,24 +304,70 @@ interface RunState {
 type UnknownSchema = Schema.Schema<unknown, unknown, never>
 const asSchema = (schema: Schema.Schema.All): UnknownSchema => schema as unknown as UnknownSchema
 
+/**
+ * A value cached per pair of schemas (weakly: it goes with them). Schemas built per call
+ * have new ASTs, and Schema compiles a parser per AST: building them once per workflow
+ * or activity schema keeps that compilation off every step and every completion.
+ */
+const cachePerSchemas = <A>(build: (success: UnknownSchema, failure: UnknownSchema) => A) => {
+  const cache = new WeakMap<object, WeakMap<object, A>>()
+  return (success: Schema.Schema.All, failure: Schema.Schema.All): A => {
+    let bySuccess = cache.get(success.ast)
+    if (bySuccess === undefined) {
+      bySuccess = new WeakMap()
+      cache.set(success.ast, bySuccess)
+    }
+    let value = bySuccess.get(failure.ast)
+    if (value === undefined) {
+      value = build(asSchema(success), asSchema(failure))
+      bySuccess.set(failure.ast, value)
+    }
+    return value
+  }
+}
+
+/** The exit of a workflow as stored: its values encoded by the workflow's schemas. */
+const exitSchemaOf = cachePerSchemas((success, failure) =>
+  Schema.Exit({ success, failure, defect: Schema.Defect })
+)
 const workflowExitSchema = (workflow: Workflow.Any) =>
-  Schema.Exit({
-    success: asSchema(workflow.successSchema),
-    failure: asSchema(workflow.errorSchema),
-    defect: Schema.Defect
-  })
+  exitSchemaOf(workflow.successSchema, workflow.errorSchema)
+
+/**
+ * The codecs of the exits of activities and durable deferreds (values encoded by their
+ * schemas on one side): what `Schema.decode(activity.exitSchema)` and the like do in
+ * `makeUnsafe`, with the schema built once per pair of success and error schemas instead
+ * of once per `Activity.make` or `DurableDeferred.make` (a workflow making its activities
+ * inline compiled a parser for a new schema on every step, a callback on every delivery).
+ */
+const exitCodecOf = cachePerSchemas((success, failure) => {
+  const schema = Schema.ExitFromSelf({ success, failure, defect: Schema.Defect })
+  return {
+    decode: Schema.decode(schema),
+    decodeUnknown: Schema.decodeUnknown(schema),
+    encode: Schema.encode(schema)
+  }
+})
+
+/** Spans of the engine skip the stack trace capture (an `Error` per span otherwise). */
+const spanOptions = (attributes: Record<string, unknown>) => ({ attributes, captureStackTrace: false })
+
+/** The engine event each event built by `engineEvent` was encoded from. */
+const builtFrom = new WeakMap<EventStore.NewEvent, EngineEvent.EngineEvent>()
 
 const engineEvent = (
   event: EngineEvent.EngineEvent,
   metadata?: EventStore.JsonObject
 ): EventStore.NewEvent => {
   const stored = EngineEvent.toStored(event)
-  return {
+  const built: EventStore.NewEvent = {
     type: stored.type,
     data: stored.data as EventStore.JsonObject,
     schemaVersion: EngineEvent.schemaVersion,
     ...(metadata === undefined ? {} : { metadata })
   }
+  builtFrom.set(built, event)
+  return built
 }
 
 /** The path of the first `Redacted` inside a value, if any. */
@@ -338,29 +391,31 @@ const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> =>
     return path === undefined ? Effect.void : Effect.die(new RedactedValueRefused({ what, path }))
   })
 
-/** A UUID (version 5 layout) derived from a string, for idempotent appends. */
-const uuidFrom = (text: string): Effect.Effect<string> =>
-  Effect.map(
-    Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))),
-    (buffer) => {
-      const bytes = new Uint8Array(buffer).slice(0, 16)
-      bytes[6] = (bytes[6] & 0x0f) | 0x50
-      bytes[8] = (bytes[8] & 0x3f) | 0x80
-      const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-    }
-  )
-
 const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
+
+/**
+ * Retries `effect` on the errors `retryable` accepts, as `Effect.retry` with `transient`
+ * would (7 tries, 50 ms × 2ⁿ apart), but builds the schedule only once a try failed: most
+ * calls succeed at once, and a schedule driver per durable step is measurable.
+ */
+const retryTransient = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  retryable: (error: E) => boolean
+): Effect.Effect<A, E, R> =>
+  Effect.catchIf(effect, retryable, () =>
+    Effect.retry(Effect.delay(effect, "50 millis"), {
+      schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
+      while: retryable
+    })
+  )
 
 /** Retries infrastructure failures a few times, then dies: the engine's ops cannot fail. */
 const orDieAfterRetries = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.retry({
-      schedule: transient,
-      while: (error) => error._tag === "EventStoreError" || error._tag === "ExecutionQueueError"
-    }),
-    Effect.orDie
+  Effect.orDie(
+    retryTransient(
+      effect,
+      (error) => error._tag === "EventStoreError" || error._tag === "ExecutionQueueError"
+    )
   )
 
 const describeActivity = (name: string, attempt: number) => `activity "${name}" (attempt ${attempt})`
@@ -387,14 +442,22 @@ export const make = (
     const registry = new Map<string, Registered>()
     const running = new Map<string, RunState>()
     const wakeups = yield* Effect.acquireRelease(Queue.sliding<void>(1), Queue.shutdown)
-    const completions = yield* Effect.acquireRelease(PubSub.unbounded<string>(), PubSub.shutdown)
+    // The callers waiting here for an execution's result, by execution id: a change of one
+    // execution wakes its own waiters only (with 1,000 callers waiting, a broadcast woke
+    // 1,000 fibers per change).
+    const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
+    const changed = (executionId: string) =>
+      Effect.sync(() => {
+        const waiting = waiters.get(executionId)
+        if (waiting !== undefined) for (const waiter of waiting) Deferred.unsafeDone(waiter, Exit.void)
+      })
     const signal = Effect.asVoid(Queue.offer(wakeups, undefined))
     const now = Clock.currentTimeMillis
 
     // What other processes change (started, woke, finished) wakes this process's workers
     // and the callers waiting here for a result; polling stays the floor.
     yield* queue.changes.pipe(
-      Stream.runForEach((executionId) => Effect.zipRight(PubSub.publish(completions, executionId), signal)),
+      Stream.runForEach((executionId) => Effect.zipRight(changed(executionId), signal)),
       Effect.tapErrorCause((cause) =>
         Effect.logWarning("Execution queue notifications failed; polling until they are back", cause)
       ),
@@ -405,16 +468,15 @@ export const make = (
     // -- the log of one execution ------------------------------------------------------
 
     const applyAll = (log: Log, events: ReadonlyArray<History.Stored>) =>
-      Effect.forEach(
-        events,
-        (event) => {
+      Effect.suspend(() => {
+        for (const event of events) {
           const applied = History.apply(log.history, event)
-          return Either.isLeft(applied)
-            ? Effect.die(new CorruptHistory({ executionId: log.executionId, detail: applied.left }))
-            : Effect.void
-        },
-        { discard: true }
-      )
+          if (Either.isLeft(applied)) {
+            return Effect.die(new CorruptHistory({ executionId: log.executionId, detail: applied.left }))
+          }
+        }
+        return Effect.void
+      })
 
     const load = (executionId: string): Effect.Effect<Log> =>
       Effect.gen(function* () {
@@ -449,21 +511,34 @@ export const make = (
           const events = build(log.history)
           if (events === undefined || events.length === 0) return false
           const from = log.history.version
-          const appended = yield* store.append(log.stream, EventStore.exactVersion(from), events).pipe(
-            Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
+          const appended = yield* retryTransient(
+            store.append(log.stream, EventStore.exactVersion(from), events),
+            (error) => error._tag === "EventStoreError"
+          ).pipe(
             Effect.catchTag("EventStoreError", (error) => Effect.die(error)),
             Effect.either
           )
           if (Either.isRight(appended)) {
-            yield* applyAll(
-              log,
-              events.map((event, index) => ({
-                version: from + index + 1,
-                type: event.type,
-                data: event.data,
-                metadata: event.metadata
-              }))
-            )
+            const stored = events.map((event, index) => ({
+              version: from + index + 1,
+              type: event.type,
+              data: event.data,
+              metadata: event.metadata
+            }))
+            // A step's successful result is folded as built: decoding the event back from
+            // what it was encoded to gives an equal one (its value is JSON already).
+            const [first] = stored
+            const head = events.length === 1 ? builtFrom.get(events[0] as EventStore.NewEvent) : undefined
+            if (
+              first !== undefined &&
+              head !== undefined &&
+              head._tag === "ActivityCompleted" &&
+              Exit.isSuccess(head.exit)
+            ) {
+              History.applyDecoded(log.history, first, head)
+            } else {
+              yield* applyAll(log, stored)
+            }
             return true
           }
           if (appended.left._tag !== "ConcurrencyConflict") return yield* Effect.fail(appended.left)
@@ -487,16 +562,18 @@ export const make = (
 
     /** Appends domain events for other streams; a stored id means an earlier try succeeded. */
     const deliver = (outbox: ReadonlyArray<History.OutboxEvent>) =>
-      Effect.forEach(
-        groupByStream(outbox),
-        ([stream, events]) =>
-          store.append(stream, EventStore.AnyVersion, events).pipe(
-            Effect.catchTag("DuplicateEventId", () => Effect.void),
-            Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
-            Effect.orDie
-          ),
-        { discard: true }
-      )
+      outbox.length === 0
+        ? Effect.void
+        : Effect.forEach(
+            groupByStream(outbox),
+            ([stream, events]) =>
+              store.append(stream, EventStore.AnyVersion, events).pipe(
+                Effect.catchTag("DuplicateEventId", () => Effect.void),
+                Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
+                Effect.orDie
+              ),
+            { discard: true }
+          )
 
     const decodeCompleted = (workflow: Workflow.Any, log: Log) =>
       Effect.gen(function* () {
@@ -541,21 +618,41 @@ export const make = (
         }
       })
 
+    /**
+     * Waits for an execution's result: woken by its completion here or, through the
+     * queue's `changes`, in another process; polling is the floor for a lost notification,
+     * from `pollInterval`, doubling while nothing happens, up to 16 times it.
+     */
     const awaitCompletion = (workflow: Workflow.Any, executionId: string) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const finished = yield* PubSub.subscribe(completions)
-          const completion = Effect.iterate(false, {
-            while: (done) => !done,
-            body: () => Effect.map(Queue.take(finished), (id) => id === executionId)
-          })
-          while (true) {
+      Effect.gen(function* () {
+        let interval = pollInterval
+        const longest = Duration.times(pollInterval, 16)
+        while (true) {
+          // Registered before the poll, so a change between the poll and the wait is kept.
+          const wakeup = yield* Deferred.make<void>()
+          const waiting = waiters.get(executionId) ?? new Set()
+          waiting.add(wakeup)
+          waiters.set(executionId, waiting)
+          const outcome = yield* Effect.gen(function* () {
             const result = yield* poll(workflow, executionId)
             if (result !== undefined && result._tag === "Complete") return result
-            yield* Effect.raceFirst(completion, Effect.sleep(pollInterval))
-          }
-        })
-      )
+            const woken = yield* Effect.raceFirst(
+              Effect.as(Deferred.await(wakeup), true),
+              Effect.as(Effect.sleep(interval), false)
+            )
+            interval = woken ? pollInterval : Duration.min(Duration.times(interval, 2), longest)
+            return undefined
+          }).pipe(
+            Effect.ensuring(
+              Effect.sync(() => {
+                waiting.delete(wakeup)
+                if (waiting.size === 0 && waiters.get(executionId) === waiting) waiters.delete(executionId)
+              })
+            )
+          )
+          if (outcome !== undefined) return outcome
+        }
+      })
 
     // -- the engine --------------------------------------------------------------------
 
@@ -641,7 +738,189 @@ export const make = (
         return yield* awaitCompletion(workflow, executionId)
       })
 
-    const engine: WorkflowEngine["Type"] = makeUnsafe({
+    // -- activities --------------------------------------------------------------------
+
+    const activityExecute: WorkflowEngineModule.Encoded["activityExecute"] = (activity, attempt) =>
+      Effect.gen(function* () {
+        const instance = yield* WorkflowInstance
+        const run = running.get(instance.executionId)
+        if (run === undefined) {
+          return yield* Effect.dieMessage(
+            `Activity "${activity.name}" ran outside a tillflow engine run of execution ${instance.executionId}`
+          )
+        }
+        const seq = run.seq++
+        const history = run.log.history
+        const requested = describeActivity(activity.name, attempt)
+        // Replay: the recorded result, looked up by name and attempt so that activities
+        // started concurrently may ask in another order.
+        const recorded = history.activityKeys.get(History.activityKey(activity.name, attempt))
+        if (recorded !== undefined) {
+          yield* deliver(recorded.outbox)
+          return new Workflow.Complete({ exit: recorded.event.exit })
+        }
+        const atThisPoint = history.activities.get(seq)
+        if (atThisPoint !== undefined) {
+          return yield* violation(
+            run,
+            seq,
+            describeActivity(atThisPoint.event.name, atThisPoint.event.attempt),
+            requested
+          )
+        }
+        // An interrupted workflow starts no new side effect; it suspends, and unwinds.
+        if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
+
+        const emitted: Array<DomainEvent> = []
+        // What `WorkflowInstance.initial` builds, with the scope made in this fiber: its
+        // `Effect.runSync(Scope.make())` starts a fiber runtime for it on every step.
+        const activityInstance = WorkflowInstance.of({
+          executionId: instance.executionId,
+          workflow: instance.workflow,
+          scope: yield* Scope.make(),
+          suspended: false,
+          interrupted: instance.interrupted,
+          cause: undefined,
+          activityState: { count: 0, latch: Effect.unsafeMakeLatch() }
+        })
+        const result = yield* Effect.matchEffect(activity.execute, {
+          onFailure: (error: unknown) =>
+            refuseRedacted(error, `The error of activity "${activity.name}"`).pipe(
+              Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.errorSchema))(error))),
+              Effect.flatMap(Effect.fail)
+            ),
+          onSuccess: (value: unknown) =>
+            refuseRedacted(value, `The result of activity "${activity.name}"`).pipe(
+              Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.successSchema))(value)))
+            )
+        }).pipe(
+          Workflow.intoResult,
+          Effect.provideService(WorkflowInstance, activityInstance),
+          Effect.provideService(Emitter, { emit: (event) => Effect.sync(() => void emitted.push(event)) })
+        )
+        if (result._tag === "Suspended") return result
+
+        const own = emitted.filter((event) => event.stream === undefined || event.stream === run.log.stream)
+        const outbox: Array<History.OutboxEvent> = []
+        for (const [index, event] of emitted.entries()) {
+          if (event.stream === undefined || event.stream === run.log.stream) continue
+          outbox.push({
+            stream: event.stream,
+            event: {
+              type: event.type,
+              data: event.data,
+              schemaVersion: event.schemaVersion ?? 1,
+              metadata: event.metadata ?? {},
+              eventId: event.eventId ?? (yield* uuidFrom(`${run.log.stream}/${seq}/${index}`))
+            }
+          })
+        }
+        const record = (exit: Exit.Exit<unknown, unknown>, withEvents: boolean) =>
+          appendTo(run.log, (current) =>
+            current.activities.has(seq)
+              ? undefined
+              : [
+                  engineEvent(
+                    {
+                      _tag: "ActivityCompleted",
+                      seq,
+                      name: activity.name,
+                      attempt,
+                      exit: exit as EngineEvent.ExitJson
+                    },
+                    withEvents && outbox.length > 0 ? { outbox: outbox.map(outboxJson) } : undefined
+                  ),
+                  ...(withEvents ? own.map(({ stream: _stream, ...event }) => event) : [])
+                ]
+          )
+        yield* record(result.exit, true).pipe(
+          // A result the store refuses (a secret, not JSON) is recorded as the refusal:
+          // the workflow sees a defect instead of a value that must not be stored.
+          Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal), false)))
+        )
+        const final = history.activities.get(seq)
+        if (final === undefined) {
+          return yield* Effect.dieMessage(`Activity ${requested} was not recorded`)
+        }
+        if (final.event.name !== activity.name || final.event.attempt !== attempt) {
+          // Another worker (whose lease had expired) recorded a different step here.
+          return yield* violation(
+            run,
+            seq,
+            describeActivity(final.event.name, final.event.attempt),
+            requested
+          )
+        }
+        yield* deliver(final.outbox)
+        return new Workflow.Complete({ exit: final.event.exit })
+      }).pipe(Effect.withSpan("DurableEngine.activity", spanOptions({ activity: activity.name, attempt })))
+
+    const deferredResult: WorkflowEngineModule.Encoded["deferredResult"] = (deferred) =>
+      Effect.gen(function* () {
+        const instance = yield* WorkflowInstance
+        const run = running.get(instance.executionId)
+        const log = run?.log ?? (yield* load(instance.executionId))
+        const lookup = (): Exit.Exit<unknown, unknown> | undefined => {
+          const resolved = log.history.deferreds.get(deferred.name)
+          if (resolved !== undefined) {
+            if (
+              run !== undefined &&
+              resolved.seqStart !== undefined &&
+              resolved.seqEnd !== undefined &&
+              run.seq === resolved.seqStart
+            ) {
+              // The steps that computed this result are not asked again: skip their numbers.
+              run.seq = resolved.seqEnd
+            }
+            return resolved.exit
+          }
+          return History.isClockFired(log.history, deferred.name) ? Exit.void : undefined
+        }
+        const found = lookup()
+        if (found !== undefined) return found
+        // It may have been resolved (from outside) since this run read the history.
+        yield* refresh(log)
+        const fresh = lookup()
+        if (fresh !== undefined) return fresh
+        if (deferred.name.startsWith(History.clockDeferredPrefix)) {
+          const name = deferred.name.slice(History.clockDeferredPrefix.length)
+          const clock = log.history.clocks.get(name)
+          if (clock !== undefined && clock.fireAt <= (yield* now)) {
+            yield* appendEngine(log, (history) =>
+              History.isClockFired(history, deferred.name)
+                ? undefined
+                : [engineEvent({ _tag: "ClockFired", name })]
+            )
+            return Exit.void
+          }
+        }
+        if (run !== undefined && !run.deferredStarts.has(deferred.name))
+          run.deferredStarts.set(deferred.name, run.seq)
+        return undefined
+      })
+
+    const deferredDone: WorkflowEngineModule.Encoded["deferredDone"] = ({
+      deferredName,
+      executionId,
+      exit
+    }) =>
+      Effect.gen(function* () {
+        const run = yield* runOf(executionId)
+        const log = run?.log ?? (yield* load(executionId))
+        const seqStart = run?.deferredStarts.get(deferredName)
+        const range =
+          run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
+        const appended = yield* Effect.orDie(
+          appendTo(log, (history) =>
+            history.deferreds.has(deferredName)
+              ? undefined
+              : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
+          )
+        )
+        if (appended) yield* wake(executionId)
+      }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
+
+    const engineUnsafe: WorkflowEngine["Type"] = makeUnsafe({
       register: (workflow, execute) =>
         Effect.gen(function* () {
           registry.set(workflow.name, { workflow, execute })
@@ -665,8 +944,10 @@ export const make = (
           )
           yield* wake(executionId)
         }).pipe(
-          Effect.withSpan("DurableEngine.interrupt", { attributes: { workflow: workflow.name, executionId } })
+          Effect.withSpan("DurableEngine.interrupt", spanOptions({ workflow: workflow.name, executionId }))
         ),
+
+      activityExecute,
 
       resume: (workflow, executionId) =>
         Effect.gen(function* () {
@@ -680,177 +961,12 @@ export const make = (
           }
           yield* wake(executionId, true)
         }).pipe(
-          Effect.withSpan("DurableEngine.resume", { attributes: { workflow: workflow.name, executionId } })
+          Effect.withSpan("DurableEngine.resume", spanOptions({ workflow: workflow.name, executionId }))
         ),
 
-      activityExecute: (activity, attempt) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowInstance
-          const run = running.get(instance.executionId)
-          if (run === undefined) {
-            return yield* Effect.dieMessage(
-              `Activity "${activity.name}" ran outside a tillflow engine run of execution ${instance.executionId}`
-            )
-          }
-          const seq = run.seq++
-          const history = run.log.history
-          const requested = describeActivity(activity.name, attempt)
-          // Replay: the recorded result, looked up by name and attempt so that activities
-          // started concurrently may ask in another order.
-          const recorded = history.activityKeys.get(History.activityKey(activity.name, attempt))
-          if (recorded !== undefined) {
-            yield* deliver(recorded.outbox)
-            return new Workflow.Complete({ exit: recorded.event.exit })
-          }
-          const atThisPoint = history.activities.get(seq)
-          if (atThisPoint !== undefined) {
-            return yield* violation(
-              run,
-              seq,
-              describeActivity(atThisPoint.event.name, atThisPoint.event.attempt),
-              requested
-            )
-          }
-          // An interrupted workflow starts no new side effect; it suspends, and unwinds.
-          if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
+      deferredResult,
 
-          const emitted: Array<DomainEvent> = []
-          const activityInstance = WorkflowInstance.initial(instance.workflow, instance.executionId)
-          activityInstance.interrupted = instance.interrupted
-          const result = yield* Effect.matchEffect(activity.execute, {
-            onFailure: (error: unknown) =>
-              refuseRedacted(error, `The error of activity "${activity.name}"`).pipe(
-                Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.errorSchema))(error))),
-                Effect.flatMap(Effect.fail)
-              ),
-            onSuccess: (value: unknown) =>
-              refuseRedacted(value, `The result of activity "${activity.name}"`).pipe(
-                Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.successSchema))(value)))
-              )
-          }).pipe(
-            Workflow.intoResult,
-            Effect.provideService(WorkflowInstance, activityInstance),
-            Effect.provideService(Emitter, { emit: (event) => Effect.sync(() => void emitted.push(event)) })
-          )
-          if (result._tag === "Suspended") return result
-
-          const own = emitted.filter((event) => event.stream === undefined || event.stream === run.log.stream)
-          const outbox: Array<History.OutboxEvent> = []
-          for (const [index, event] of emitted.entries()) {
-            if (event.stream === undefined || event.stream === run.log.stream) continue
-            outbox.push({
-              stream: event.stream,
-              event: {
-                type: event.type,
-                data: event.data,
-                schemaVersion: event.schemaVersion ?? 1,
-                metadata: event.metadata ?? {},
-                eventId: event.eventId ?? (yield* uuidFrom(`${run.log.stream}/${seq}/${index}`))
-              }
-            })
-          }
-          const record = (exit: Exit.Exit<unknown, unknown>, withEvents: boolean) =>
-            appendTo(run.log, (current) =>
-              current.activities.has(seq)
-                ? undefined
-                : [
-                    engineEvent(
-                      {
-                        _tag: "ActivityCompleted",
-                        seq,
-                        name: activity.name,
-                        attempt,
-                        exit: exit as EngineEvent.ExitJson
-                      },
-                      withEvents && outbox.length > 0 ? { outbox: outbox.map(outboxJson) } : undefined
-                    ),
-                    ...(withEvents ? own.map(({ stream: _stream, ...event }) => event) : [])
-                  ]
-            )
-          yield* record(result.exit, true).pipe(
-            // A result the store refuses (a secret, not JSON) is recorded as the refusal:
-            // the workflow sees a defect instead of a value that must not be stored.
-            Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal), false)))
-          )
-          const final = history.activities.get(seq)
-          if (final === undefined) {
-            return yield* Effect.dieMessage(`Activity ${requested} was not recorded`)
-          }
-          if (final.event.name !== activity.name || final.event.attempt !== attempt) {
-            // Another worker (whose lease had expired) recorded a different step here.
-            return yield* violation(
-              run,
-              seq,
-              describeActivity(final.event.name, final.event.attempt),
-              requested
-            )
-          }
-          yield* deliver(final.outbox)
-          return new Workflow.Complete({ exit: final.event.exit })
-        }).pipe(
-          Effect.withSpan("DurableEngine.activity", { attributes: { activity: activity.name, attempt } })
-        ),
-
-      deferredResult: (deferred) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowInstance
-          const run = running.get(instance.executionId)
-          const log = run?.log ?? (yield* load(instance.executionId))
-          const lookup = (): Exit.Exit<unknown, unknown> | undefined => {
-            const resolved = log.history.deferreds.get(deferred.name)
-            if (resolved !== undefined) {
-              if (
-                run !== undefined &&
-                resolved.seqStart !== undefined &&
-                resolved.seqEnd !== undefined &&
-                run.seq === resolved.seqStart
-              ) {
-                // The steps that computed this result are not asked again: skip their numbers.
-                run.seq = resolved.seqEnd
-              }
-              return resolved.exit
-            }
-            return History.isClockFired(log.history, deferred.name) ? Exit.void : undefined
-          }
-          const found = lookup()
-          if (found !== undefined) return found
-          // It may have been resolved (from outside) since this run read the history.
-          yield* refresh(log)
-          const fresh = lookup()
-          if (fresh !== undefined) return fresh
-          if (deferred.name.startsWith(History.clockDeferredPrefix)) {
-            const name = deferred.name.slice(History.clockDeferredPrefix.length)
-            const clock = log.history.clocks.get(name)
-            if (clock !== undefined && clock.fireAt <= (yield* now)) {
-              yield* appendEngine(log, (history) =>
-                History.isClockFired(history, deferred.name)
-                  ? undefined
-                  : [engineEvent({ _tag: "ClockFired", name })]
-              )
-              return Exit.void
-            }
-          }
-          if (run !== undefined && !run.deferredStarts.has(deferred.name))
-            run.deferredStarts.set(deferred.name, run.seq)
-          return undefined
-        }),
-
-      deferredDone: ({ deferredName, executionId, exit }) =>
-        Effect.gen(function* () {
-          const run = yield* runOf(executionId)
-          const log = run?.log ?? (yield* load(executionId))
-          const seqStart = run?.deferredStarts.get(deferredName)
-          const range =
-            run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
-          const appended = yield* Effect.orDie(
-            appendTo(log, (history) =>
-              history.deferreds.has(deferredName)
-                ? undefined
-                : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
-            )
-          )
-          if (appended) yield* wake(executionId)
-        }).pipe(Effect.withSpan("DurableEngine.deferredDone", { attributes: { executionId, deferredName } })),
+      deferredDone,
 
       scheduleClock: (_workflow, { clock, executionId }) =>
         Effect.gen(function* () {
@@ -869,6 +985,48 @@ export const make = (
         })
     })
 
+    // `makeUnsafe`'s own `activityExecute`, `deferredResult` and `deferredDone` code the
+    // exits with `activity.exitSchema` / `deferred.exitSchema`, schemas every
+    // `Activity.make` / `DurableDeferred.make` builds anew: a workflow making its activities
+    // inline compiled a parser for them on every step. The same coding, with the schemas
+    // built once per pair of success and error schemas (`exitCodecOf`):
+    const engine: WorkflowEngine["Type"] = {
+      ...engineUnsafe,
+      activityExecute: ((activity: Activity.Any, attempt: number) =>
+        Effect.flatMap(
+          activityExecute(activity, attempt),
+          (result): Effect.Effect<Workflow.Result<unknown, unknown>> =>
+            result._tag === "Suspended"
+              ? Effect.succeed(result)
+              : Effect.map(
+                  Effect.orDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode(result.exit)),
+                  (exit) => new Workflow.Complete({ exit })
+                )
+        )) as WorkflowEngine["Type"]["activityExecute"],
+      deferredResult: ((deferred: DurableDeferred.Any) =>
+        Effect.gen(function* () {
+          const instance = yield* WorkflowInstance
+          yield* Effect.annotateCurrentSpan({ executionId: instance.executionId })
+          const exit = yield* deferredResult(deferred)
+          if (exit === undefined) return exit
+          return yield* Effect.orDie(
+            exitCodecOf(deferred.successSchema, deferred.errorSchema).decodeUnknown(exit)
+          )
+        })) as WorkflowEngine["Type"]["deferredResult"],
+      deferredDone: ((
+        deferred: DurableDeferred.Any,
+        opts: Parameters<WorkflowEngine["Type"]["deferredDone"]>[1]
+      ) =>
+        Effect.flatMap(exitCodecOf(deferred.successSchema, deferred.errorSchema).encode(opts.exit), (exit) =>
+          deferredDone({
+            workflowName: opts.workflowName,
+            executionId: opts.executionId,
+            deferredName: opts.deferredName,
+            exit
+          })
+        )) as unknown as WorkflowEngine["Type"]["deferredDone"] // fails with a ParseError, as makeUnsafe's
+    }
+
     // -- runs --------------------------------------------------------------------------
 
     const release = (claim: ExecutionQueue.Claim, workerId: string, outcome: RunOutcome) =>
@@ -879,7 +1037,7 @@ export const make = (
         )
         if (outcome._tag === "Finished" || outcome._tag === "Stuck") {
           if (outcome._tag === "Finished" && claim.parentId !== null) yield* wake(claim.parentId)
-          yield* PubSub.publish(completions, claim.executionId)
+          yield* changed(claim.executionId)
           yield* signal
         }
         return outcome
@@ -1026,9 +1184,10 @@ export const make = (
               )
             })
           ),
-          Effect.withSpan("DurableEngine.run", {
-            attributes: { workflow: claim.workflowName, executionId: claim.executionId }
-          })
+          Effect.withSpan(
+            "DurableEngine.run",
+            spanOptions({ workflow: claim.workflowName, executionId: claim.executionId })
+          )
         )
       )
 

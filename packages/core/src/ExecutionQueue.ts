@@ -119,6 +119,11 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * `now + leaseMs`: pending ones, suspended ones whose timer is due, and running ones
      * whose lease expired. An execution with a concurrency key is skipped while another
      * unfinished execution holds that key; claiming it makes it the holder.
+     *
+     * Executions already started (claimed before: woken, timer due, retrying, resumed,
+     * lease expired) come before executions never claimed, each group oldest due first:
+     * in a burst of new executions, one woken by its callback does not wait behind every
+     * first run of the burst, so work in progress finishes before more is started.
      */
     readonly claim: (options: {
       readonly workerId: string
@@ -217,22 +222,29 @@ interface Row {
   seq: number
 }
 
+// The rows hold checked values: the class is built without validating them again.
 const toInfo = (row: Row): ExecutionInfo =>
-  new ExecutionInfo({
-    executionId: row.executionId,
-    workflowName: row.workflowName,
-    status: row.status,
-    dueAt: row.dueAt,
-    leaseOwner: row.leaseOwner,
-    concurrencyKey: row.concurrencyKey,
-    parentId: row.parentId,
-    attributes: { ...row.attributes },
-    claims: row.claims,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt
-  })
+  new ExecutionInfo(
+    {
+      executionId: row.executionId,
+      workflowName: row.workflowName,
+      status: row.status,
+      dueAt: row.dueAt,
+      leaseOwner: row.leaseOwner,
+      concurrencyKey: row.concurrencyKey,
+      parentId: row.parentId,
+      attributes: { ...row.attributes },
+      claims: row.claims,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt
+    },
+    true
+  )
 
 const isFinished = (status: ExecutionStatus) => finishedStatuses.includes(status)
+
+/** The claim order's first key: executions claimed before (in progress) sort first. */
+const startedFirst = (row: Row): number => (row.claims > 0 ? 0 : 1)
 
 /**
  * An in-memory queue for unit tests and single-process use: the same rules as the SQL
@@ -276,7 +288,9 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
       Effect.sync(() => {
         const due = Array.from(rows.values())
           .filter((row) => isClaimable(row, options.workflowNames, options.now))
-          .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq)
+          .sort(
+            (a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq
+          )
         const claimed: Array<Claim> = []
         for (const row of due) {
           if (claimed.length >= options.limit) break

@@ -75,10 +75,40 @@ const notifyChanges = Effect.gen(function* () {
     EXECUTE FUNCTION tillflow_executions_notify()`
 })
 
+// Claims take executions already started (claimed before: woken, timer due, retrying,
+// lease expired) before executions never claimed, each group oldest due first; a single
+// `ORDER BY due_at, seq` made a woken execution wait behind every first run of a burst of
+// new ones. An execution never claimed is always pending, so the two partial indexes
+// cover every claimable row between them, and each serves one part of the claim (and of
+// `nextDueAt`) in order.
+const claimStartedFirst = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE INDEX tillflow_executions_due_started ON tillflow_executions (due_at, seq)
+    WHERE status IN ('pending', 'running', 'suspended') AND claims > 0`
+  yield* sql`
+    CREATE INDEX tillflow_executions_due_new ON tillflow_executions (due_at, seq)
+    WHERE status = 'pending' AND claims = 0`
+  yield* sql`DROP INDEX IF EXISTS tillflow_executions_due`
+})
+
+// The queue sends its NOTIFY itself, after its statement commits (`SqlExecutionQueue`).
+// A NOTIFY inside the claiming, releasing or enqueuing transaction (the trigger of
+// `2_notify_changes`) takes PostgreSQL's server-wide notify lock from pre-commit until
+// after the commit's WAL flush, so those commits, and every other notifying commit of the
+// server (the event store's appends then), could not share a flush (group commit).
+const notifyAfterCommit = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`DROP TRIGGER IF EXISTS tillflow_executions_changed ON tillflow_executions`
+  yield* sql`DROP FUNCTION IF EXISTS tillflow_executions_notify()`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
-  "2_notify_changes": notifyChanges
+  "2_notify_changes": notifyChanges,
+  "3_claim_started_first": claimStartedFirst,
+  "4_notify_after_commit": notifyAfterCommit
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

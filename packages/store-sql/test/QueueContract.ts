@@ -6,11 +6,10 @@
  */
 import { expect, it, layer as testLayer } from "@effect/vitest"
 import { ExecutionQueue } from "@tillflow/core"
-import * as Chunk from "effect/Chunk"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 
 const unique = () => globalThis.crypto.randomUUID()
@@ -196,6 +195,47 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
         })
     )
 
+    it.effect(
+      "executions in progress (woken, retrying) are claimed before new ones due earlier, so a burst does not starve them",
+      () =>
+        Effect.gen(function* () {
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const workflow = unique()
+          const claimAt = (now: number, limit: number) =>
+            queue
+              .claim({ workerId: "A", workflowNames: [workflow], limit, leaseMs: 1_000, now })
+              .pipe(Effect.map((claims) => claims.map((claim) => claim.executionId).sort()))
+          // Two executions start, then wait: one for a signal, one to retry after a crash.
+          const woken = yield* enqueue(workflow, { now: 100 })
+          const retrying = yield* enqueue(workflow, { now: 101 })
+          expect(yield* claimAt(200, 2)).toEqual([woken, retrying].sort())
+          yield* queue.release({
+            executionId: woken,
+            workerId: "A",
+            release: { _tag: "Suspended", wakeAt: undefined },
+            now: 300
+          })
+          yield* queue.release({
+            executionId: retrying,
+            workerId: "A",
+            release: { _tag: "Retry", runAt: 2_500 },
+            now: 300
+          })
+          // A burst of new executions, all due before either of them.
+          const burst: Array<string> = []
+          for (let i = 0; i < 20; i++) burst.push(yield* enqueue(workflow, { now: 1_000 + i }))
+          yield* queue.wake({ executionId: woken, now: 2_000 })
+          expect(Option.getOrUndefined(yield* queue.nextDueAt([workflow]))).toBe(1_000)
+
+          // The ones in progress first, then the burst oldest first (the order of the
+          // claims handed back is not the claim order: compared as sets).
+          expect(yield* claimAt(3_000, 3)).toEqual([woken, retrying, burst[0]].sort())
+          expect(yield* claimAt(3_000, 5)).toEqual(burst.slice(1, 6).sort())
+          // A lease that ran out puts its execution ahead of the rest of the burst too.
+          expect(yield* claimAt(5_000, 9)).toEqual([woken, retrying, ...burst.slice(0, 7)].sort())
+        })
+    )
+
     it.effect("only the given workflows are claimed", () =>
       Effect.gen(function* () {
         const queue = yield* ExecutionQueue.ExecutionQueue
@@ -363,16 +403,16 @@ export const queueNotificationContract = <E>(
           Effect.gen(function* () {
             const queue = yield* ExecutionQueue.ExecutionQueue
             const workflow = unique()
-            const heard = yield* Deferred.make<ReadonlyArray<string>>()
+            const heard = yield* Queue.unbounded<string>()
             yield* queue.changes.pipe(
-              Stream.take(3),
-              Stream.runCollect,
-              Effect.flatMap((ids) => Deferred.succeed(heard, Chunk.toReadonlyArray(ids))),
+              Stream.runForEach((id) => Queue.offer(heard, id)),
               Effect.forkScoped
             )
+            const next = Queue.take(heard).pipe(Effect.timeout("10 seconds"))
             // Give the LISTEN a moment to be in place before the first NOTIFY.
             yield* Effect.sleep("200 millis")
             const id = yield* enqueue(workflow)
+            expect(yield* next).toBe(id)
             yield* queue.claim({
               workerId: "A",
               workflowNames: [workflow],
@@ -386,6 +426,7 @@ export const queueNotificationContract = <E>(
               release: { _tag: "Suspended", wakeAt: 9_000 },
               now: 2_001
             })
+            expect(yield* next).toBe(id)
             yield* queue.claim({
               workerId: "A",
               workflowNames: [workflow],
@@ -399,8 +440,46 @@ export const queueNotificationContract = <E>(
               release: { _tag: "Finished", status: "succeeded" },
               now: 9_001
             })
-            // Enqueued (pending), suspended on a timer, succeeded; the claims are not announced.
-            expect(yield* Deferred.await(heard).pipe(Effect.timeout("10 seconds"))).toEqual([id, id, id])
+            expect(yield* next).toBe(id)
+            // A running execution flagged by a wake is not announced (its worker will see it),
+            // nor a suspension without a timer; a wake that makes it due is.
+            const other = yield* enqueue(workflow, { now: 10_000 })
+            expect(yield* next).toBe(other)
+            yield* queue.claim({
+              workerId: "A",
+              workflowNames: [workflow],
+              limit: 1,
+              leaseMs: 1_000,
+              now: 10_000
+            })
+            yield* queue.wake({ executionId: other, now: 10_001 })
+            yield* queue.release({
+              executionId: other,
+              workerId: "A",
+              release: { _tag: "Suspended", wakeAt: undefined },
+              now: 10_002
+            })
+            expect(yield* next).toBe(other)
+            expect((yield* status(other)).status).toBe("pending")
+            yield* queue.claim({
+              workerId: "A",
+              workflowNames: [workflow],
+              limit: 1,
+              leaseMs: 1_000,
+              now: 10_003
+            })
+            yield* queue.release({
+              executionId: other,
+              workerId: "A",
+              release: { _tag: "Suspended", wakeAt: undefined },
+              now: 10_004
+            })
+            yield* queue.wake({ executionId: other, now: 10_005 })
+            expect(yield* next).toBe(other)
+            // Nothing else was announced: the claims, the flagging wake and the suspension
+            // without a timer sent nothing (a marker enqueued last is the next one heard).
+            const marker = yield* enqueue(workflow, { now: 10_006 })
+            expect(yield* next).toBe(marker)
           }).pipe(Effect.scoped)
       )
     }

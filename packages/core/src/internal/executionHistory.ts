@@ -64,22 +64,39 @@ export interface Stored {
 
 /** Folds one stored event into the history; fails on an engine event that does not decode. */
 export const apply = (history: History, stored: Stored): Either.Either<void, string> => {
-  history.version = stored.version
   const decoded = EngineEvent.fromStored(stored)
-  if (Option.isNone(decoded)) return Either.right(undefined)
+  if (Option.isNone(decoded)) {
+    applyDecoded(history, stored, undefined)
+    return Either.right(undefined)
+  }
   if (Either.isLeft(decoded.value)) {
+    history.version = stored.version
     return Either.left(
       `event ${stored.version} (${stored.type}) does not decode: ${decoded.value.left.message}`
     )
   }
-  const event = decoded.value.right
+  applyDecoded(history, stored, decoded.value.right)
+  return Either.right(undefined)
+}
+
+/**
+ * Folds one event whose engine event is known (`undefined` for a domain event): what
+ * `apply` does once it decoded it. For an event just appended, whose engine event is the
+ * one it was encoded from, when decoding it back would give an equal one.
+ */
+export const applyDecoded = (
+  history: History,
+  stored: Stored,
+  event: EngineEvent.EngineEvent | undefined
+): void => {
+  history.version = stored.version
+  if (event === undefined) return
   if (event._tag === "WorkflowCompleted") {
     const data = stored.data as EventStore.JsonObject
     history.completed ??= { exit: data["exit"] }
-    return Either.right(undefined)
+    return
   }
   applyEvent(history, event, outboxOf(stored.metadata ?? {}))
-  return Either.right(undefined)
 }
 
 const outboxOf = (metadata: EventStore.JsonObject): ReadonlyArray<OutboxEvent> => {
