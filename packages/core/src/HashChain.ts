@@ -2,8 +2,9 @@
  * Tamper evidence for the event store: every event carries a SHA-256 hash chained to its
  * predecessor in the same stream, over a canonical JSON encoding of what the event says.
  * Every store implementation (memory, PostgreSQL, PGlite) computes and verifies hashes with
- * this one module, so their chains agree byte for byte. Hashing uses Web Crypto
- * (`globalThis.crypto.subtle`), which Node, Deno, Bun and browsers all provide.
+ * this one module, so their chains agree byte for byte. The default SHA-256 is a synchronous
+ * one in plain TypeScript (core imports nothing of Node); store-sql passes `node:crypto`'s.
+ * Both give the standard digest (a property test compares them with Web Crypto's).
  *
  * The link of event `n` of stream `s` is
  * `sha256(canonicalJson([previousHash, s, n, type, schemaVersion, data, metadata]))` in
@@ -16,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { sha256 as sha256Bytes } from "./internal/sha256.js"
 
 /** The previous hash of the first event of every stream: 64 zeros. */
 export const genesis: string = "0".repeat(64)
@@ -173,8 +175,8 @@ export const canonicalJson = (value: unknown, rootPath = "$"): Either.Either<str
   return failure === undefined ? Either.right(out.join("")) : Either.left(failure)
 }
 
-const hex = (buffer: ArrayBuffer): string => {
-  const bytes = new Uint8Array(buffer)
+const hex = (buffer: ArrayBuffer | Uint8Array): string => {
+  const bytes = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer)
   let result = ""
   for (const byte of bytes) result += byte.toString(16).padStart(2, "0")
   return result
@@ -184,14 +186,26 @@ const encoder = new TextEncoder()
 
 /**
  * A SHA-256 implementation: the UTF-8 bytes of `text` in, lowercase hex out. Every function
- * below takes one, defaulting to {@link sha256Hex} (Web Crypto). An adapter may pass a
- * faster synchronous one (store-sql uses `node:crypto`): any correct SHA-256 gives the same
+ * below takes one, defaulting to {@link sha256Hex} (synchronous, in TypeScript). An adapter
+ * may pass a faster one (store-sql uses `node:crypto`): any correct SHA-256 gives the same
  * chain, and the contract tests check the stores agree.
  */
 export type Sha256 = (text: string) => Effect.Effect<string>
 
-/** SHA-256 of the UTF-8 bytes of `text`, in lowercase hex, with Web Crypto. */
+/**
+ * SHA-256 of the UTF-8 bytes of `text`, in lowercase hex, computed synchronously in
+ * TypeScript (`internal/sha256`): no promise, no hop to a thread pool, no fiber suspension
+ * per digest. Slower per byte than a native digest, faster for the short texts hashed here
+ * (tokens, ids, one event's link); adapters with `node:crypto` pass theirs.
+ */
+export const sha256HexSync = (text: string): string => hex(sha256Bytes(text))
+
+/** {@link sha256HexSync} as an effect: the default SHA-256 of every function below. */
 export const sha256Hex: Sha256 = (text: string): Effect.Effect<string> =>
+  Effect.sync(() => sha256HexSync(text))
+
+/** SHA-256 of the UTF-8 bytes of `text`, in lowercase hex, with Web Crypto (the same digest). */
+export const webCryptoSha256Hex: Sha256 = (text: string): Effect.Effect<string> =>
   Effect.promise(() => globalThis.crypto.subtle.digest("SHA-256", encoder.encode(text))).pipe(Effect.map(hex))
 
 /** What one link of the chain covers; `dataJson` and `metadataJson` are canonical JSON. */

@@ -79,7 +79,13 @@ export const make = (
             }
           }
           const state = streams.get(streamId) ?? { events: [], lastHash: HashChain.genesis }
-          const hashes = yield* HashChain.chain(state.lastHash, streamId, actual + 1, prepared)
+          const hashes = HashChain.chainSync(
+            state.lastHash,
+            streamId,
+            actual + 1,
+            prepared,
+            HashChain.sha256HexSync
+          )
           const recordedAt = DateTime.unsafeMake(yield* Clock.currentTimeMillis)
           const transactionId = nextTransactionId++
           const positions: Array<bigint> = []

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HashChain } from "@tillflow/core"
 import * as Effect from "effect/Effect"
+import * as FastCheck from "effect/FastCheck"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
@@ -88,6 +89,27 @@ describe("HashChain.link", () => {
       )
       expect(yield* HashChain.link(input(HashChain.genesis, 1))).toBe(yield* HashChain.sha256Hex(text))
     })
+  )
+
+  it.effect(
+    "the default SHA-256 (TypeScript, synchronous) is Web Crypto's digest, on any text and at every padding length",
+    () =>
+      Effect.gen(function* () {
+        // Every length from 0 to 200 bytes crosses the 55/56/64-byte padding boundaries;
+        // multi-byte characters and astral symbols check the UTF-8 encoding.
+        const texts = [
+          ...Array.from({ length: 201 }, (_, n) => "x".repeat(n)),
+          "ü€𝄞",
+          "a".repeat(55) + "é",
+          JSON.stringify({ amount: "10.50", note: "ümlaut 🚀", nested: [1, 2, { deep: true }] }),
+          ...FastCheck.sample(FastCheck.string({ unit: "binary", maxLength: 300 }), 300)
+        ]
+        for (const text of texts) {
+          expect(yield* HashChain.sha256Hex(text), JSON.stringify(text)).toBe(
+            yield* HashChain.webCryptoSha256Hex(text)
+          )
+        }
+      })
   )
 
   it.effect("changes when any part changes", () =>
