@@ -207,8 +207,14 @@ const cpuCosts = async (rounds: number) => {
       )
     },
     {
-      what: "hash chain, Web Crypto (core default, memory store)",
+      what: "hash chain, TypeScript SHA-256 (core default, memory store)",
       micros: await perEvent(() => Effect.runPromise(HashChain.chain(HashChain.genesis, "s", 1, prepared)))
+    },
+    {
+      what: "hash chain, Web Crypto (for comparison)",
+      micros: await perEvent(() =>
+        Effect.runPromise(HashChain.chain(HashChain.genesis, "s", 1, prepared, HashChain.webCryptoSha256Hex))
+      )
     }
   ]
 }
