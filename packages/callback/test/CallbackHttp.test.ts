@@ -266,3 +266,155 @@ describe("CallbackHttp, mounted", () => {
     )
   )
 })
+
+describe("CallbackHttp: the reply waits for the append only", () => {
+  it.effect(
+    "a result acknowledged but never forwarded (the process stopped): the workflow finds it in the attempt's stream",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "lost-forward", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) ? exit.value._tag : Cause.pretty(exit.cause)).toBe("Approved")
+        // Settled with the delivered result, not by asking the service.
+        if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
+        expect(yield* Answers).toEqual([200])
+        const cloud = yield* Cloud
+        expect(cloud.recorded.statusQueries).toHaveLength(0)
+        expect(cloud.recorded.sends).toHaveLength(1)
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "ResultReceived")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "PaymentAuthorised")).toHaveLength(1)
+      }).pipe(Effect.provide(layer({ loseForwarding: true })))
+  )
+
+  const reads: Array<string> = []
+  const countingStore = Layer.effect(
+    EventStore.EventStore,
+    Effect.map(MemoryEventStore.make(), ({ store }) => ({
+      ...store,
+      readStream: (streamId: string, options?: EventStore.ReadStreamOptions) => {
+        reads.push(streamId)
+        return store.readStream(streamId, options)
+      },
+      append: (
+        streamId: string,
+        expected: EventStore.ExpectedVersion,
+        events: ReadonlyArray<EventStore.NewEvent>
+      ) => {
+        reads.push(`append ${streamId} ${events.map((e) => e.type).join(",")}`)
+        return store.append(streamId, expected, events)
+      }
+    }))
+  )
+
+  it.effect(
+    "the protocol notes the attempts it registers: the receiver appends the result without a read",
+    () =>
+      Effect.gen(function* () {
+        reads.length = 0
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "noted", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("callback")
+        const registered = reads.findIndex(
+          (r) => r.startsWith("append attempt-") && r.endsWith("AttemptRegistered")
+        )
+        const received = reads.findIndex(
+          (r) => r.startsWith("append attempt-") && r.endsWith("ResultReceived")
+        )
+        expect(registered).toBeGreaterThanOrEqual(0)
+        expect(received).toBeGreaterThan(registered)
+        expect(reads.slice(registered, received).filter((r) => r.startsWith("attempt-"))).toEqual([])
+      }).pipe(Effect.provide(layer({ store: countingStore })))
+  )
+
+  it.effect(
+    "an attempt the workflows noted is checked against the noted hash: no read of its stream, wrong token refused",
+    () =>
+      Effect.gen(function* () {
+        const attempts = yield* CallbackRegistration.RegisteredAttempts
+        yield* register(attemptId, token)
+        const registration = (yield* streamOf(CallbackRegistration.attemptStream(attemptId)))[0]
+        attempts.note({
+          registration: registration?.data as CallbackRegistration.Registration,
+          version: 1,
+          resultHashes: []
+        })
+        reads.length = 0
+        const receiver = yield* CallbackReceiver.CallbackReceiver
+        const wrong = yield* receiver.receive({
+          attemptId,
+          token: Option.some("wrong-token-value-1234567890"),
+          body: result()
+        })
+        expect(wrong).toMatchObject({ _tag: "Refused", status: 403, reason: "WrongToken" })
+        const first = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(first).toEqual({ _tag: "Acknowledged", status: 200, duplicate: false })
+        // The same result again: known as recorded, not appended again.
+        const again = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(again).toEqual({ _tag: "Acknowledged", status: 200, duplicate: true })
+        yield* receiver.forwarded
+        expect(reads.filter((s) => s === CallbackRegistration.attemptStream(attemptId))).toEqual([])
+        expect(types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived"
+        ])
+        expect(attempts.get(attemptId)?.version).toBe(2)
+        expect(types(yield* streamOf(CallbackRegistration.securityStream))).toEqual(["CallbackRefused"])
+      }).pipe(Effect.provide(layer({ store: countingStore })))
+  )
+
+  it.effect(
+    "a noted version gone stale (another process appended) costs a read: a result there is not recorded twice",
+    () =>
+      Effect.gen(function* () {
+        const attempts = yield* CallbackRegistration.RegisteredAttempts
+        const store = yield* EventStore.EventStore
+        yield* register(attemptId, token)
+        const stream = CallbackRegistration.attemptStream(attemptId)
+        const registration = (yield* streamOf(stream))[0]
+        attempts.note({
+          registration: registration?.data as CallbackRegistration.Registration,
+          version: 1,
+          resultHashes: []
+        })
+        // Another process's receiver recorded this result already.
+        const other = yield* Effect.provide(
+          Effect.flatMap(CallbackReceiver.CallbackReceiver, (r) =>
+            r.receive({ attemptId, token: Option.some(token), body: result() })
+          ),
+          CallbackReceiver.layer.pipe(
+            Layer.provide(Layer.succeed(EventStore.EventStore, store)),
+            Layer.provide(WorkflowEngine.layerMemory),
+            // Its own memory: another process.
+            Layer.provide(CallbackRegistration.registeredAttemptsLayer())
+          )
+        )
+        expect(other).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+        expect(attempts.get(attemptId)?.version).toBe(1)
+        const receiver = yield* CallbackReceiver.CallbackReceiver
+        const same = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(same).toMatchObject({ _tag: "Acknowledged", duplicate: true })
+        const different = yield* receiver.receive({
+          attemptId,
+          token: Option.some(token),
+          body: result({ finStatus: "DECLINED" })
+        })
+        expect(different).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+        yield* receiver.forwarded
+        expect(types(yield* streamOf(stream))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived",
+          "ResultReceived"
+        ])
+        expect(attempts.get(attemptId)?.version).toBe(3)
+      }).pipe(Effect.provide(layer()))
+  )
+})

@@ -10,7 +10,9 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import {
+  CallbackRegistration,
   DurableEngine,
   EngineWorker,
   EventStore,
@@ -79,6 +81,8 @@ export interface Options {
   readonly settings?: Partial<ProtocolSettings.Settings>
   /** Start a worker (default true). */
   readonly worker?: boolean
+  /** The receiver's process stops right after acknowledging: its results are never forwarded. */
+  readonly loseForwarding?: boolean
 }
 
 /** The whole system, fresh per test. */
@@ -105,7 +109,20 @@ export const layer = (options: Options = {}) => {
     )
   )
   const receiverServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
-  const receiver = HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+  const receiver = HttpServer.serve(CallbackHttp.app).pipe(
+    Layer.provide(
+      options.loseForwarding === true
+        ? CallbackReceiver.layer.pipe(
+            Layer.provide(
+              Layer.effect(
+                WorkflowEngine,
+                Effect.map(WorkflowEngine, (engine) => ({ ...engine, deferredDone: () => Effect.void }))
+              )
+            )
+          )
+        : CallbackReceiver.layer
+    )
+  )
   const harness = Layer.effect(
     Harness,
     Effect.gen(function* () {
@@ -138,6 +155,7 @@ export const layer = (options: Options = {}) => {
   )
   const worker = options.worker === false ? Layer.empty : EngineWorker.layer({ pollInterval: "500 millis" })
   return Layer.mergeAll(PaymentProtocol.layer, worker, receiver).pipe(
+    Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
     Layer.provideMerge(settings),
     Layer.provideMerge(harness),
     Layer.provideMerge(receiverServer),
