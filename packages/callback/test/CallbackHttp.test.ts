@@ -418,3 +418,29 @@ describe("CallbackHttp: the reply waits for the append only", () => {
       }).pipe(Effect.provide(layer()))
   )
 })
+
+describe("CallbackReceiver: shutdown", () => {
+  it.live("closing the receiver waits for the forwardings in flight", () =>
+    Effect.gen(function* () {
+      const resolved: Array<string> = []
+      const slowEngine = Layer.effect(
+        WorkflowEngine.WorkflowEngine,
+        Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+          ...engine,
+          deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+            Effect.sync(() => resolved.push(options.deferredName)).pipe(Effect.delay("100 millis"))
+        }))
+      ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const store = yield* EventStore.EventStore
+      yield* register(attemptId, token)
+      const reply = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const receiver = yield* CallbackReceiver.make()
+          return yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        }).pipe(Effect.provide(slowEngine), Effect.provideService(EventStore.EventStore, store))
+      )
+      expect(reply).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+      expect(resolved).toEqual([CallbackRegistration.resultDeferred(attemptId).name])
+    }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+})
