@@ -680,14 +680,20 @@ const awaitCallback = (
         DurableDeferred.await(CallbackRegistration.resultDeferred(attempt.attemptId)),
         (delivered) => new Arrived({ delivered })
       )
-      const elapsed: Effect.Effect<CallbackWait, never, WorkflowEngine | WorkflowInstance> = Effect.as(
+      // The receiver acknowledges a delivery once its result is in the attempt's stream and
+      // resolves the deferred after its reply: a crash in between leaves the result recorded
+      // but never forwarded. So when the clock wins, the result is looked for where it was
+      // recorded; what the race returns is stored with it, so a replay does not look again.
+      const elapsed: Effect.Effect<CallbackWait, never, WorkflowEngine | WorkflowInstance> = Effect.zipRight(
         DurableClock.sleep({
           name: `${prefix}/callback-fallback-${k}`,
           duration: Duration.millis(Math.max(1, slice)),
           // Durable even when short: the workflow suspends, and the callback wakes it.
           inMemoryThreshold: Duration.zero
         }),
-        new Elapsed()
+        Effect.map(recordedResult(store, attempt.attemptId), (delivered) =>
+          delivered === null ? new Elapsed() : new Arrived({ delivered })
+        )
       )
       const raced = yield* DurableDeferred.raceAll({
         name: `${prefix}/await-callback-${k}`,
@@ -695,19 +701,8 @@ const awaitCallback = (
         error: Schema.Never,
         effects: [arrived, elapsed]
       })
-      // The receiver acknowledges a delivery once its result is in the attempt's stream and
-      // resolves the deferred after that: a crash in between leaves the result recorded but
-      // never forwarded. Before going on without it, look for it where it was recorded.
-      const delivered: CallbackRegistration.DeliveredResult | null =
-        raced._tag === "Arrived"
-          ? raced.delivered
-          : yield* Activity.make({
-              name: `${prefix}/callback-check-${k}`,
-              success: Schema.NullOr(CallbackRegistration.DeliveredResult),
-              execute: recordedResult(store, attempt.attemptId)
-            })
-      if (delivered !== null) {
-        const reading = OperationOutcome.read(delivered.result, context, "callback")
+      if (raced._tag === "Arrived") {
+        const reading = OperationOutcome.read(raced.delivered.result, context, "callback")
         if (reading._tag === "Settled") return reading satisfies Waited
         return canReconcile
           ? ({ _tag: "Reconcile" } satisfies Waited)
@@ -727,15 +722,20 @@ const awaitCallback = (
     }
   })
 
-/** The first result recorded in the attempt's stream, if any (undecodable bodies are not results). */
+/**
+ * The first result recorded in the attempt's stream, if any (undecodable bodies are not
+ * results). A store that cannot answer counts as none: the wait goes on as without it.
+ */
 const recordedResult = (
   store: EventStore.Service,
   attemptId: string
 ): Effect.Effect<CallbackRegistration.DeliveredResult | null> =>
   Effect.gen(function* () {
-    const events = yield* store
+    const read = yield* store
       .readStream(CallbackRegistration.attemptStream(attemptId))
-      .pipe(Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }), Effect.orDie)
+      .pipe(Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }), Effect.option)
+    if (Option.isNone(read)) return null
+    const events = read.value
     for (const recorded of events) {
       if (recorded.type !== CallbackRegistration.ResultReceived.type) continue
       const decoded = yield* Effect.option(CallbackRegistration.events.decode(recorded))
