@@ -291,6 +291,25 @@ describe("CallbackHttp: the reply waits for the append only", () => {
       }).pipe(Effect.provide(layer({ loseForwarding: true })))
   )
 
+  it.effect(
+    "an operation with no reference to reconcile with, its result never forwarded: settled by the recorded result",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.pingDevice(
+            { ...terminal },
+            { idempotencyKey: "lost-ping", delivery: "callback" }
+          )
+        )
+        // Without the look into the attempt's stream this would end OutcomeUnresolved after the result timeout.
+        expect(Exit.isSuccess(exit) ? exit.value._tag : Cause.pretty(exit.cause)).toBe("Approved")
+        expect(yield* Answers).toEqual([200])
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "DevicePinged")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "OutcomeUnresolved")).toHaveLength(0)
+      }).pipe(Effect.provide(layer({ loseForwarding: true })))
+  )
+
   const reads: Array<string> = []
   const countingStore = Layer.effect(
     EventStore.EventStore,
