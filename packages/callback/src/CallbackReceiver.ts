@@ -340,31 +340,52 @@ export const make = (
           Effect.retry({ schedule: forwardRetry, while: (cause) => !Cause.isInterruptedOnly(cause) }),
           Effect.unsandbox
         )
+        return true
       }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError(
             "could not forward a recorded callback result: its workflow will find it in the attempt's stream",
             cause
-          ).pipe(Effect.annotateLogs({ attemptId: registered.attemptId }))
+          ).pipe(Effect.annotateLogs({ attemptId: registered.attemptId }), Effect.as(false))
         ),
         Effect.withSpan("CallbackReceiver.forward")
       )
 
+    // Forwardings run on the receiver's own runtime, not the request's: a forwarding waiting
+    // its turn holds the result, not the request it came with.
+    const runForward = yield* FiberSet.runtime(forwarding)<never>()
+    // Results this process forwarded or is forwarding (bounded): a resend of one of them is
+    // not forwarded again. A forwarding given up is forgotten, so a resend tries again.
+    const forwardedKeys = new Set<string>()
+    const maxForwardedKeys = 10_000
     const startForward = (
       registered: Registered,
       received: Received,
       result: TransactionResult.TransactionResult,
       isNew: boolean
     ) =>
-      Effect.flatMap(pending.take(1), () =>
-        FiberSet.run(
-          forwarding,
-          Effect.ensuring(
-            running.withPermits(1)(forward(registered, received, result, isNew)),
-            pending.release(1)
-          )
+      Effect.suspend(() => {
+        const key = `${registered.attemptId}/${received.resultHash}`
+        if (forwardedKeys.has(key)) return Effect.void
+        forwardedKeys.add(key)
+        if (forwardedKeys.size > maxForwardedKeys) {
+          const oldest = forwardedKeys.values().next()
+          if (oldest.done !== true) forwardedKeys.delete(oldest.value)
+        }
+        return Effect.flatMap(pending.take(1), () =>
+          Effect.sync(() => {
+            runForward(
+              forward(registered, received, result, isNew).pipe(
+                Effect.tap((done) => (done ? Effect.void : Effect.sync(() => forwardedKeys.delete(key)))),
+                running.withPermits(1),
+                Effect.onInterrupt(() => Effect.sync(() => forwardedKeys.delete(key))),
+                Effect.ensuring(pending.release(1)),
+                Effect.asVoid
+              )
+            )
+          })
         )
-      )
+      })
 
     /** The registration and what is known of the stream: noted in memory, else read. */
     const knownAttempt = (attemptId: string) =>
@@ -484,8 +505,9 @@ export const make = (
         const event = yield* Effect.orDie(encodeEvent(CallbackRegistration.ResultReceived.make(received)))
         const isNew = yield* appendOnce(known, resultHash, event)
         // Durable now: the reply need not wait for the rest. A duplicate is forwarded again
-        // (harmless: a late note and a resolution are written once), which covers a crash
-        // of the process that recorded it before it forwarded it.
+        // unless this process forwarded it already (harmless either way: a late note and a
+        // resolution are written once), which covers a process that stopped after recording
+        // it and before forwarding it.
         yield* startForward(registered, received, result, isNew)
         yield* Effect.logInfo("callback result recorded").pipe(
           Effect.annotateLogs({ attemptId, duplicate: !isNew, recovered: received.recovered })

@@ -438,7 +438,7 @@ describe("CallbackHttp: the reply waits for the append only", () => {
   )
 })
 
-describe("CallbackReceiver: shutdown", () => {
+describe("CallbackReceiver: forwarding after the reply", () => {
   it.live("closing the receiver waits for the forwardings in flight", () =>
     Effect.gen(function* () {
       const resolved: Array<string> = []
@@ -460,6 +460,39 @@ describe("CallbackReceiver: shutdown", () => {
       )
       expect(reply).toMatchObject({ _tag: "Acknowledged", duplicate: false })
       expect(resolved).toEqual([CallbackRegistration.resultDeferred(attemptId).name])
+    }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+
+  it.live("a resend of a result this process forwarded already is not forwarded again", () =>
+    Effect.gen(function* () {
+      const resolved: Array<string> = []
+      const countingEngine = Layer.effect(
+        WorkflowEngine.WorkflowEngine,
+        Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+          ...engine,
+          deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+            Effect.sync(() => resolved.push(options.deferredName))
+        }))
+      ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const store = yield* EventStore.EventStore
+      yield* register(attemptId, token)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const receiver = yield* CallbackReceiver.make()
+          const delivery = { attemptId, token: Option.some(token), body: result() }
+          expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: false })
+          expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: true })
+          const resend = { ...delivery, body: result({ recoveredTransaction: true }) }
+          expect(yield* receiver.receive(resend)).toMatchObject({ duplicate: true })
+          yield* receiver.forwarded
+          // A different result is forwarded.
+          const other = { ...delivery, body: result({ finStatus: "DECLINED" }) }
+          expect(yield* receiver.receive(other)).toMatchObject({ duplicate: false })
+          yield* receiver.forwarded
+        }).pipe(Effect.provide(countingEngine), Effect.provideService(EventStore.EventStore, store))
+      )
+      const name = CallbackRegistration.resultDeferred(attemptId).name
+      expect(resolved).toEqual([name, name])
     }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })
