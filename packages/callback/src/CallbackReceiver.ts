@@ -129,12 +129,6 @@ export interface Options {
   readonly sha256?: HashChain.Sha256 | undefined
   /** At most this many results awaiting their forwarding; more make the replies wait (default 1,024). */
   readonly maxPendingForwards?: number | undefined
-  /**
-   * At most this many forwardings at once (default 4): the rest of the store's connections
-   * stay free for the appends the replies wait for; a burst is acknowledged first and
-   * forwarded right after.
-   */
-  readonly forwardConcurrency?: number | undefined
   /** How long the receiver's shutdown waits for forwardings in flight (default 10 s). */
   readonly shutdownTimeout?: Duration.DurationInput | undefined
 }
@@ -157,7 +151,6 @@ export const make = (
     )
     const forwarding = yield* FiberSet.make<void, never>()
     const pending = yield* Effect.makeSemaphore(options.maxPendingForwards ?? 1024)
-    const running = yield* Effect.makeSemaphore(options.forwardConcurrency ?? 4)
     // Runs before the fiber set interrupts what is left (finalizers run in reverse order).
     yield* Effect.addFinalizer(() =>
       FiberSet.awaitEmpty(forwarding).pipe(
@@ -377,7 +370,6 @@ export const make = (
             runForward(
               forward(registered, received, result, isNew).pipe(
                 Effect.tap((done) => (done ? Effect.void : Effect.sync(() => forwardedKeys.delete(key)))),
-                running.withPermits(1),
                 Effect.onInterrupt(() => Effect.sync(() => forwardedKeys.delete(key))),
                 Effect.ensuring(pending.release(1)),
                 Effect.asVoid
