@@ -68,9 +68,11 @@ interface LoadResult {
 const receiverRuntime = (url: string) =>
   ManagedRuntime.make(
     HttpServer.serve(CallbackHttp.app).pipe(
-      Layer.provide(CallbackReceiver.layer),
+      Layer.provideMerge(CallbackReceiver.layer),
       Layer.provideMerge(NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(DurableEngine.layer()),
+      // The attempts this process registered, shared by the workflows and the receiver.
+      Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
       Layer.provideMerge(SqlExecutionQueue.layer),
       Layer.provideMerge(
         PgEventStore.layer({
@@ -145,6 +147,10 @@ export const section: Section.Section = {
       })
       try {
         const server = await runtime.runPromise(HttpServer.HttpServer)
+        const forwarded = () =>
+          runtime.runPromise(
+            Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded)
+          )
         const port = server.address._tag === "TcpAddress" ? server.address.port : 0
         const receiverUrl = `http://127.0.0.1:${port}`
         await load.next(Child.field("ready"), 60_000)
@@ -172,7 +178,7 @@ export const section: Section.Section = {
               redrawn++
             }
           })
-        const register = (count: number) =>
+        const register = (count: number, notedInMemory: boolean) =>
           runtime.runPromise(
             Effect.gen(function* () {
               const store = yield* EventStore.EventStore
@@ -191,24 +197,28 @@ export const section: Section.Section = {
                       token = `bench-token-${globalThis.crypto.randomUUID()}`
                       tokenHash = yield* CallbackRegistration.hashToken(token)
                     }
-                    const event = yield* CallbackRegistration.events.encode(
-                      CallbackRegistration.AttemptRegistered.make({
-                        attemptId,
-                        attempt: 1,
-                        workflowName: "TerminalOperation",
-                        executionId: `bench-execution-${i}`,
-                        paymentStream: `payment-bench-${i}`,
-                        deferredName: CallbackRegistration.resultDeferred(attemptId).name,
-                        operation: "sale",
-                        serialNumber: "0821032398",
-                        delivery: "callback",
-                        tokenHash,
-                        registeredAt: Date.now()
-                      })
-                    )
+                    const registration = CallbackRegistration.AttemptRegistered.make({
+                      attemptId,
+                      attempt: 1,
+                      workflowName: "TerminalOperation",
+                      executionId: `bench-execution-${i}`,
+                      paymentStream: `payment-bench-${i}`,
+                      deferredName: CallbackRegistration.resultDeferred(attemptId).name,
+                      operation: "sale",
+                      serialNumber: "0821032398",
+                      delivery: "callback",
+                      tokenHash,
+                      registeredAt: Date.now()
+                    })
+                    const event = yield* CallbackRegistration.events.encode(registration)
                     yield* store.append(CallbackRegistration.attemptStream(attemptId), EventStore.NoStream, [
                       event
                     ])
+                    // As the protocol's send step does once the registration is stored.
+                    if (notedInMemory) {
+                      const attempts = yield* CallbackRegistration.RegisteredAttempts
+                      attempts.note({ registration: registration.data, version: 1, resultHashes: [] })
+                    }
                     return {
                       path: `/callbacks/${attemptId}`,
                       headers: { [RemoteApi.AUTH_TOKEN_HEADER]: token },
@@ -219,15 +229,20 @@ export const section: Section.Section = {
               )
             })
           )
-        const requestsFile = async (name: string, count: number, receiver: boolean) => {
+        const requestsFile = async (
+          name: string,
+          count: number,
+          target: "receiver" | "receiver-unknown" | "baseline"
+        ) => {
           const file = path.join(dir, `${name}.json`)
-          const requests = receiver
-            ? await register(count)
-            : Array.from({ length: count }, (_, i) => ({
-                path: `/callbacks/${globalThis.crypto.randomUUID()}`,
-                headers: { [RemoteApi.AUTH_TOKEN_HEADER]: "baseline" },
-                body: resultBody(i)
-              }))
+          const requests =
+            target !== "baseline"
+              ? await register(count, target === "receiver")
+              : Array.from({ length: count }, (_, i) => ({
+                  path: `/callbacks/${globalThis.crypto.randomUUID()}`,
+                  headers: { [RemoteApi.AUTH_TOKEN_HEADER]: "baseline" },
+                  body: resultBody(i)
+                }))
           fs.writeFileSync(file, JSON.stringify(requests))
           return file
         }
@@ -246,20 +261,51 @@ export const section: Section.Section = {
         }
 
         context.log(`callback: registering ${perRound * context.rounds} attempts`)
-        const files: Array<{ readonly receiver: string; readonly baseline: string }> = []
+        const files: Array<{
+          readonly receiver: string
+          readonly unknown: string
+          readonly baseline: string
+        }> = []
         for (let round = 0; round < context.rounds; round++) {
           files.push({
-            receiver: await requestsFile(`receiver-${round}`, perRound, true),
-            baseline: await requestsFile(`baseline-${round}`, perRound, false)
+            receiver: await requestsFile(`receiver-${round}`, perRound, "receiver"),
+            unknown: await requestsFile(`unknown-${round}`, perRound, "receiver-unknown"),
+            baseline: await requestsFile(`baseline-${round}`, perRound, "baseline")
           })
         }
         // Warm-up of both servers (JIT, pools).
-        await fire(receiverUrl, await requestsFile("warm-receiver", 100, true))
-        await fire(baseline.url, await requestsFile("warm-baseline", 100, false))
+        await fire(receiverUrl, await requestsFile("warm-receiver", 100, "receiver"))
+        await fire(baseline.url, await requestsFile("warm-baseline", 100, "baseline"))
+        await forwarded()
 
-        const results = { receiver: [] as Array<LoadResult>, baseline: [] as Array<LoadResult> }
-        // This process's CPU per acknowledged request (the servers run here; the load does not).
-        const cpuPerRequest = { receiver: [] as Array<number>, baseline: [] as Array<number> }
+        const results = {
+          receiver: [] as Array<LoadResult>,
+          unknown: [] as Array<LoadResult>,
+          baseline: [] as Array<LoadResult>
+        }
+        // This process's CPU per acknowledged request (the servers run here; the load does not),
+        // the receiver's including the forwarding of the results it finishes after its replies.
+        const cpuPerRequest = {
+          receiver: [] as Array<number>,
+          unknown: [] as Array<number>,
+          baseline: [] as Array<number>
+        }
+        // How long after the last reply the last forwarding ended, and the rate counting it.
+        const drainMillis: Array<number> = []
+        const forwardedRate = { receiver: [] as Array<number>, unknown: [] as Array<number> }
+        const fireReceiver = async (file: string, kind: "receiver" | "unknown") => {
+          const cpu = process.cpuUsage()
+          const r = await fire(receiverUrl, file)
+          const end = performance.now()
+          await forwarded()
+          const drain = performance.now() - end
+          drainMillis.push(drain)
+          forwardedRate[kind].push(r.ok / (r.seconds + drain / 1000))
+          const used = process.cpuUsage(cpu)
+          cpuPerRequest[kind].push((used.user + used.system) / 1000 / Math.max(1, r.ok))
+          results[kind].push(r)
+          return r.ok / r.seconds
+        }
         context.log(`callback: ${perRound} requests per round over ${connections} connections`)
         await Measure.interleave(
           context.rounds,
@@ -277,14 +323,11 @@ export const section: Section.Section = {
             },
             {
               name: "receiver",
-              run: async (round) => {
-                const cpu = process.cpuUsage()
-                const r = await fire(receiverUrl, files[round]?.receiver ?? "")
-                const used = process.cpuUsage(cpu)
-                cpuPerRequest.receiver.push((used.user + used.system) / 1000 / Math.max(1, r.ok))
-                results.receiver.push(r)
-                return r.ok / r.seconds
-              }
+              run: (round) => fireReceiver(files[round]?.receiver ?? "", "receiver")
+            },
+            {
+              name: "receiver, attempts registered elsewhere",
+              run: (round) => fireReceiver(files[round]?.unknown ?? "", "unknown")
             }
           ],
           context.log
@@ -296,8 +339,14 @@ export const section: Section.Section = {
           (await check.query("SELECT count(*) AS n FROM events WHERE type = 'ResultReceived'")).rows[0]?.n ??
             0
         )
+        // Every one of them forwarded to its workflow, after the reply.
+        const resolved = Number(
+          (await check.query("SELECT count(*) AS n FROM events WHERE type = 'DeferredResolved'")).rows[0]
+            ?.n ?? 0
+        )
         await check.end()
-        const expected = results.receiver.reduce((sum, r) => sum + r.ok, 0) + 100
+        if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
+        const expected = [...results.receiver, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 100
         if (recorded !== expected)
           throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
 
@@ -328,16 +377,28 @@ export const section: Section.Section = {
             "a distinct attempt registered beforehand (its `AttemptRegistered` with the token's hash), with the token in " +
             "`AUTH-TOKEN` and a ~350-byte JSON result. The receiver is what the worker serves: `CallbackHttp` on " +
             "`NodeHttpServer`, `CallbackReceiver` over the PostgreSQL event store, the SQL execution queue and the durable " +
-            `engine, on a pool of ${poolSize}; per delivery it reads the attempt's stream, checks the token, appends ` +
-            "`ResultReceived`, looks for a settled outcome in the payment's stream, and resolves the workflow's deferred " +
-            "(reads the execution's stream, appends `DeferredResolved`, wakes the execution) before answering 200. The " +
-            "executions are not running (nothing is woken): the receiver's cost alone. Logging at Warning (the per-request " +
+            `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
+            "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
+            "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
+            "200; after the reply it looks for a settled outcome in the payment's stream and resolves the workflow's " +
+            "deferred (reads the execution's stream, appends `DeferredResolved`, wakes the execution). A round ends when " +
+            "the last forwarding has too (its CPU counted in the receiver's). The executions are not running (nothing is " +
+            "woken): the receiver's cost alone. Logging at Warning (the per-request " +
             `info line off). Baseline: \`node:http\`, body read and \`JSON.parse\`d, one INSERT into an events-shaped table ` +
             `through a \`pg.Pool\` of ${poolSize}, then 200. After the run the suite checks that every acknowledged delivery ` +
             "is a `ResultReceived` in the store.",
           "",
-          `CPU of the server process per acknowledged request: receiver ${Measure.median(cpuPerRequest.receiver).toFixed(2)} ms, ` +
-            `baseline ${Measure.median(cpuPerRequest.baseline).toFixed(2)} ms (medians of the rounds).`,
+          `CPU of the server process per acknowledged request, forwarding included: receiver ${Measure.median(cpuPerRequest.receiver).toFixed(2)} ms, ` +
+            `baseline ${Measure.median(cpuPerRequest.baseline).toFixed(2)} ms (medians of the rounds). The last forwarding ` +
+            `ended a median ${Measure.formatNumber(Measure.median(drainMillis))} ms after the last reply of a round: ` +
+            `acknowledged and forwarded, ${Measure.formatNumber(Measure.median(forwardedRate.receiver))} req/s ` +
+            `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
+            "the baseline's median), the rate a sustained load would get.",
+          "",
+          "Attempts registered by another process (not in this one's memory; the receiver reads the attempt's stream " +
+            `first): ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.ok / r.seconds)))} req/s, ` +
+            `p99 ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.p99)))} ms, ` +
+            `${Measure.median(cpuPerRequest.unknown).toFixed(2)} ms of CPU per request (medians of the rounds).`,
           "",
           `Random attempt ids, token hashes or result hashes drawn again because the store's card-number rule refuses ` +
             `them: ${redrawn} for ${registered} attempts (see "Findings").`,
@@ -352,6 +413,7 @@ export const section: Section.Section = {
           "",
           Measure.roundsTable(figures)
         ].join("\n")
+        for (const line of details.split("\n").slice(2, 7)) if (line !== "") context.log(line)
         return { figures, details }
       } finally {
         await load.stop()

@@ -7,7 +7,7 @@
  * and gives back the rest; the ledger takes a last snapshot; the store closes.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { LedgerProjection, LogMetrics } from "@tillflow/core"
+import { CallbackRegistration, LedgerProjection, LogMetrics } from "@tillflow/core"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -118,6 +118,9 @@ export const layer = (config: WorkerConfig.WorkerConfig) =>
         workflows,
         Stack.receiverLayer,
         IntakeLocal.layer({ merchantMcc: config.merchantMcc })
+      ).pipe(
+        // One memory of the attempts this process registered, for its workflows and its receiver.
+        Layer.provide(CallbackRegistration.registeredAttemptsLayer())
       )
 
       const projection = Layer.scopedDiscard(

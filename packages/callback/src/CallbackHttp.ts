@@ -2,7 +2,7 @@
  * The callback receiver over HTTP: `POST /callbacks/:attemptId` with the terminal's
  * `TransactionResult` as JSON and the attempt's token in `AUTH-TOKEN`. It bounds the body
  * (256 KiB, else 413), hands the delivery to `CallbackReceiver`, and answers 200 only once
- * the result is stored and the workflow resolved; 401/403 with an empty body for an
+ * the result is stored (the workflow is resolved after the reply); 401/403 with an empty body for an
  * unknown attempt or a wrong token; 400 for a body that is not a JSON object; 503 when the
  * store cannot take it (the terminal's recovery loop delivers again).
  *

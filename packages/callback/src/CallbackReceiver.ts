@@ -5,7 +5,17 @@
  * makes the result storable (`ResultRedaction`), appends it to the attempt's stream once
  * (a recovered resend or a duplicate is acknowledged and not recorded again), notes a
  * result that came after its operation was settled and raises `ResultMismatch` when it
- * disagrees, resolves the waiting workflow's `DurableDeferred` — and only then says 2xx.
+ * disagrees, and resolves the waiting workflow's `DurableDeferred`.
+ *
+ * The 2xx waits for one thing only: the append of the result to the attempt's stream (one
+ * statement when the attempt is known to this process, `CallbackRegistration.RegisteredAttempts`,
+ * else a read of the stream before it). Forwarding the result — noting a late one in the
+ * payment's stream, resolving the deferred and waking the execution — runs after the
+ * reply, in a fiber of the receiver's scope (awaited on shutdown, bounded in number). A
+ * crash between the two loses nothing: the result is in the attempt's stream, and the
+ * workflow looks there before it goes on without a callback (`PaymentProtocol`); a resend
+ * of the same result forwards it again.
+ *
  * A JSON body that is not a result is stored too (`ResultUndecodable`) and acknowledged:
  * a payment outcome is never dropped. Refusals are recorded as security events, without
  * the token. Nothing here logs a token, a body or a card number.
@@ -15,20 +25,26 @@ import {
   CallbackRegistration,
   DomainEvents,
   EventStore,
+  type HashChain,
   OperationOutcome,
   ResultRedaction,
   TransactionResult
 } from "@tillflow/core"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 
 /** One delivery, as the transport hands it over. */
 export interface Delivery {
@@ -47,7 +63,6 @@ export type Reply =
       readonly _tag: "Acknowledged"
       readonly status: 200
       readonly duplicate: boolean
-      readonly late: boolean
     }
   | { readonly _tag: "StoredUndecodable"; readonly status: 200 }
   | {
@@ -59,7 +74,10 @@ export type Reply =
 
 /** The receiver. */
 export interface Service {
+  /** Records one delivery and says what to answer; its result is forwarded after that. */
   readonly receive: (delivery: Delivery) => Effect.Effect<Reply>
+  /** Waits until every result received so far has been forwarded (or given up on). */
+  readonly forwarded: Effect.Effect<void>
   /** Records a refusal decided by the transport (a body too large). */
   readonly refuse: (
     attemptId: string,
@@ -76,10 +94,23 @@ export const maxBodyBytes = 256 * 1024
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-type Registered = typeof CallbackRegistration.AttemptRegistered.schema.Type
+type Registered = CallbackRegistration.Registration
 type Received = typeof CallbackRegistration.ResultReceived.schema.Type
 
 const storeRetry = Schedule.exponential("50 millis", 2).pipe(Schedule.intersect(Schedule.recurs(5)))
+const forwardRetry = Schedule.exponential("100 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("5 seconds")),
+  Schedule.intersect(Schedule.recurs(12))
+)
+
+/** SHA-256 with `node:crypto`: synchronous, no thread-pool round trip as Web Crypto's digest. */
+export const nodeSha256: HashChain.Sha256 = (text) =>
+  Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
+
+const decodeResult = Schema.decodeUnknownEither(TransactionResult.TransactionResult)
+const encodeEvent = CallbackRegistration.events.encode
+const isResultType = (type: string) =>
+  type === CallbackRegistration.ResultReceived.type || type === CallbackRegistration.ResultUndecodable.type
 
 const describeIssue = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -92,11 +123,47 @@ const describeIssue = (error: ParseResult.ParseError): string =>
 const isObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Builds the receiver on the event store and the workflow engine in context. */
-export const make: Effect.Effect<Service, never, EventStore.EventStore | WorkflowEngine> = Effect.gen(
-  function* () {
+/** Options of the receiver. */
+export interface Options {
+  /** The SHA-256 of tokens and results (default `node:crypto`'s). */
+  readonly sha256?: HashChain.Sha256 | undefined
+  /** At most this many results awaiting their forwarding; more make the replies wait (default 1,024). */
+  readonly maxPendingForwards?: number | undefined
+  /** How long the receiver's shutdown waits for forwardings in flight (default 10 s). */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Builds the receiver on the event store and the workflow engine in context, and the
+ * `RegisteredAttempts` in context if any (else a memory of its own, filled by what it reads).
+ * Forwardings run in the scope and are awaited when it closes.
+ */
+export const make = (
+  options: Options = {}
+): Effect.Effect<Service, never, EventStore.EventStore | WorkflowEngine | Scope.Scope> =>
+  Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     const engine = yield* WorkflowEngine
+    const sha256 = options.sha256 ?? nodeSha256
+    const attempts = Option.getOrElse(
+      yield* Effect.serviceOption(CallbackRegistration.RegisteredAttempts),
+      () => CallbackRegistration.makeRegisteredAttempts()
+    )
+    const forwarding = yield* FiberSet.make<void, never>()
+    const pending = yield* Effect.makeSemaphore(options.maxPendingForwards ?? 1024)
+    // Runs before the fiber set interrupts what is left (finalizers run in reverse order).
+    yield* Effect.addFinalizer(() =>
+      FiberSet.awaitEmpty(forwarding).pipe(
+        Effect.timeoutOption(options.shutdownTimeout ?? "10 seconds"),
+        Effect.flatMap((done) =>
+          Option.isNone(done)
+            ? Effect.logWarning(
+                "callback results still being forwarded at shutdown: their workflows will find them in their attempts' streams"
+              )
+            : Effect.void
+        )
+      )
+    )
 
     const refuse = (
       attemptId: string,
@@ -142,10 +209,21 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
         return Option.map(decoded, (d) => d.data as Registered)
       })
 
-    /** The recorded conclusion about this attempt in its payment stream, if settled. */
-    const conclusionOf = (registered: Registered) =>
+    /**
+     * The recorded conclusion about this attempt in its payment stream, if settled and this
+     * result is not noted there as late already.
+     */
+    const conclusionOf = (registered: Registered, resultHash: string) =>
       Effect.gen(function* () {
         const events = yield* store.readStream(registered.paymentStream)
+        const noted = events.some(
+          (event) =>
+            event.type === DomainEvents.LateResultRecorded.type &&
+            isObject(event.data) &&
+            event.data["attemptId"] === registered.attemptId &&
+            event.data["resultHash"] === resultHash
+        )
+        if (noted) return Option.none<string>()
         for (const event of events) {
           const data = event.data
           if (!isObject(data)) continue
@@ -171,7 +249,7 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
 
     const recordLate = (registered: Registered, received: Received) =>
       Effect.gen(function* () {
-        const conclusion = yield* conclusionOf(registered)
+        const conclusion = yield* conclusionOf(registered, received.resultHash)
         if (Option.isNone(conclusion)) return false
         const recorded = conclusion.value
         const finStatus = received.finStatus ?? "UNDEFINED"
@@ -230,22 +308,150 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
         exit: Exit.succeed({ result, resultHash: received.resultHash, receivedAt: received.receivedAt })
       })
 
+    /**
+     * After the reply: a late result noted in the payment's stream (once: a note with this
+     * hash is not written again), then the deferred resolved (the first resolution wins)
+     * and the execution woken. Retried while the store fails; given up with an error log,
+     * in which case the workflow still finds the result in the attempt's stream.
+     */
+    const forward = (
+      registered: Registered,
+      received: Received,
+      result: TransactionResult.TransactionResult,
+      isNew: boolean
+    ) =>
+      Effect.gen(function* () {
+        // A duplicate of a result received in time is not late.
+        if (isNew) {
+          yield* recordLate(registered, received).pipe(
+            Effect.retry({ schedule: forwardRetry, while: (e) => e._tag === "EventStoreError" })
+          )
+        }
+        // The engine dies on a store failure: resolving is idempotent, so any failure is retried.
+        yield* resolve(registered, received, result).pipe(
+          Effect.sandbox,
+          Effect.retry({ schedule: forwardRetry, while: (cause) => !Cause.isInterruptedOnly(cause) }),
+          Effect.unsandbox
+        )
+        return true
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logError(
+            "could not forward a recorded callback result: its workflow will find it in the attempt's stream",
+            cause
+          ).pipe(Effect.annotateLogs({ attemptId: registered.attemptId }), Effect.as(false))
+        ),
+        Effect.withSpan("CallbackReceiver.forward")
+      )
+
+    // Forwardings run on the receiver's own runtime, not the request's: a forwarding waiting
+    // its turn holds the result, not the request it came with.
+    const runForward = yield* FiberSet.runtime(forwarding)<never>()
+    // Results this process forwarded or is forwarding (bounded): a resend of one of them is
+    // not forwarded again. A forwarding given up is forgotten, so a resend tries again.
+    const forwardedKeys = new Set<string>()
+    const maxForwardedKeys = 10_000
+    const startForward = (
+      registered: Registered,
+      received: Received,
+      result: TransactionResult.TransactionResult,
+      isNew: boolean
+    ) =>
+      Effect.suspend(() => {
+        const key = `${registered.attemptId}/${received.resultHash}`
+        if (forwardedKeys.has(key)) return Effect.void
+        forwardedKeys.add(key)
+        if (forwardedKeys.size > maxForwardedKeys) {
+          const oldest = forwardedKeys.values().next()
+          if (oldest.done !== true) forwardedKeys.delete(oldest.value)
+        }
+        return Effect.flatMap(pending.take(1), () =>
+          Effect.sync(() => {
+            runForward(
+              forward(registered, received, result, isNew).pipe(
+                Effect.tap((done) => (done ? Effect.void : Effect.sync(() => forwardedKeys.delete(key)))),
+                Effect.onInterrupt(() => Effect.sync(() => forwardedKeys.delete(key))),
+                Effect.ensuring(pending.release(1)),
+                Effect.asVoid
+              )
+            )
+          })
+        )
+      })
+
+    /** The registration and what is known of the stream: noted in memory, else read. */
+    const knownAttempt = (attemptId: string) =>
+      Effect.gen(function* () {
+        const noted = attempts.get(attemptId)
+        if (noted !== undefined) return Option.some(noted)
+        const events = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
+        const registration = yield* registrationOf(events)
+        if (Option.isNone(registration)) return Option.none()
+        const known: CallbackRegistration.KnownAttempt = {
+          registration: registration.value,
+          version: events.at(-1)?.version ?? 0,
+          resultHashes: hashesIn(events)
+        }
+        attempts.note(known)
+        return Option.some(known)
+      })
+
+    const hashesIn = (events: ReadonlyArray<EventStore.RecordedEvent>): ReadonlyArray<string> =>
+      events.flatMap((event) =>
+        isResultType(event.type) && isObject(event.data) && typeof event.data["resultHash"] === "string"
+          ? [event.data["resultHash"]]
+          : []
+      )
+
+    /**
+     * Appends the event unless a result with this hash is already in the stream: at the
+     * version known, and on a conflict again after reading the stream. True when appended.
+     */
+    const appendOnce = (
+      known: CallbackRegistration.KnownAttempt,
+      resultHash: string,
+      event: EventStore.NewEvent
+    ) =>
+      Effect.gen(function* () {
+        const stream = CallbackRegistration.attemptStream(known.registration.attemptId)
+        let version = known.version
+        let hashes = known.resultHashes
+        for (let round = 0; round < 5; round++) {
+          if (hashes.includes(resultHash)) return false
+          const appended = yield* store.append(stream, EventStore.exactVersion(version), [event]).pipe(
+            Effect.map((done) => Option.some(done.nextVersion)),
+            Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(Option.none<number>()))
+          )
+          if (Option.isSome(appended)) {
+            attempts.note({
+              registration: known.registration,
+              version: appended.value,
+              resultHashes: [...hashes, resultHash]
+            })
+            return true
+          }
+          const events = yield* store.readStream(stream)
+          version = events.at(-1)?.version ?? 0
+          hashes = hashesIn(events)
+          attempts.note({ registration: known.registration, version, resultHashes: hashes })
+        }
+        return yield* Effect.dieMessage("the attempt stream kept changing under the receiver")
+      })
+
     const receive = (delivery: Delivery): Effect.Effect<Reply> =>
       Effect.gen(function* () {
         const attemptId = delivery.attemptId.toLowerCase()
         if (!uuid.test(attemptId))
           return yield* refuse(delivery.attemptId, "UnknownAttempt", delivery.remoteAddress)
-        const stream = CallbackRegistration.attemptStream(attemptId)
-        const initial = yield* store.readStream(stream)
-        const registration = yield* registrationOf(initial)
-        if (Option.isNone(registration))
-          return yield* refuse(attemptId, "UnknownAttempt", delivery.remoteAddress)
-        const registered = registration.value
+        const found = yield* knownAttempt(attemptId)
+        if (Option.isNone(found)) return yield* refuse(attemptId, "UnknownAttempt", delivery.remoteAddress)
+        const known = found.value
+        const registered = known.registration
         if (Option.isNone(delivery.token))
           return yield* refuse(attemptId, "MissingToken", delivery.remoteAddress)
         const valid =
           registered.tokenHash !== undefined &&
-          (yield* CallbackRegistration.verifyToken(delivery.token.value, registered.tokenHash))
+          (yield* CallbackRegistration.verifyToken(delivery.token.value, registered.tokenHash, sha256))
         if (!valid) return yield* refuse(attemptId, "WrongToken", delivery.remoteAddress)
 
         const parsed = Either.try(() => JSON.parse(delivery.body) as unknown)
@@ -253,51 +459,25 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
           return yield* refuse(attemptId, "MalformedBody", delivery.remoteAddress)
         }
         const sanitised = ResultRedaction.sanitise(parsed.right)
-        const resultHash = yield* CallbackRegistration.resultHash(sanitised.value)
+        const resultHash = yield* CallbackRegistration.resultHash(sanitised.value, sha256)
         const receivedAt = yield* Clock.currentTimeMillis
-        const decoded = Schema.decodeUnknownEither(TransactionResult.TransactionResult)(sanitised.value)
-
-        // Append once: a result (or an undecodable body) with this hash is recorded at most once.
-        const appendOnce = (make: () => Effect.Effect<EventStore.NewEvent>) =>
-          Effect.gen(function* () {
-            let events = initial
-            for (let round = 0; round < 5; round++) {
-              const already = events.some(
-                (event) =>
-                  (event.type === CallbackRegistration.ResultReceived.type ||
-                    event.type === CallbackRegistration.ResultUndecodable.type) &&
-                  isObject(event.data) &&
-                  event.data["resultHash"] === resultHash
-              )
-              if (already) return false
-              const appended = yield* store
-                .append(stream, EventStore.exactVersion(events.at(-1)?.version ?? 0), [yield* make()])
-                .pipe(
-                  Effect.as(true),
-                  Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(false))
-                )
-              if (appended) return true
-              events = yield* store.readStream(stream)
-            }
-            return yield* Effect.dieMessage("the attempt stream kept changing under the receiver")
-          })
+        const decoded = decodeResult(sanitised.value)
 
         if (Either.isLeft(decoded)) {
           const reason = describeIssue(decoded.left)
-          yield* appendOnce(() =>
-            Effect.orDie(
-              CallbackRegistration.events.encode(
-                CallbackRegistration.ResultUndecodable.make({
-                  attemptId,
-                  resultHash,
-                  reason,
-                  raw: sanitised.value,
-                  redactedFields: sanitised.redactedFields,
-                  receivedAt
-                })
-              )
+          const event = yield* Effect.orDie(
+            encodeEvent(
+              CallbackRegistration.ResultUndecodable.make({
+                attemptId,
+                resultHash,
+                reason,
+                raw: sanitised.value,
+                redactedFields: sanitised.redactedFields,
+                receivedAt
+              })
             )
           )
+          yield* appendOnce(known, resultHash, event)
           yield* Effect.logError("a delivered result does not decode; stored raw").pipe(
             Effect.annotateLogs({ attemptId, reason })
           )
@@ -314,16 +494,17 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
           receivedAt,
           ...(result.finStatus === undefined ? {} : { finStatus: result.finStatus })
         }
-        const isNew = yield* appendOnce(() =>
-          Effect.orDie(CallbackRegistration.events.encode(CallbackRegistration.ResultReceived.make(received)))
-        )
-        const late = isNew ? yield* recordLate(registered, received) : false
-        // Resolving again is harmless (the first resolution wins) and covers a crash right after the append.
-        yield* resolve(registered, received, result)
+        const event = yield* Effect.orDie(encodeEvent(CallbackRegistration.ResultReceived.make(received)))
+        const isNew = yield* appendOnce(known, resultHash, event)
+        // Durable now: the reply need not wait for the rest. A duplicate is forwarded again
+        // unless this process forwarded it already (harmless either way: a late note and a
+        // resolution are written once), which covers a process that stopped after recording
+        // it and before forwarding it.
+        yield* startForward(registered, received, result, isNew)
         yield* Effect.logInfo("callback result recorded").pipe(
-          Effect.annotateLogs({ attemptId, duplicate: !isNew, late, recovered: received.recovered })
+          Effect.annotateLogs({ attemptId, duplicate: !isNew, recovered: received.recovered })
         )
-        return { _tag: "Acknowledged", status: 200, duplicate: !isNew, late } satisfies Reply
+        return { _tag: "Acknowledged", status: 200, duplicate: !isNew } satisfies Reply
       }).pipe(
         Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }),
         Effect.catchAllCause((cause) =>
@@ -335,10 +516,15 @@ export const make: Effect.Effect<Service, never, EventStore.EventStore | Workflo
         Effect.withSpan("CallbackReceiver.receive")
       )
 
-    return { receive, refuse }
-  }
-)
+    return { receive, refuse, forwarded: FiberSet.awaitEmpty(forwarding) }
+  })
 
 /** The receiver as a layer. */
 export const layer: Layer.Layer<CallbackReceiver, never, EventStore.EventStore | WorkflowEngine> =
-  Layer.effect(CallbackReceiver, make)
+  Layer.scoped(CallbackReceiver, make())
+
+/** The receiver as a layer, with options. */
+export const layerWith = (
+  options: Options
+): Layer.Layer<CallbackReceiver, never, EventStore.EventStore | WorkflowEngine> =>
+  Layer.scoped(CallbackReceiver, make(options))

@@ -266,3 +266,233 @@ describe("CallbackHttp, mounted", () => {
     )
   )
 })
+
+describe("CallbackHttp: the reply waits for the append only", () => {
+  it.effect(
+    "a result acknowledged but never forwarded (the process stopped): the workflow finds it in the attempt's stream",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "lost-forward", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) ? exit.value._tag : Cause.pretty(exit.cause)).toBe("Approved")
+        // Settled with the delivered result, not by asking the service.
+        if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
+        expect(yield* Answers).toEqual([200])
+        const cloud = yield* Cloud
+        expect(cloud.recorded.statusQueries).toHaveLength(0)
+        expect(cloud.recorded.sends).toHaveLength(1)
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "ResultReceived")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "PaymentAuthorised")).toHaveLength(1)
+      }).pipe(Effect.provide(layer({ loseForwarding: true })))
+  )
+
+  it.effect(
+    "an operation with no reference to reconcile with, its result never forwarded: settled by the recorded result",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.pingDevice(
+            { ...terminal },
+            { idempotencyKey: "lost-ping", delivery: "callback" }
+          )
+        )
+        // Without the look into the attempt's stream this would end OutcomeUnresolved after the result timeout.
+        expect(Exit.isSuccess(exit) ? exit.value._tag : Cause.pretty(exit.cause)).toBe("Approved")
+        expect(yield* Answers).toEqual([200])
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "DevicePinged")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "OutcomeUnresolved")).toHaveLength(0)
+      }).pipe(Effect.provide(layer({ loseForwarding: true })))
+  )
+
+  const reads: Array<string> = []
+  const countingStore = Layer.effect(
+    EventStore.EventStore,
+    Effect.map(MemoryEventStore.make(), ({ store }) => ({
+      ...store,
+      readStream: (streamId: string, options?: EventStore.ReadStreamOptions) => {
+        reads.push(streamId)
+        return store.readStream(streamId, options)
+      },
+      append: (
+        streamId: string,
+        expected: EventStore.ExpectedVersion,
+        events: ReadonlyArray<EventStore.NewEvent>
+      ) => {
+        reads.push(`append ${streamId} ${events.map((e) => e.type).join(",")}`)
+        return store.append(streamId, expected, events)
+      }
+    }))
+  )
+
+  it.effect(
+    "the protocol notes the attempts it registers: the receiver appends the result without a read",
+    () =>
+      Effect.gen(function* () {
+        reads.length = 0
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "noted", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("callback")
+        const registered = reads.findIndex(
+          (r) => r.startsWith("append attempt-") && r.endsWith("AttemptRegistered")
+        )
+        const received = reads.findIndex(
+          (r) => r.startsWith("append attempt-") && r.endsWith("ResultReceived")
+        )
+        expect(registered).toBeGreaterThanOrEqual(0)
+        expect(received).toBeGreaterThan(registered)
+        expect(reads.slice(registered, received).filter((r) => r.startsWith("attempt-"))).toEqual([])
+      }).pipe(Effect.provide(layer({ store: countingStore })))
+  )
+
+  it.effect(
+    "an attempt the workflows noted is checked against the noted hash: no read of its stream, wrong token refused",
+    () =>
+      Effect.gen(function* () {
+        const attempts = yield* CallbackRegistration.RegisteredAttempts
+        yield* register(attemptId, token)
+        const registration = (yield* streamOf(CallbackRegistration.attemptStream(attemptId)))[0]
+        attempts.note({
+          registration: registration?.data as CallbackRegistration.Registration,
+          version: 1,
+          resultHashes: []
+        })
+        reads.length = 0
+        const receiver = yield* CallbackReceiver.CallbackReceiver
+        const wrong = yield* receiver.receive({
+          attemptId,
+          token: Option.some("wrong-token-value-1234567890"),
+          body: result()
+        })
+        expect(wrong).toMatchObject({ _tag: "Refused", status: 403, reason: "WrongToken" })
+        const first = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(first).toEqual({ _tag: "Acknowledged", status: 200, duplicate: false })
+        // The same result again: known as recorded, not appended again.
+        const again = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(again).toEqual({ _tag: "Acknowledged", status: 200, duplicate: true })
+        yield* receiver.forwarded
+        expect(reads.filter((s) => s === CallbackRegistration.attemptStream(attemptId))).toEqual([])
+        expect(types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived"
+        ])
+        expect(attempts.get(attemptId)?.version).toBe(2)
+        expect(types(yield* streamOf(CallbackRegistration.securityStream))).toEqual(["CallbackRefused"])
+      }).pipe(Effect.provide(layer({ store: countingStore })))
+  )
+
+  it.effect(
+    "a noted version gone stale (another process appended) costs a read: a result there is not recorded twice",
+    () =>
+      Effect.gen(function* () {
+        const attempts = yield* CallbackRegistration.RegisteredAttempts
+        const store = yield* EventStore.EventStore
+        yield* register(attemptId, token)
+        const stream = CallbackRegistration.attemptStream(attemptId)
+        const registration = (yield* streamOf(stream))[0]
+        attempts.note({
+          registration: registration?.data as CallbackRegistration.Registration,
+          version: 1,
+          resultHashes: []
+        })
+        // Another process's receiver recorded this result already.
+        const other = yield* Effect.provide(
+          Effect.flatMap(CallbackReceiver.CallbackReceiver, (r) =>
+            r.receive({ attemptId, token: Option.some(token), body: result() })
+          ),
+          CallbackReceiver.layer.pipe(
+            Layer.provide(Layer.succeed(EventStore.EventStore, store)),
+            Layer.provide(WorkflowEngine.layerMemory),
+            // Its own memory: another process.
+            Layer.provide(CallbackRegistration.registeredAttemptsLayer())
+          )
+        )
+        expect(other).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+        expect(attempts.get(attemptId)?.version).toBe(1)
+        const receiver = yield* CallbackReceiver.CallbackReceiver
+        const same = yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        expect(same).toMatchObject({ _tag: "Acknowledged", duplicate: true })
+        const different = yield* receiver.receive({
+          attemptId,
+          token: Option.some(token),
+          body: result({ finStatus: "DECLINED" })
+        })
+        expect(different).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+        yield* receiver.forwarded
+        expect(types(yield* streamOf(stream))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived",
+          "ResultReceived"
+        ])
+        expect(attempts.get(attemptId)?.version).toBe(3)
+      }).pipe(Effect.provide(layer()))
+  )
+})
+
+describe("CallbackReceiver: forwarding after the reply", () => {
+  it.live("closing the receiver waits for the forwardings in flight", () =>
+    Effect.gen(function* () {
+      const resolved: Array<string> = []
+      const slowEngine = Layer.effect(
+        WorkflowEngine.WorkflowEngine,
+        Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+          ...engine,
+          deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+            Effect.sync(() => resolved.push(options.deferredName)).pipe(Effect.delay("100 millis"))
+        }))
+      ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const store = yield* EventStore.EventStore
+      yield* register(attemptId, token)
+      const reply = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const receiver = yield* CallbackReceiver.make()
+          return yield* receiver.receive({ attemptId, token: Option.some(token), body: result() })
+        }).pipe(Effect.provide(slowEngine), Effect.provideService(EventStore.EventStore, store))
+      )
+      expect(reply).toMatchObject({ _tag: "Acknowledged", duplicate: false })
+      expect(resolved).toEqual([CallbackRegistration.resultDeferred(attemptId).name])
+    }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+
+  it.live("a resend of a result this process forwarded already is not forwarded again", () =>
+    Effect.gen(function* () {
+      const resolved: Array<string> = []
+      const countingEngine = Layer.effect(
+        WorkflowEngine.WorkflowEngine,
+        Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+          ...engine,
+          deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+            Effect.sync(() => resolved.push(options.deferredName))
+        }))
+      ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+      const store = yield* EventStore.EventStore
+      yield* register(attemptId, token)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const receiver = yield* CallbackReceiver.make()
+          const delivery = { attemptId, token: Option.some(token), body: result() }
+          expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: false })
+          expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: true })
+          const resend = { ...delivery, body: result({ recoveredTransaction: true }) }
+          expect(yield* receiver.receive(resend)).toMatchObject({ duplicate: true })
+          yield* receiver.forwarded
+          // A different result is forwarded.
+          const other = { ...delivery, body: result({ finStatus: "DECLINED" }) }
+          expect(yield* receiver.receive(other)).toMatchObject({ duplicate: false })
+          yield* receiver.forwarded
+        }).pipe(Effect.provide(countingEngine), Effect.provideService(EventStore.EventStore, store))
+      )
+      const name = CallbackRegistration.resultDeferred(attemptId).name
+      expect(resolved).toEqual([name, name])
+    }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+})

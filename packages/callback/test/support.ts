@@ -59,7 +59,21 @@ const deliver = (answers: Array<number>) => (delivery: ScriptedTerminalCloud.Del
 export interface Options {
   readonly scripts?: ReadonlyArray<ScriptedTerminalCloud.Script>
   readonly store?: Layer.Layer<EventStore.EventStore>
+  /**
+   * The receiver's process stops right after acknowledging: its forwarding of the result
+   * to the workflow (the deferred resolved) never happens. The workflows run on.
+   */
+  readonly loseForwarding?: boolean
 }
+
+/** A workflow engine on which resolving a deferred never happens (the process stopped first). */
+export const losingForwarding = Layer.effect(
+  WorkflowEngine.WorkflowEngine,
+  Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+    ...engine,
+    deferredDone: () => Effect.void
+  }))
+)
 
 /** The harness as a layer (fresh per test). */
 export const layer = (options: Options = {}) => {
@@ -74,8 +88,14 @@ export const layer = (options: Options = {}) => {
         )
     )
   )
-  const server = HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+  const receiver =
+    options.loseForwarding === true
+      ? CallbackReceiver.layer.pipe(Layer.provide(losingForwarding))
+      : CallbackReceiver.layer
+  const server = HttpServer.serve(CallbackHttp.app).pipe(Layer.provideMerge(receiver))
   return Layer.mergeAll(PaymentProtocol.layer, server).pipe(
+    // One memory of registered attempts for the workflows and the receiver, as the worker has.
+    Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
     Layer.provideMerge(cloud),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase) })),

@@ -11,9 +11,12 @@
  * run again after a crash cannot register its attempt twice, so it knows the request may
  * have left and reconciles instead of sending it again.
  */
+import * as Activity from "@effect/workflow/Activity"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as EventRegistry from "./EventRegistry.js"
@@ -57,9 +60,14 @@ export const makeToken: Effect.Effect<Redacted.Redacted<string>> = Effect.sync((
   return Redacted.make(base64Url(bytes))
 })
 
-/** The SHA-256 (hex) of a token: what is stored instead of the token. */
-export const hashToken = (token: Redacted.Redacted<string> | string): Effect.Effect<string> =>
-  HashChain.sha256Hex(typeof token === "string" ? token : Redacted.value(token))
+/**
+ * The SHA-256 (hex) of a token: what is stored instead of the token. An adapter may pass a
+ * faster SHA-256 than Web Crypto's (the callback receiver passes `node:crypto`'s).
+ */
+export const hashToken = (
+  token: Redacted.Redacted<string> | string,
+  sha256: HashChain.Sha256 = HashChain.sha256Hex
+): Effect.Effect<string> => sha256(typeof token === "string" ? token : Redacted.value(token))
 
 /**
  * Compares two strings in time that depends only on their lengths (both are SHA-256 hex
@@ -73,8 +81,12 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
 }
 
 /** Whether a presented token matches the stored hash (hashed first, compared in constant time). */
-export const verifyToken = (presented: string, storedHash: string): Effect.Effect<boolean> =>
-  Effect.map(hashToken(presented), (hash) => constantTimeEqual(hash, storedHash))
+export const verifyToken = (
+  presented: string,
+  storedHash: string,
+  sha256: HashChain.Sha256 = HashChain.sha256Hex
+): Effect.Effect<boolean> =>
+  Effect.map(hashToken(presented, sha256), (hash) => constantTimeEqual(hash, storedHash))
 
 // ---------------------------------------------------------------------------------------
 // The value a workflow awaits
@@ -91,21 +103,37 @@ export const DeliveredResult = Schema.Struct({
 /** @see DeliveredResult */
 export type DeliveredResult = typeof DeliveredResult.Type
 
+const resultDeferredPrefix = "tillflow/result/"
+
+// One deferred's schemas shared by every attempt: `DurableDeferred.make` builds a new exit
+// schema per call, whose decoder and encoder would then be compiled again for every attempt.
+const resultDeferredTemplate = DurableDeferred.make(resultDeferredPrefix, { success: DeliveredResult })
+
+const deferredNamed = (name: string): typeof resultDeferredTemplate => ({
+  ...resultDeferredTemplate,
+  name,
+  // As `DurableDeferred.make` does: the name with the activity's attempt appended.
+  withActivityAttempt: Effect.map(Activity.CurrentAttempt, (attempt) => deferredNamed(`${name}/${attempt}`))
+})
+
 /** The deferred an attempt's workflow awaits and the receiver resolves. */
-export const resultDeferred = (attemptId: string) =>
-  DurableDeferred.make(`tillflow/result/${attemptId}`, { success: DeliveredResult })
+export const resultDeferred = (attemptId: string): typeof resultDeferredTemplate =>
+  deferredNamed(`${resultDeferredPrefix}${attemptId}`)
 
 /**
  * The identity of a delivered result: SHA-256 of its canonical JSON without
  * `recoveredTransaction` (a resend by the recovery loop is the same result).
  */
-export const resultHash = (sanitised: EventStore.Json): Effect.Effect<string> => {
+export const resultHash = (
+  sanitised: EventStore.Json,
+  sha256: HashChain.Sha256 = HashChain.sha256Hex
+): Effect.Effect<string> => {
   const withoutFlag =
     typeof sanitised === "object" && sanitised !== null && !Array.isArray(sanitised)
       ? Object.fromEntries(Object.entries(sanitised).filter(([key]) => key !== "recoveredTransaction"))
       : sanitised
   const canonical = HashChain.canonicalJson(withoutFlag)
-  return HashChain.sha256Hex(Either.isRight(canonical) ? canonical.right : JSON.stringify(withoutFlag))
+  return sha256(Either.isRight(canonical) ? canonical.right : JSON.stringify(withoutFlag))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -195,3 +223,61 @@ export const events = EventRegistry.make(
   ResultUndecodable,
   CallbackRefused
 )
+
+// ---------------------------------------------------------------------------------------
+// Attempts registered by this process
+
+/** What an attempt's registration says. */
+export type Registration = typeof AttemptRegistered.schema.Type
+
+/** What this process knows of an attempt's stream (true when noted; the stream only grows). */
+export interface KnownAttempt {
+  readonly registration: Registration
+  /** The stream's version when this was noted: the stream has at least that many events. */
+  readonly version: number
+  /** Hashes of results (and undecodable bodies) known to be in the stream. */
+  readonly resultHashes: ReadonlyArray<string>
+}
+
+/**
+ * The attempts this process registered or received for lately, bounded (the oldest noted
+ * is forgotten first). The callback receiver checks a delivery's token against the hash
+ * noted here and appends its result at the noted version without reading the attempt's
+ * stream; an attempt not noted (another process registered it, or it was forgotten) is read
+ * from the stream, and a stale version only costs a conflict and a read. Provide one
+ * instance to both the workflows (which note what they register) and the receiver.
+ */
+export interface RegisteredAttemptsService {
+  readonly get: (attemptId: string) => KnownAttempt | undefined
+  readonly note: (known: KnownAttempt) => void
+}
+
+/** @see RegisteredAttemptsService */
+export class RegisteredAttempts extends Context.Tag("tillflow/RegisteredAttempts")<
+  RegisteredAttempts,
+  RegisteredAttemptsService
+>() {}
+
+/** A bounded memory of attempts (10,000 by default: a few MB). */
+export const makeRegisteredAttempts = (capacity = 10_000): RegisteredAttemptsService => {
+  const known = new Map<string, KnownAttempt>()
+  return {
+    get: (attemptId) => known.get(attemptId),
+    note: (entry) => {
+      const id = entry.registration.attemptId
+      const previous = known.get(id)
+      // Never go back: a concurrent note of an older state keeps the newer one.
+      if (previous !== undefined && previous.version > entry.version) return
+      known.delete(id)
+      known.set(id, entry)
+      if (known.size > capacity) {
+        const oldest = known.keys().next()
+        if (oldest.done !== true) known.delete(oldest.value)
+      }
+    }
+  }
+}
+
+/** {@link RegisteredAttempts} as a layer (one per process, shared by workflows and receiver). */
+export const registeredAttemptsLayer = (capacity?: number): Layer.Layer<RegisteredAttempts> =>
+  Layer.sync(RegisteredAttempts, () => makeRegisteredAttempts(capacity))

@@ -455,7 +455,7 @@ const run = (payload: Payload, executionId: string) =>
       if (sent._tag === "Accepted") {
         waited =
           plan.delivery === "callback"
-            ? yield* awaitCallback(payload, plan, attempt, context)
+            ? yield* awaitCallback(payload, plan, attempt, context, store)
             : yield* awaitPoll(payload, plan, attempt, context, sent, cloud)
       }
 
@@ -538,26 +538,23 @@ const send = (
     const token = plan.delivery === "callback" ? yield* CallbackRegistration.makeToken : undefined
     const tokenHash = token === undefined ? undefined : yield* CallbackRegistration.hashToken(token)
     const registeredAt = yield* now
-    const registration = yield* CallbackRegistration.events
-      .encode(
-        CallbackRegistration.AttemptRegistered.make({
-          attemptId: attempt.attemptId,
-          attempt: attempt.attempt,
-          workflowName: TerminalOperation.name,
-          executionId,
-          paymentStream: DomainEvents.paymentStream(executionId),
-          deferredName: CallbackRegistration.resultDeferred(attempt.attemptId).name,
-          operation: request.operation,
-          serialNumber: request.serialNumber,
-          ...(attempt.transactionReference === undefined
-            ? {}
-            : { transactionReference: attempt.transactionReference }),
-          delivery: plan.delivery,
-          ...(tokenHash === undefined ? {} : { tokenHash }),
-          registeredAt
-        })
-      )
-      .pipe(Effect.orDie)
+    const registrationData = CallbackRegistration.AttemptRegistered.make({
+      attemptId: attempt.attemptId,
+      attempt: attempt.attempt,
+      workflowName: TerminalOperation.name,
+      executionId,
+      paymentStream: DomainEvents.paymentStream(executionId),
+      deferredName: CallbackRegistration.resultDeferred(attempt.attemptId).name,
+      operation: request.operation,
+      serialNumber: request.serialNumber,
+      ...(attempt.transactionReference === undefined
+        ? {}
+        : { transactionReference: attempt.transactionReference }),
+      delivery: plan.delivery,
+      ...(tokenHash === undefined ? {} : { tokenHash }),
+      registeredAt
+    })
+    const registration = yield* CallbackRegistration.events.encode(registrationData).pipe(Effect.orDie)
     const registered = yield* store
       .append(CallbackRegistration.attemptStream(attempt.attemptId), EventStore.NoStream, [registration])
       .pipe(
@@ -606,6 +603,14 @@ const send = (
         ]),
         outcome
       )
+
+    if (registered && plan.delivery === "callback") {
+      // The receiver of this process then checks the token without reading the stream.
+      const attempts = yield* Effect.serviceOption(CallbackRegistration.RegisteredAttempts)
+      if (Option.isSome(attempts)) {
+        attempts.value.note({ registration: registrationData.data, version: 1, resultHashes: [] })
+      }
+    }
 
     if (!registered) {
       // This step ran before and stopped after registering: the POST may have left. Never resend.
@@ -660,7 +665,8 @@ const awaitCallback = (
   payload: Payload,
   plan: Plan,
   attempt: AttemptInfo,
-  context: OperationOutcome.AttemptContext
+  context: OperationOutcome.AttemptContext,
+  store: EventStore.Service
 ) =>
   Effect.gen(function* () {
     const prefix = `attempt-${attempt.attempt}`
@@ -674,14 +680,20 @@ const awaitCallback = (
         DurableDeferred.await(CallbackRegistration.resultDeferred(attempt.attemptId)),
         (delivered) => new Arrived({ delivered })
       )
-      const elapsed: Effect.Effect<CallbackWait, never, WorkflowEngine | WorkflowInstance> = Effect.as(
+      // The receiver acknowledges a delivery once its result is in the attempt's stream and
+      // resolves the deferred after its reply: a crash in between leaves the result recorded
+      // but never forwarded. So when the clock wins, the result is looked for where it was
+      // recorded; what the race returns is stored with it, so a replay does not look again.
+      const elapsed: Effect.Effect<CallbackWait, never, WorkflowEngine | WorkflowInstance> = Effect.zipRight(
         DurableClock.sleep({
           name: `${prefix}/callback-fallback-${k}`,
           duration: Duration.millis(Math.max(1, slice)),
           // Durable even when short: the workflow suspends, and the callback wakes it.
           inMemoryThreshold: Duration.zero
         }),
-        new Elapsed()
+        Effect.map(recordedResult(store, attempt.attemptId), (delivered) =>
+          delivered === null ? new Elapsed() : new Arrived({ delivered })
+        )
       )
       const raced = yield* DurableDeferred.raceAll({
         name: `${prefix}/await-callback-${k}`,
@@ -708,6 +720,34 @@ const awaitCallback = (
         } satisfies Waited
       }
     }
+  })
+
+/**
+ * The first result recorded in the attempt's stream, if any (undecodable bodies are not
+ * results). A store that cannot answer counts as none: the wait goes on as without it.
+ */
+const recordedResult = (
+  store: EventStore.Service,
+  attemptId: string
+): Effect.Effect<CallbackRegistration.DeliveredResult | null> =>
+  Effect.gen(function* () {
+    const read = yield* store
+      .readStream(CallbackRegistration.attemptStream(attemptId))
+      .pipe(Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }), Effect.option)
+    if (Option.isNone(read)) return null
+    const events = read.value
+    for (const recorded of events) {
+      if (recorded.type !== CallbackRegistration.ResultReceived.type) continue
+      const decoded = yield* Effect.option(CallbackRegistration.events.decode(recorded))
+      if (Option.isNone(decoded) || decoded.value.type !== "ResultReceived") continue
+      const received = decoded.value.data as typeof CallbackRegistration.ResultReceived.schema.Type
+      const result = Schema.decodeUnknownOption(CallbackRegistration.DeliveredResult.fields.result)(
+        received.result
+      )
+      if (Option.isNone(result)) continue
+      return { result: result.value, resultHash: received.resultHash, receivedAt: received.receivedAt }
+    }
+    return null
   })
 
 /** Step 4, polling mode: `transaction-result` until 200, or reconcile on 404 or timeout. */

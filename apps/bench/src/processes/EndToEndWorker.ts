@@ -13,6 +13,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import {
+  CallbackRegistration,
   DurableEngine,
   EngineWorker,
   Identifiers,
@@ -120,6 +121,7 @@ const app = Layer.mergeAll(
   EngineWorker.layer({ workerId: "bench-e2e", concurrency, pollInterval: "200 millis" }),
   HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
 ).pipe(
+  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
   Layer.provideMerge(settings),
   Layer.provideMerge(receiverServer),
   Layer.provideMerge(cloud),

@@ -232,3 +232,36 @@ describe("end to end: one terminal, several callers; stop", () => {
     { timeout: 120_000 }
   )
 })
+
+describe("end to end: a result acknowledged but never forwarded", () => {
+  it.effect(
+    "the receiver's process stops between the 200 and the forwarding: the sale settles with that result, one charge",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(3100n) },
+            { idempotencyKey: "lost-forward", delivery: "callback" }
+          )
+        )
+        expect(tagOf(exit)).toBe("Approved")
+        // Settled by the delivered result found in the attempt's stream, not by the status endpoint.
+        if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("callback")
+        expect(yield* h.charges).toBe(1)
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "ResultReceived")).toHaveLength(1)
+        // Nothing resolved the attempt's deferred: the workflow read the result where it was recorded.
+        const resolved = all.filter(
+          (e) =>
+            e.type === "DeferredResolved" &&
+            String((e.data as { readonly name?: unknown }).name).startsWith("tillflow/result/")
+        )
+        expect(resolved).toHaveLength(0)
+        const types = (yield* paymentEvents).map((e) => e.type)
+        expect(types.filter((t) => t === "AttemptRecorded")).toHaveLength(1)
+        expect(types.filter((t) => t === "PaymentAuthorised")).toHaveLength(1)
+      }).pipe(Effect.provide(layer({ loseForwarding: true }))),
+    { timeout: 120_000 }
+  )
+})

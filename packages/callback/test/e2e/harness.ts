@@ -10,7 +10,9 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import {
+  CallbackRegistration,
   DurableEngine,
   EngineWorker,
   EventStore,
@@ -79,6 +81,8 @@ export interface Options {
   readonly settings?: Partial<ProtocolSettings.Settings>
   /** Start a worker (default true). */
   readonly worker?: boolean
+  /** The receiver's process stops right after acknowledging: its results are never forwarded. */
+  readonly loseForwarding?: boolean
 }
 
 /** The whole system, fresh per test. */
@@ -105,7 +109,20 @@ export const layer = (options: Options = {}) => {
     )
   )
   const receiverServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
-  const receiver = HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+  const receiver = HttpServer.serve(CallbackHttp.app).pipe(
+    Layer.provide(
+      options.loseForwarding === true
+        ? CallbackReceiver.layer.pipe(
+            Layer.provide(
+              Layer.effect(
+                WorkflowEngine,
+                Effect.map(WorkflowEngine, (engine) => ({ ...engine, deferredDone: () => Effect.void }))
+              )
+            )
+          )
+        : CallbackReceiver.layer
+    )
+  )
   const harness = Layer.effect(
     Harness,
     Effect.gen(function* () {
@@ -138,6 +155,7 @@ export const layer = (options: Options = {}) => {
   )
   const worker = options.worker === false ? Layer.empty : EngineWorker.layer({ pollInterval: "500 millis" })
   return Layer.mergeAll(PaymentProtocol.layer, worker, receiver).pipe(
+    Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
     Layer.provideMerge(settings),
     Layer.provideMerge(harness),
     Layer.provideMerge(receiverServer),
@@ -184,17 +202,23 @@ export const advanceUntil = <R>(
     { max }
   )
 
-/** The types of the events of every payment stream. */
-export const paymentEvents = Effect.flatMap(EventStore.EventStore, (store) =>
-  Effect.map(Effect.orDie(store.readAll(EventStore.Checkpoint.start, { maxCount: 100_000 })), (page) =>
-    page.events.filter((e) => e.streamId.startsWith("payment-"))
+/**
+ * Every event of the streams the global log shows, each stream read whole. The global log
+ * holds back what committed after a transaction still in flight (a worker's claim, a
+ * receiver's forwarding): a stream read is not, so what a test has just seen end is there.
+ */
+const streamsRead = (keep: (streamId: string) => boolean) =>
+  Effect.flatMap(EventStore.EventStore, (store) =>
+    Effect.gen(function* () {
+      const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100_000 })
+      const ids = [...new Set(page.events.map((e) => e.streamId))].filter(keep)
+      const streams = yield* Effect.forEach(ids, (id) => store.readStream(id))
+      return streams.flat().sort((a, b) => (a.globalPosition < b.globalPosition ? -1 : 1))
+    }).pipe(Effect.orDie)
   )
-)
+
+/** The events of every payment stream. */
+export const paymentEvents = streamsRead((id) => id.startsWith("payment-"))
 
 /** Every event. */
-export const everything = Effect.flatMap(EventStore.EventStore, (store) =>
-  Effect.map(
-    Effect.orDie(store.readAll(EventStore.Checkpoint.start, { maxCount: 100_000 })),
-    (page) => page.events
-  )
-)
+export const everything = streamsRead(() => true)
