@@ -127,11 +127,69 @@ const appendFunction = Effect.gen(function* () {
     $$`
 })
 
+// The append without a separate read of the stream's head (migration 4): a writer that
+// does not know the head (an `AnyVersion` append to a stream it has not written lately, a
+// cached head another writer has since moved) sends its guess, and when the guess is wrong
+// the same call answers the stream's actual head, so the retry needs no statement of its own.
+//
+// As `tillflow_append` (migration 3, kept for the processes of the previous release still
+// running during an upgrade), with two changes:
+// - The stream row is bumped only if it is still at `expected` AND its last hash is still
+//   `previous_hash`, the hash the batch was chained onto. Versions alone could pass a stale
+//   guess: a head cached from an append whose (caller's) transaction rolled back, after
+//   which another writer wrote that version with another hash; the batch would then be
+//   chained onto a hash that is not in the stream.
+// - A bump that did not happen answers 0 inserted and the stream's committed head
+//   (`head_version`, `head_hash`; NULL, NULL when it has no row), read by a statement of
+//   its own inside the function: under READ COMMITTED it takes a new snapshot, so it sees
+//   the writer whose commit the bump waited for. Nothing is inserted, so no value of the
+//   global position sequence is taken, and the read takes no lock.
+// On success it answers the new head (the version reached and `next_hash`).
+const appendReportingHead = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE FUNCTION tillflow_append_chained(
+      stream text, expected bigint, stream_exists boolean, previous_hash text, next_hash text, batch jsonb
+    ) RETURNS TABLE (inserted integer, positions text, head_version bigint, head_hash text)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      next_version bigint := expected + jsonb_array_length(batch);
+    BEGIN
+      IF stream_exists THEN
+        UPDATE streams SET version = next_version, last_hash = next_hash, updated_at = now()
+          WHERE streams.stream_id = stream AND streams.version = expected
+            AND streams.last_hash = previous_hash;
+      ELSE
+        INSERT INTO streams (stream_id, version, last_hash) VALUES (stream, next_version, next_hash)
+          ON CONFLICT (stream_id) DO NOTHING;
+      END IF;
+      IF NOT FOUND THEN
+        RETURN QUERY
+          SELECT 0, NULL::text, streams.version, streams.last_hash
+          FROM (VALUES (1)) AS one (n) LEFT JOIN streams ON streams.stream_id = stream;
+        RETURN;
+      END IF;
+      RETURN QUERY
+        WITH appended AS (
+          INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
+          SELECT stream, expected + b.n, (b.e->>0)::uuid, b.e->>1, (b.e->>2)::integer,
+            b.e->3, b.e->4, b.e->>5
+          FROM jsonb_array_elements(batch) WITH ORDINALITY AS b (e, n)
+          RETURNING events.version, events.global_position
+        )
+        SELECT count(*)::integer, string_agg(appended.global_position::text, ',' ORDER BY appended.version),
+          next_version, next_hash
+        FROM appended;
+    END
+    $$`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
   "2_notify_after_commit": notifyAfterCommit,
-  "3_append_function": appendFunction
+  "3_append_function": appendFunction,
+  "4_append_reporting_head": appendReportingHead
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -3,13 +3,16 @@
  * `SqlClient` that speaks PostgreSQL, run unchanged on PostgreSQL (`PgEventStore`) and on
  * PGlite (`PgliteEventStore`). The layer applies the package's migrations at start-up.
  *
- * Append: read the stream's head (version, last hash), check the expected version, hash
- * the batch onto the chain, then ONE statement, atomic by itself or inside the caller's
- * transaction: `tillflow_append` (a PL/pgSQL function, migration 3, planned once per
- * connection) bumps the stream row only if it is still at the version read (or creates it
- * only if it does not exist), and inserts the batch, sent as one JSON array parameter, only
- * if that bump took effect. Zero rows inserted = a lost race = `ConcurrencyConflict`; no
- * row was produced, so no value of the global position sequence was taken. The store sends
+ * Append: ONE statement per attempt, atomic by itself or inside the caller's transaction:
+ * `tillflow_append_chained` (a PL/pgSQL function, migration 4, planned once per connection)
+ * gets the batch, sent as one JSON array parameter, hashed onto the head the stream is
+ * believed to have (the genesis hash for a new stream, the head this store last wrote, or,
+ * for `exactVersion(n)` with no such head at n, the head read first). It bumps the stream
+ * row only if it is still at that version and hash (or creates it only if it does not
+ * exist), and inserts the batch only if that bump took effect. A wrong guess (a lost race)
+ * inserts nothing, so no value of the global position sequence is taken, and answers the
+ * stream's actual head: the store retries on it when it satisfies the expected version
+ * (always under `AnyVersion`), otherwise fails with `ConcurrencyConflict`. The store sends
  * `NOTIFY` after appends commit (from a fiber of its own, at most one per
  * `notifyInterval`, coalescing the appends made meanwhile), not inside the appending
  * transaction.
@@ -79,6 +82,11 @@ const HeadRow = Schema.Struct({
   last_hash: Schema.String
 })
 const decodeHeadRows = Schema.decodeUnknown(Schema.Array(HeadRow))
+
+/** The outcome of one append attempt: appended, or a wrong guess and the stream's actual head. */
+type Attempt =
+  | { readonly _tag: "Appended"; readonly result: EventStore.AppendResult }
+  | { readonly _tag: "Missed"; readonly head: Option.Option<HashChain.StreamHead> }
 
 const toRecordedEvent = (row: typeof EventRow.Type): EventStore.RecordedEvent =>
   // Rows come from jsonb columns and typed SQL casts: already valid, so skip re-validation.
@@ -220,10 +228,12 @@ export const make = (
     const decodeEvents = (operation: string) => (rows: ReadonlyArray<unknown>) =>
       decodeEventRows(rows).pipe(Effect.map(Arr.map(toRecordedEvent)), Effect.mapError(storeError(operation)))
 
-    // The heads this store last wrote, so that a writer appending at the version it just
-    // wrote (the usual case: one worker per stream) skips reading the head. An entry is
-    // used only when its version equals the expected one, and the hash at a given version
-    // never changes, so a stale entry can only lead to the conflict the database reports.
+    // The heads this store last wrote (or was last told by a wrong guess), so that a writer
+    // appending at the version it just wrote (the usual case: one worker per stream) skips
+    // reading the head. An entry is only ever a guess: the append function checks both the
+    // version and the hash (a head written by a transaction that rolled back may have been
+    // rewritten since with another hash), so a stale entry costs one attempt, never a
+    // broken chain or a wrong conflict.
     const heads = new Map<string, HashChain.StreamHead>()
     const rememberHead = (streamId: string, head: HashChain.StreamHead) => {
       heads.delete(streamId)
@@ -244,51 +254,52 @@ export const make = (
             : Option.some({ version: Number(rows[0].version), lastHash: rows[0].last_hash })
       )
 
-    // One attempt: read the head (or take it from the cache), hash the batch onto it, then
-    // ONE statement, `tillflow_append` (migration 3, where its race-freedom is argued): it
-    // bumps the stream row only if it is still at that version (or creates it only if it
-    // does not exist) and inserts the batch only if the bump took effect. A lost race
-    // inserts no row, so it takes no value of the global position sequence. The statement
-    // is its own transaction (or part of the caller's); the NOTIFY follows it
-    // (`notifyAppended`). The function's statements are planned once per connection.
+    // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
+    // believed to have; None: no stream yet) and call `tillflow_append_chained` (migration
+    // 4, where its race-freedom is argued). It bumps the stream row only if it is still at
+    // that version and hash (or creates it only if it does not exist) and inserts the batch
+    // only if the bump took effect. A wrong guess (a lost race, a stale or absent cache
+    // entry) inserts no row, so it takes no value of the global position sequence, and the
+    // same call answers the stream's actual head for the next attempt. The statement is its
+    // own transaction (or part of the caller's); the NOTIFY follows it (`notifyAppended`).
+    // The function's statements are planned once per connection.
     //
     // The batch travels as ONE parameter, a JSON array of rows (`batchJson`) that the server
-    // unpacks with `jsonb_array_elements`: the statement has the same text and five
+    // unpacks with `jsonb_array_elements`: the statement has the same text and six
     // parameters whatever the batch size, so there is little to build per append, and each
     // row's `data` and `metadata` are the canonical JSON texts the hashes were computed
     // over, embedded as they are (jsonb parses them exactly as it would parse them alone).
-    // It answers one row: how many events it inserted and their global positions in
-    // version order.
-    // Returns None when the race was lost.
+    // It answers one row: how many events it inserted, their global positions in version
+    // order, and the stream's head.
     const appendOnce = (
       streamId: string,
-      expectedVersion: EventStore.ExpectedVersion,
+      guess: Option.Option<HashChain.StreamHead>,
       prepared: ReadonlyArray<EventStore.PreparedEvent>
-    ) =>
+    ): Effect.Effect<Attempt, SqlError> =>
       Effect.gen(function* () {
-        const cached = heads.get(streamId)
-        const head =
-          cached !== undefined &&
-          expectedVersion._tag === "Exact" &&
-          cached.version === expectedVersion.version
-            ? Option.some(cached)
-            : yield* readHead(streamId)
-        const actual = Option.isSome(head) ? head.value.version : 0
-        if (!EventStore.satisfies(expectedVersion, actual)) {
-          return yield* new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
-        }
-        const previousHash = Option.isSome(head) ? head.value.lastHash : HashChain.genesis
-        const hashes = HashChain.chainSync(previousHash, streamId, actual + 1, prepared, sha256Sync)
-        const nextVersion = actual + prepared.length
+        const expected = Option.isSome(guess) ? guess.value.version : 0
+        const previousHash = Option.isSome(guess) ? guess.value.lastHash : HashChain.genesis
+        const hashes = HashChain.chainSync(previousHash, streamId, expected + 1, prepared, sha256Sync)
+        const nextVersion = expected + prepared.length
         const lastHash = hashes[hashes.length - 1]
-        const rows = yield* sql<{ readonly inserted: number; readonly positions: string | null }>`
-          SELECT inserted, positions FROM tillflow_append(${streamId}::text, ${actual}::bigint,
-            ${Option.isSome(head)}::boolean, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
+        const rows = yield* sql<{
+          readonly inserted: number
+          readonly positions: string | null
+          readonly head_version: string | null
+          readonly head_hash: string | null
+        }>`SELECT inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_chained(${streamId}::text, ${expected}::bigint, ${Option.isSome(guess)}::boolean,
+            ${previousHash}::text, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
         const result = rows[0]
         const inserted = result === undefined ? -1 : Number(result.inserted)
         if (inserted === 0) {
-          heads.delete(streamId)
-          return Option.none()
+          const head: Option.Option<HashChain.StreamHead> =
+            result.head_version === null || result.head_hash === null
+              ? Option.none()
+              : Option.some({ version: Number(result.head_version), lastHash: result.head_hash })
+          if (Option.isSome(head)) rememberHead(streamId, head.value)
+          else heads.delete(streamId)
+          return { _tag: "Missed", head } as const
         }
         if (inserted !== prepared.length || result?.positions == null) {
           // Cannot happen (the function answers one row, counting the rows of the array just
@@ -299,33 +310,62 @@ export const make = (
         }
         rememberHead(streamId, { version: nextVersion, lastHash })
         const positions = result.positions.split(",").map((position) => BigInt(position))
-        return Option.some({ nextVersion, positions })
+        return { _tag: "Appended", result: { nextVersion, positions } } as const
       })
 
-    // A lost race is a conflict, except under `Any`, which tries again on the new head.
+    // The first guess of the stream's head, without a statement where one will do:
+    // - `NoStream`, `Exact(0)`: no stream (the genesis hash is known);
+    // - `Any`: the head this store last wrote, or no stream: a wrong guess costs nothing but
+    //   the attempt, which answers the actual head;
+    // - `Exact(n)`, n > 0: the cached head if it is at n; otherwise the batch cannot be
+    //   hashed without the hash at n, so read the head (and refuse at once if it is not at n).
+    const firstGuess = (
+      streamId: string,
+      expectedVersion: EventStore.ExpectedVersion
+    ): Effect.Effect<Option.Option<HashChain.StreamHead>, EventStore.ConcurrencyConflict | SqlError> => {
+      switch (expectedVersion._tag) {
+        case "NoStream":
+          return Effect.succeed(Option.none())
+        case "Any":
+          return Effect.succeed(Option.fromNullable(heads.get(streamId)))
+        case "Exact": {
+          if (expectedVersion.version === 0) return Effect.succeed(Option.none())
+          const cached = heads.get(streamId)
+          if (cached !== undefined && cached.version === expectedVersion.version)
+            return Effect.succeed(Option.some(cached))
+          return Effect.flatMap(readHead(streamId), (head) => {
+            const actual = Option.isSome(head) ? head.value.version : 0
+            return EventStore.satisfies(expectedVersion, actual)
+              ? Effect.succeed(head)
+              : Effect.fail(
+                  new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+                )
+          })
+        }
+      }
+    }
+
+    // Attempts until one appends: after a wrong guess, the next attempt chains onto the head
+    // the last one answered if that head satisfies the expected version (always under `Any`;
+    // under `NoStream` and `Exact` only when the guess was wrong about the hash or the row,
+    // not about the version); otherwise `ConcurrencyConflict` naming the actual version.
     const appendBatch = (
       streamId: string,
       expectedVersion: EventStore.ExpectedVersion,
       prepared: ReadonlyArray<EventStore.PreparedEvent>
-    ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> =>
-      Effect.flatMap(
-        appendOnce(streamId, expectedVersion, prepared),
-        Option.match({
-          onSome: Effect.succeed,
-          onNone: () =>
-            expectedVersion._tag === "Any"
-              ? appendBatch(streamId, expectedVersion, prepared)
-              : Effect.flatMap(readHead(streamId), (head) =>
-                  Effect.fail(
-                    new EventStore.ConcurrencyConflict({
-                      streamId,
-                      expected: expectedVersion,
-                      actual: Option.match(head, { onNone: () => 0, onSome: (h) => h.version })
-                    })
-                  )
-                )
+    ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> => {
+      const attempt = (
+        guess: Option.Option<HashChain.StreamHead>
+      ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> =>
+        Effect.flatMap(appendOnce(streamId, guess, prepared), (outcome) => {
+          if (outcome._tag === "Appended") return Effect.succeed(outcome.result)
+          const actual = Option.isSome(outcome.head) ? outcome.head.value.version : 0
+          return EventStore.satisfies(expectedVersion, actual)
+            ? attempt(outcome.head)
+            : Effect.fail(new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual }))
         })
-      )
+      return Effect.flatMap(firstGuess(streamId, expectedVersion), attempt)
+    }
 
     const mapAppendSqlError =
       (streamId: string, prepared: ReadonlyArray<EventStore.PreparedEvent>) =>

@@ -1,7 +1,7 @@
 import { EventStore, MemoryEventStore } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { eventStoreContract, Tamper } from "./EventStoreContract.js"
+import { eventStoreContract, OtherInstance, Tamper } from "./EventStoreContract.js"
 
 const memoryTamper = Layer.effect(
   Tamper,
@@ -17,7 +17,15 @@ const memoryTamper = Layer.effect(
   }))
 )
 
+// The memory store caches nothing: its "other instance" is itself.
+const sameInstance = Layer.effect(
+  OtherInstance,
+  Effect.map(EventStore.EventStore, (store) => ({ make: Effect.succeed(store) }))
+)
+
 eventStoreContract(
   "memory",
-  memoryTamper.pipe(Layer.provideMerge(MemoryEventStore.layer({ pollInterval: "50 millis" })))
+  Layer.merge(memoryTamper, sameInstance).pipe(
+    Layer.provideMerge(MemoryEventStore.layer({ pollInterval: "50 millis" }))
+  )
 )

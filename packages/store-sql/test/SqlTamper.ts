@@ -1,10 +1,12 @@
-/** The contract's tamper hook for SQL stores: a direct UPDATE of a row's data. */
+/** The contract's test services for SQL stores: the tamper hook and a second store instance. */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { Tamper } from "./EventStoreContract.js"
+import { SqlEventStore } from "@tillflow/store-sql"
+import { OtherInstance, Tamper } from "./EventStoreContract.js"
 
-export const sqlTamper = Layer.effect(
+/** A direct UPDATE of a row's data. */
+const tamper = Layer.effect(
   Tamper,
   Effect.map(SqlClient.SqlClient, (sql) => ({
     setData: (streamId: string, version: number, data: unknown) =>
@@ -12,3 +14,13 @@ export const sqlTamper = Layer.effect(
         WHERE stream_id = ${streamId} AND version = ${version}`.pipe(Effect.orDie, Effect.asVoid)
   }))
 )
+
+/** Another `SqlEventStore` over the same database, with a head cache of its own. */
+const otherInstance = Layer.effect(
+  OtherInstance,
+  Effect.map(SqlClient.SqlClient, (sql) => ({
+    make: Effect.provideService(SqlEventStore.make(), SqlClient.SqlClient, sql)
+  }))
+)
+
+export const sqlTamper = Layer.merge(tamper, otherInstance)
