@@ -270,6 +270,13 @@ export interface Options {
   readonly pollInterval?: Duration.DurationInput | undefined
   /** Delay before an execution whose run crashed runs again, by claim count (default 1 s × 2ⁿ, at most 1 min). */
   readonly retryDelay?: ((claims: number) => Duration.Duration) | undefined
+  /**
+   * How many histories of executions not running here this process keeps (default 512,
+   * least recently used first out; 0 keeps none). The next claim, poll or resolution of
+   * one of them reads only the events appended since (`readStream` from its version)
+   * instead of reading and decoding its whole stream again.
+   */
+  readonly historyCacheSize?: number | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -438,6 +445,7 @@ export const make = (
     const queue = yield* ExecutionQueue.ExecutionQueue
     const pollInterval = Duration.decode(options.pollInterval ?? "200 millis")
     const retryDelay = options.retryDelay ?? defaultRetryDelay
+    const historyCacheSize = Math.max(0, options.historyCacheSize ?? 512)
 
     const registry = new Map<string, Registered>()
     const running = new Map<string, RunState>()
@@ -478,12 +486,34 @@ export const make = (
         return Effect.void
       })
 
+    // Histories of executions not running here, by execution id, least recently kept
+    // first. An entry belongs to whoever takes it (`load` removes it): a log is only ever
+    // folded by one fiber, and given back (`keep`) when that fiber is done with it. A kept
+    // log is the fold of a prefix of its stream (events are never changed once stored), so
+    // reading from its version on gives the same history as reading the whole stream.
+    const histories = new Map<string, Log>()
+    const keep = (log: Log) =>
+      Effect.sync(() => {
+        if (historyCacheSize === 0) return
+        histories.delete(log.executionId)
+        histories.set(log.executionId, log)
+        if (histories.size > historyCacheSize) {
+          const oldest = histories.keys().next()
+          if (oldest.done !== true) histories.delete(oldest.value)
+        }
+      })
+
     const load = (executionId: string): Effect.Effect<Log> =>
-      Effect.gen(function* () {
+      Effect.suspend(() => {
+        const cached = histories.get(executionId)
+        if (cached !== undefined) {
+          histories.delete(executionId)
+          return Effect.as(refresh(cached), cached)
+        }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
-        const events = yield* orDieAfterRetries(store.readStream(log.stream))
-        yield* applyAll(log, events)
-        return log
+        return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
+          Effect.as(applyAll(log, events), log)
+        )
       })
 
     const refresh = (log: Log): Effect.Effect<void> =>
@@ -730,11 +760,11 @@ export const make = (
           )
         )
         if (created) yield* signal
+        // A child that has not finished suspends its parent; its completion wakes it.
+        const childResult = parent === undefined ? undefined : yield* decodeCompleted(workflow, log)
+        yield* keep(log)
         if (opts.discard) return
-        if (parent !== undefined) {
-          // A child that has not finished suspends its parent; its completion wakes it.
-          return (yield* decodeCompleted(workflow, log)) ?? new Workflow.Suspended({})
-        }
+        if (parent !== undefined) return childResult ?? new Workflow.Suspended({})
         return yield* awaitCompletion(workflow, executionId)
       })
 
@@ -917,6 +947,7 @@ export const make = (
               : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
           )
         )
+        if (run === undefined) yield* keep(log)
         if (appended) yield* wake(executionId)
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 
@@ -942,6 +973,7 @@ export const make = (
               ? undefined
               : [engineEvent({ _tag: "WorkflowInterrupted" })]
           )
+          yield* keep(log)
           yield* wake(executionId)
         }).pipe(
           Effect.withSpan("DurableEngine.interrupt", spanOptions({ workflow: workflow.name, executionId }))
@@ -958,6 +990,7 @@ export const make = (
             yield* appendEngine(log, (history) =>
               history.stuck === undefined ? undefined : [engineEvent({ _tag: "WorkflowResumed" })]
             )
+            yield* keep(log)
           }
           yield* wake(executionId, true)
         }).pipe(
@@ -981,7 +1014,10 @@ export const make = (
               : [engineEvent({ _tag: "ClockScheduled", name: clock.name, fireAt, durationMillis })]
           )
           // Outside a run nothing would look at the timer before the next suspension.
-          if (run === undefined) yield* wake(executionId)
+          if (run === undefined) {
+            yield* keep(log)
+            yield* wake(executionId)
+          }
         })
     })
 
@@ -1131,9 +1167,13 @@ export const make = (
             const exit = yield* Effect.orDie(
               Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
             )
+            yield* keep(log)
             return yield* release(claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
           }
-          if (log.history.stuck !== undefined) return yield* release(claim, workerId, { _tag: "Stuck" })
+          if (log.history.stuck !== undefined) {
+            yield* keep(log)
+            return yield* release(claim, workerId, { _tag: "Stuck" })
+          }
 
           const outcome = yield* restore(runWorkflow(entry, log, claim)).pipe(Effect.exit)
           if (Exit.isSuccess(outcome) && outcome.value.run.violation !== undefined) {
@@ -1166,12 +1206,16 @@ export const make = (
               runAt: time + Duration.toMillis(retryDelay(claim.claims))
             })
           }
+          // The run ended in a result: its fibers are done with the log, which is kept for
+          // whoever looks at this execution next (its waiting caller, its next claim).
           if (result.value._tag === "Complete") {
             const status = yield* complete(entry, log, result.value.exit)
+            yield* keep(log)
             return yield* release(claim, workerId, { _tag: "Finished", status })
           }
           const wakeAt = History.nextTimer(log.history)
           yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
+          yield* keep(log)
           return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
         }).pipe(
           Effect.catchAllCause((cause) =>
