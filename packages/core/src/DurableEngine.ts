@@ -508,7 +508,11 @@ export const make = (
         const cached = histories.get(executionId)
         if (cached !== undefined) {
           histories.delete(executionId)
-          return Effect.as(refresh(cached), cached)
+          // A completion is final: the first `WorkflowCompleted` is the result, and nothing
+          // appended after it changes what the engine reads (no need to read again).
+          return cached.history.completed !== undefined
+            ? Effect.succeed(cached)
+            : Effect.as(refresh(cached), cached)
         }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
         return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
@@ -651,12 +655,18 @@ export const make = (
     /**
      * Waits for an execution's result: woken by its completion here or, through the
      * queue's `changes`, in another process; polling is the floor for a lost notification,
-     * from `pollInterval`, doubling while nothing happens, up to 16 times it.
+     * from `pollInterval`, doubling while nothing happens, up to 16 times it. While the
+     * execution runs in this process the floor is not needed: its run's end wakes the
+     * waiters here (`release` calls `changed` after `running` forgot it), so the status is
+     * read on a wakeup or once it runs elsewhere, not on every interval.
      */
-    const awaitCompletion = (workflow: Workflow.Any, executionId: string) =>
+    const awaitCompletion = (workflow: Workflow.Any, executionId: string, justCreated: boolean) =>
       Effect.gen(function* () {
         let interval = pollInterval
         const longest = Duration.times(pollInterval, 16)
+        // An execution this call has just enqueued is pending: its first status is not read.
+        let skipFirst = justCreated
+        let woken = true
         while (true) {
           // Registered before the poll, so a change between the poll and the wait is kept.
           const wakeup = yield* Deferred.make<void>()
@@ -664,9 +674,12 @@ export const make = (
           waiting.add(wakeup)
           waiters.set(executionId, waiting)
           const outcome = yield* Effect.gen(function* () {
-            const result = yield* poll(workflow, executionId)
-            if (result !== undefined && result._tag === "Complete") return result
-            const woken = yield* Effect.raceFirst(
+            if (!skipFirst && (woken || !running.has(executionId))) {
+              const result = yield* poll(workflow, executionId)
+              if (result !== undefined && result._tag === "Complete") return result
+            }
+            skipFirst = false
+            woken = yield* Effect.raceFirst(
               Effect.as(Deferred.await(wakeup), true),
               Effect.as(Effect.sleep(interval), false)
             )
@@ -765,7 +778,7 @@ export const make = (
         yield* keep(log)
         if (opts.discard) return
         if (parent !== undefined) return childResult ?? new Workflow.Suspended({})
-        return yield* awaitCompletion(workflow, executionId)
+        return yield* awaitCompletion(workflow, executionId, created)
       })
 
     // -- activities --------------------------------------------------------------------
