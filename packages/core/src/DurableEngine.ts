@@ -377,26 +377,33 @@ const engineEvent = (
   return built
 }
 
-/** The path of the first `Redacted` inside a value, if any. */
-const findRedacted = (value: unknown, path: string, seen: Set<object>): string | undefined => {
-  if (Redacted.isRedacted(value)) return path
+/** The path of the first `Redacted` inside a value, if any (paths built only for a find). */
+const findRedacted = (value: unknown, seen: Set<object>): Array<string> | undefined => {
+  if (Redacted.isRedacted(value)) return []
   if (typeof value !== "object" || value === null || seen.has(value)) return undefined
   seen.add(value)
-  const entries: Iterable<readonly [string, unknown]> = Array.isArray(value)
-    ? value.map((item, index) => [`[${index}]`, item] as const)
-    : Object.entries(value).map(([key, item]) => [`.${key}`, item] as const)
-  for (const [key, item] of entries) {
-    const found = findRedacted(item, `${path}${key}`, seen)
-    if (found !== undefined) return found
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = findRedacted(value[index], seen)
+      if (found !== undefined) return [`[${index}]`, ...found]
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    const found = findRedacted((value as Record<string, unknown>)[key], seen)
+    if (found !== undefined) return [`.${key}`, ...found]
   }
   return undefined
 }
 
-const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const path = findRedacted(value, "$", new Set())
-    return path === undefined ? Effect.void : Effect.die(new RedactedValueRefused({ what, path }))
-  })
+const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> => {
+  // Most results are primitives: no walk, no set.
+  if (typeof value !== "object" || value === null) return Effect.void
+  const found = findRedacted(value, new Set())
+  return found === undefined
+    ? Effect.void
+    : Effect.die(new RedactedValueRefused({ what, path: `$${found.join("")}` }))
+}
 
 const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
 
@@ -896,7 +903,7 @@ export const make = (
         }
         yield* deliver(final.outbox)
         return new Workflow.Complete({ exit: final.event.exit })
-      }).pipe(Effect.withSpan("DurableEngine.activity", spanOptions({ activity: activity.name, attempt })))
+      }) // no span of its own: @effect/workflow's activity span (its name, executionId) wraps it
 
     const deferredResult: WorkflowEngineModule.Encoded["deferredResult"] = (deferred) =>
       Effect.gen(function* () {
