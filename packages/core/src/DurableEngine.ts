@@ -736,8 +736,12 @@ export const make = (
     ): Effect.Effect<Workflow.Result<unknown, unknown> | void> =>
       Effect.gen(function* () {
         const { executionId, parent } = opts
-        const log = yield* load(executionId)
-        if (log.history.started === undefined) {
+        // A new execution's stream is not read first: `WorkflowStarted` is appended at version
+        // 0, and an existing stream turns that into a conflict, which reads it (`appendTo`).
+        const log: Log = histories.has(executionId)
+          ? yield* load(executionId)
+          : { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
+        const start = Effect.gen(function* () {
           yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
           const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
           yield* Effect.orDie(
@@ -760,6 +764,16 @@ export const make = (
                   ]
             )
           )
+        })
+        if (log.history.started === undefined) {
+          const attempt = yield* Effect.exit(start)
+          if (Exit.isFailure(attempt)) {
+            // Refused (a secret, a payload that does not encode): an execution that already
+            // exists is still returned, as when its stream was read first.
+            if (Cause.isInterruptedOnly(attempt.cause)) return yield* Effect.failCause(attempt.cause)
+            yield* refresh(log)
+            if (log.history.started === undefined) return yield* Effect.failCause(attempt.cause)
+          }
         }
         const started = log.history.started
         if (started !== undefined && started.workflowName !== workflow.name) {

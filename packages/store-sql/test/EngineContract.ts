@@ -859,6 +859,34 @@ export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) 
     )
 
     it.effect(
+      "executing again an execution that exists returns it, even with a payload that would be refused now",
+      () =>
+        Effect.gen(function* () {
+          const Keyed = Workflow.make({
+            name: "Keyed",
+            payload: { id: Schema.String, apiKey: Schema.optional(Schema.Redacted(Schema.String)) },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const KeyedLive = Keyed.toLayer(({ id }) => Effect.succeed(`done ${id}`))
+          const id = unique()
+          const node = yield* startNode(KeyedLive)
+          expect(yield* Keyed.execute({ id }).pipe(provideNode(node.context))).toBe(`done ${id}`)
+          // Another process (nothing kept): the same execution, asked with a secret in the payload.
+          const client = yield* Layer.build(DurableEngine.layer())
+          const again = yield* Keyed.execute({ id, apiKey: Redacted.make("sk_live_secret") }).pipe(
+            Effect.provide(client)
+          )
+          expect(again).toBe(`done ${id}`)
+          expect(yield* historyTypes(yield* Keyed.executionId({ id }))).toEqual([
+            "WorkflowStarted",
+            "WorkflowCompleted"
+          ])
+          yield* node.stop
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
       "an activity result the store refuses as a secret is recorded as that refusal: the workflow sees a defect",
       () =>
         Effect.gen(function* () {
