@@ -270,6 +270,13 @@ export interface Options {
   readonly pollInterval?: Duration.DurationInput | undefined
   /** Delay before an execution whose run crashed runs again, by claim count (default 1 s × 2ⁿ, at most 1 min). */
   readonly retryDelay?: ((claims: number) => Duration.Duration) | undefined
+  /**
+   * How many histories of executions not running here this process keeps (default 512,
+   * least recently used first out; 0 keeps none). The next claim, poll or resolution of
+   * one of them reads only the events appended since (`readStream` from its version)
+   * instead of reading and decoding its whole stream again.
+   */
+  readonly historyCacheSize?: number | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -370,26 +377,33 @@ const engineEvent = (
   return built
 }
 
-/** The path of the first `Redacted` inside a value, if any. */
-const findRedacted = (value: unknown, path: string, seen: Set<object>): string | undefined => {
-  if (Redacted.isRedacted(value)) return path
+/** The path of the first `Redacted` inside a value, if any (paths built only for a find). */
+const findRedacted = (value: unknown, seen: Set<object>): Array<string> | undefined => {
+  if (Redacted.isRedacted(value)) return []
   if (typeof value !== "object" || value === null || seen.has(value)) return undefined
   seen.add(value)
-  const entries: Iterable<readonly [string, unknown]> = Array.isArray(value)
-    ? value.map((item, index) => [`[${index}]`, item] as const)
-    : Object.entries(value).map(([key, item]) => [`.${key}`, item] as const)
-  for (const [key, item] of entries) {
-    const found = findRedacted(item, `${path}${key}`, seen)
-    if (found !== undefined) return found
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = findRedacted(value[index], seen)
+      if (found !== undefined) return [`[${index}]`, ...found]
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    const found = findRedacted((value as Record<string, unknown>)[key], seen)
+    if (found !== undefined) return [`.${key}`, ...found]
   }
   return undefined
 }
 
-const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const path = findRedacted(value, "$", new Set())
-    return path === undefined ? Effect.void : Effect.die(new RedactedValueRefused({ what, path }))
-  })
+const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> => {
+  // Most results are primitives: no walk, no set.
+  if (typeof value !== "object" || value === null) return Effect.void
+  const found = findRedacted(value, new Set())
+  return found === undefined
+    ? Effect.void
+    : Effect.die(new RedactedValueRefused({ what, path: `$${found.join("")}` }))
+}
 
 const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
 
@@ -438,6 +452,7 @@ export const make = (
     const queue = yield* ExecutionQueue.ExecutionQueue
     const pollInterval = Duration.decode(options.pollInterval ?? "200 millis")
     const retryDelay = options.retryDelay ?? defaultRetryDelay
+    const historyCacheSize = Math.max(0, options.historyCacheSize ?? 512)
 
     const registry = new Map<string, Registered>()
     const running = new Map<string, RunState>()
@@ -478,12 +493,38 @@ export const make = (
         return Effect.void
       })
 
+    // Histories of executions not running here, by execution id, least recently kept
+    // first. An entry belongs to whoever takes it (`load` removes it): a log is only ever
+    // folded by one fiber, and given back (`keep`) when that fiber is done with it. A kept
+    // log is the fold of a prefix of its stream (events are never changed once stored), so
+    // reading from its version on gives the same history as reading the whole stream.
+    const histories = new Map<string, Log>()
+    const keep = (log: Log) =>
+      Effect.sync(() => {
+        if (historyCacheSize === 0) return
+        histories.delete(log.executionId)
+        histories.set(log.executionId, log)
+        if (histories.size > historyCacheSize) {
+          const oldest = histories.keys().next()
+          if (oldest.done !== true) histories.delete(oldest.value)
+        }
+      })
+
     const load = (executionId: string): Effect.Effect<Log> =>
-      Effect.gen(function* () {
+      Effect.suspend(() => {
+        const cached = histories.get(executionId)
+        if (cached !== undefined) {
+          histories.delete(executionId)
+          // A completion is final: the first `WorkflowCompleted` is the result, and nothing
+          // appended after it changes what the engine reads (no need to read again).
+          return cached.history.completed !== undefined
+            ? Effect.succeed(cached)
+            : Effect.as(refresh(cached), cached)
+        }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
-        const events = yield* orDieAfterRetries(store.readStream(log.stream))
-        yield* applyAll(log, events)
-        return log
+        return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
+          Effect.as(applyAll(log, events), log)
+        )
       })
 
     const refresh = (log: Log): Effect.Effect<void> =>
@@ -621,12 +662,18 @@ export const make = (
     /**
      * Waits for an execution's result: woken by its completion here or, through the
      * queue's `changes`, in another process; polling is the floor for a lost notification,
-     * from `pollInterval`, doubling while nothing happens, up to 16 times it.
+     * from `pollInterval`, doubling while nothing happens, up to 16 times it. While the
+     * execution runs in this process the floor is not needed: its run's end wakes the
+     * waiters here (`release` calls `changed` after `running` forgot it), so the status is
+     * read on a wakeup or once it runs elsewhere, not on every interval.
      */
-    const awaitCompletion = (workflow: Workflow.Any, executionId: string) =>
+    const awaitCompletion = (workflow: Workflow.Any, executionId: string, justCreated: boolean) =>
       Effect.gen(function* () {
         let interval = pollInterval
         const longest = Duration.times(pollInterval, 16)
+        // An execution this call has just enqueued is pending: its first status is not read.
+        let skipFirst = justCreated
+        let woken = true
         while (true) {
           // Registered before the poll, so a change between the poll and the wait is kept.
           const wakeup = yield* Deferred.make<void>()
@@ -634,9 +681,12 @@ export const make = (
           waiting.add(wakeup)
           waiters.set(executionId, waiting)
           const outcome = yield* Effect.gen(function* () {
-            const result = yield* poll(workflow, executionId)
-            if (result !== undefined && result._tag === "Complete") return result
-            const woken = yield* Effect.raceFirst(
+            if (!skipFirst && (woken || !running.has(executionId))) {
+              const result = yield* poll(workflow, executionId)
+              if (result !== undefined && result._tag === "Complete") return result
+            }
+            skipFirst = false
+            woken = yield* Effect.raceFirst(
               Effect.as(Deferred.await(wakeup), true),
               Effect.as(Effect.sleep(interval), false)
             )
@@ -686,8 +736,12 @@ export const make = (
     ): Effect.Effect<Workflow.Result<unknown, unknown> | void> =>
       Effect.gen(function* () {
         const { executionId, parent } = opts
-        const log = yield* load(executionId)
-        if (log.history.started === undefined) {
+        // A new execution's stream is not read first: `WorkflowStarted` is appended at version
+        // 0, and an existing stream turns that into a conflict, which reads it (`appendTo`).
+        const log: Log = histories.has(executionId)
+          ? yield* load(executionId)
+          : { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
+        const start = Effect.gen(function* () {
           yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
           const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
           yield* Effect.orDie(
@@ -710,6 +764,16 @@ export const make = (
                   ]
             )
           )
+        })
+        if (log.history.started === undefined) {
+          const attempt = yield* Effect.exit(start)
+          if (Exit.isFailure(attempt)) {
+            // Refused (a secret, a payload that does not encode): an execution that already
+            // exists is still returned, as when its stream was read first.
+            if (Cause.isInterruptedOnly(attempt.cause)) return yield* Effect.failCause(attempt.cause)
+            yield* refresh(log)
+            if (log.history.started === undefined) return yield* Effect.failCause(attempt.cause)
+          }
         }
         const started = log.history.started
         if (started !== undefined && started.workflowName !== workflow.name) {
@@ -730,12 +794,12 @@ export const make = (
           )
         )
         if (created) yield* signal
+        // A child that has not finished suspends its parent; its completion wakes it.
+        const childResult = parent === undefined ? undefined : yield* decodeCompleted(workflow, log)
+        yield* keep(log)
         if (opts.discard) return
-        if (parent !== undefined) {
-          // A child that has not finished suspends its parent; its completion wakes it.
-          return (yield* decodeCompleted(workflow, log)) ?? new Workflow.Suspended({})
-        }
-        return yield* awaitCompletion(workflow, executionId)
+        if (parent !== undefined) return childResult ?? new Workflow.Suspended({})
+        return yield* awaitCompletion(workflow, executionId, created)
       })
 
     // -- activities --------------------------------------------------------------------
@@ -853,7 +917,7 @@ export const make = (
         }
         yield* deliver(final.outbox)
         return new Workflow.Complete({ exit: final.event.exit })
-      }).pipe(Effect.withSpan("DurableEngine.activity", spanOptions({ activity: activity.name, attempt })))
+      }) // no span of its own: @effect/workflow's activity span (its name, executionId) wraps it
 
     const deferredResult: WorkflowEngineModule.Encoded["deferredResult"] = (deferred) =>
       Effect.gen(function* () {
@@ -917,6 +981,7 @@ export const make = (
               : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
           )
         )
+        if (run === undefined) yield* keep(log)
         if (appended) yield* wake(executionId)
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 
@@ -942,6 +1007,7 @@ export const make = (
               ? undefined
               : [engineEvent({ _tag: "WorkflowInterrupted" })]
           )
+          yield* keep(log)
           yield* wake(executionId)
         }).pipe(
           Effect.withSpan("DurableEngine.interrupt", spanOptions({ workflow: workflow.name, executionId }))
@@ -958,6 +1024,7 @@ export const make = (
             yield* appendEngine(log, (history) =>
               history.stuck === undefined ? undefined : [engineEvent({ _tag: "WorkflowResumed" })]
             )
+            yield* keep(log)
           }
           yield* wake(executionId, true)
         }).pipe(
@@ -981,7 +1048,10 @@ export const make = (
               : [engineEvent({ _tag: "ClockScheduled", name: clock.name, fireAt, durationMillis })]
           )
           // Outside a run nothing would look at the timer before the next suspension.
-          if (run === undefined) yield* wake(executionId)
+          if (run === undefined) {
+            yield* keep(log)
+            yield* wake(executionId)
+          }
         })
     })
 
@@ -1131,9 +1201,13 @@ export const make = (
             const exit = yield* Effect.orDie(
               Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
             )
+            yield* keep(log)
             return yield* release(claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
           }
-          if (log.history.stuck !== undefined) return yield* release(claim, workerId, { _tag: "Stuck" })
+          if (log.history.stuck !== undefined) {
+            yield* keep(log)
+            return yield* release(claim, workerId, { _tag: "Stuck" })
+          }
 
           const outcome = yield* restore(runWorkflow(entry, log, claim)).pipe(Effect.exit)
           if (Exit.isSuccess(outcome) && outcome.value.run.violation !== undefined) {
@@ -1166,12 +1240,16 @@ export const make = (
               runAt: time + Duration.toMillis(retryDelay(claim.claims))
             })
           }
+          // The run ended in a result: its fibers are done with the log, which is kept for
+          // whoever looks at this execution next (its waiting caller, its next claim).
           if (result.value._tag === "Complete") {
             const status = yield* complete(entry, log, result.value.exit)
+            yield* keep(log)
             return yield* release(claim, workerId, { _tag: "Finished", status })
           }
           const wakeAt = History.nextTimer(log.history)
           yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
+          yield* keep(log)
           return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
         }).pipe(
           Effect.catchAllCause((cause) =>

@@ -134,6 +134,25 @@ const decodeEvent = Schema.decodeUnknownEither(EngineEvent)
 export const toStored = (
   event: EngineEvent
 ): { readonly type: string; readonly data: Record<string, unknown> } => {
+  // The event of every successful durable step, built as the schema encodes it (its exit's
+  // value is the activity's encoded result already; `ExitJson` keeps it as it is).
+  if (
+    event._tag === "ActivityCompleted" &&
+    event.exit._tag === "Success" &&
+    Number.isSafeInteger(event.seq)
+  ) {
+    if (Number.isSafeInteger(event.attempt)) {
+      return {
+        type: event._tag,
+        data: {
+          seq: event.seq,
+          name: event.name,
+          attempt: event.attempt,
+          exit: { _tag: "Success", value: event.exit.value }
+        }
+      }
+    }
+  }
   const { _tag, ...data } = encodeEvent(event)
   return { type: _tag, data }
 }

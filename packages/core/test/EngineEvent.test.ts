@@ -3,6 +3,7 @@ import { EngineEvent, Redaction } from "@tillflow/core"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 describe("EngineEvent", () => {
   it("an execution stream id never holds 13 digits in a row, so the redaction check never mistakes it for a card number", () => {
@@ -43,6 +44,28 @@ describe("EngineEvent", () => {
     )
     const corrupt = EngineEvent.fromStored({ type: "ActivityCompleted", data: { seq: "two" } })
     expect(Option.map(corrupt, Either.isLeft)).toEqual(Option.some(true))
+  })
+
+  it("a successful step's stored form (built without the schema) is what the schema encodes", () => {
+    const encode = Schema.encodeSync(EngineEvent.EngineEvent)
+    const values = [3, "text", null, true, { amount: "1000", items: [1, { a: null }] }, [], undefined]
+    for (const [index, value] of values.entries()) {
+      const event: EngineEvent.EngineEvent = {
+        _tag: "ActivityCompleted",
+        seq: index,
+        name: `step-${index}`,
+        attempt: 2,
+        exit: Exit.succeed(value)
+      }
+      const { _tag, ...data } = encode(event)
+      const stored = EngineEvent.toStored(event)
+      expect(stored).toStrictEqual({ type: _tag, data })
+      expect(Object.keys(stored.data)).toEqual(Object.keys(data))
+    }
+    // A step number the schema refuses is still refused.
+    expect(() =>
+      EngineEvent.toStored({ _tag: "ActivityCompleted", seq: 1.5, name: "x", attempt: 1, exit: Exit.void })
+    ).toThrow()
   })
 
   it("a defect is stored as its name and message, never its stack", () => {

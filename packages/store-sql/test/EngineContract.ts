@@ -654,6 +654,56 @@ export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) 
     )
 
     it.effect(
+      "a history kept by an engine is brought up to date with what another process appended since",
+      () =>
+        Effect.gen(function* () {
+          let runs = 0
+          const Kept = Workflow.make({
+            name: "Kept",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const KeptLive = Kept.toLayer(({ id }) =>
+            Effect.gen(function* () {
+              const first = yield* Activity.make({
+                name: "First",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++runs)
+              })
+              const second = yield* Activity.make({
+                name: "Second",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++runs)
+              })
+              return `${id}:${first}:${second}`
+            })
+          )
+          const payload = { id: unique() }
+          // A process without a worker starts it and keeps its history (WorkflowStarted only);
+          // another process runs it to the end meanwhile.
+          const client = yield* Layer.build(DurableEngine.layer())
+          const executionId = yield* Kept.execute(payload, { discard: true }).pipe(Effect.provide(client))
+          const node = yield* startNode(KeptLive)
+          yield* awaitStatus(executionId, "succeeded")
+          // What the first process sees is the whole history, not the one it kept.
+          const polled = yield* Kept.poll(executionId).pipe(Effect.provide(client))
+          expect(polled?._tag === "Complete" && Exit.isSuccess(polled.exit) && polled.exit.value).toBe(
+            `${payload.id}:1:2`
+          )
+          const again = yield* Kept.execute(payload).pipe(Effect.provide(client))
+          expect(again).toBe(`${payload.id}:1:2`)
+          const history = yield* DurableEngine.DurableEngine.pipe(
+            Effect.flatMap((engine) => engine.history(executionId)),
+            Effect.provide(client)
+          )
+          expect(history.map((entry) => entry.recorded.type)).toEqual(yield* historyTypes(executionId))
+          expect(runs).toBe(2)
+          yield* node.stop
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
       "a stopping worker gives back the claim of a run in flight, and another worker finishes it",
       () =>
         Effect.gen(function* () {
@@ -806,6 +856,34 @@ export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) 
         expect(yield* historyTypes(yield* Secretive.executionId(payload))).toEqual([])
         yield* node.stop
       })
+    )
+
+    it.effect(
+      "executing again an execution that exists returns it, even with a payload that would be refused now",
+      () =>
+        Effect.gen(function* () {
+          const Keyed = Workflow.make({
+            name: "Keyed",
+            payload: { id: Schema.String, apiKey: Schema.optional(Schema.Redacted(Schema.String)) },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const KeyedLive = Keyed.toLayer(({ id }) => Effect.succeed(`done ${id}`))
+          const id = unique()
+          const node = yield* startNode(KeyedLive)
+          expect(yield* Keyed.execute({ id }).pipe(provideNode(node.context))).toBe(`done ${id}`)
+          // Another process (nothing kept): the same execution, asked with a secret in the payload.
+          const client = yield* Layer.build(DurableEngine.layer())
+          const again = yield* Keyed.execute({ id, apiKey: Redacted.make("sk_live_secret") }).pipe(
+            Effect.provide(client)
+          )
+          expect(again).toBe(`done ${id}`)
+          expect(yield* historyTypes(yield* Keyed.executionId({ id }))).toEqual([
+            "WorkflowStarted",
+            "WorkflowCompleted"
+          ])
+          yield* node.stop
+        }).pipe(Effect.scoped)
     )
 
     it.effect(
