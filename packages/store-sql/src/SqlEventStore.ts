@@ -200,7 +200,7 @@ export const make = (
     const notifications = yield* Queue.sliding<void>(1)
     const liveClock = Clock.make()
     yield* Queue.take(notifications).pipe(
-      Effect.zipRight(sql`SELECT pg_notify(${channel}, 'append')`),
+      Effect.zipRight(Effect.uninterruptible(sql`SELECT pg_notify(${channel}, 'append')`)),
       Effect.catchAllCause((cause) =>
         Effect.logDebug("Event store NOTIFY failed; subscriptions poll", cause)
       ),
@@ -459,7 +459,8 @@ export const make = (
     ) =>
       EventStore.pollingSubscription({
         from: checkpoint,
-        readAll,
+        readAll: (from: EventStore.Checkpoint, readOptions: EventStore.ReadAllOptions) =>
+          Effect.uninterruptible(readAll(from, readOptions)),
         wakeups: Effect.map(PubSub.subscribe(wakeups), (queue) => Queue.take(queue)),
         pollInterval: subscribeOptions.pollInterval ?? pollInterval,
         batchSize: subscribeOptions.batchSize ?? EventStore.defaultBatchSize
@@ -521,13 +522,21 @@ export const make = (
       return new HashChain.VerifyReport({ streamsChecked, eventsChecked, broken })
     })
 
+    // Every call runs uninterruptibly: an interrupted caller waits for its statement (they
+    // are short) instead of cancelling it. @effect/sql-pg answers the interruption of a
+    // running statement with `pg_cancel_backend(pid)` sent through the pool; with the pool
+    // busy that cancel waits for a connection (holding the interrupted one), and it can run
+    // after the interrupted connection went back to the pool, cancelling whatever statement
+    // runs there then: another caller's append, or the cancel itself. Seen in the e2e
+    // benchmark as cancelled appends and 5-second stalls of the whole pool.
     return {
-      append,
-      readStream,
-      streamVersion,
-      readAll,
+      append: (streamId, expectedVersion, events) =>
+        Effect.uninterruptible(append(streamId, expectedVersion, events)),
+      readStream: (streamId, readOptions) => Effect.uninterruptible(readStream(streamId, readOptions)),
+      streamVersion: (streamId) => Effect.uninterruptible(streamVersion(streamId)),
+      readAll: (checkpoint, readOptions) => Effect.uninterruptible(readAll(checkpoint, readOptions)),
       subscribe,
-      verify
+      verify: (streamId) => Effect.uninterruptible(verify(streamId))
     } satisfies EventStore.Service
   })
 

@@ -65,6 +65,24 @@ const decodeReleased = Schema.decodeUnknown(Schema.Array(ReleasedRow))
 const announced = (row: typeof ReleasedRow.Type): boolean =>
   row.status === "suspended" ? row.due_at !== null : row.status !== "running"
 
+type Service = ExecutionQueue.ExecutionQueue["Type"]
+
+/** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
+const uninterruptibleCalls = (service: Service): Service =>
+  ExecutionQueue.ExecutionQueue.of({
+    ...service,
+    enqueue: (input) => Effect.uninterruptible(service.enqueue(input)),
+    claim: (options) => Effect.uninterruptible(service.claim(options)),
+    heartbeat: (options) => Effect.uninterruptible(service.heartbeat(options)),
+    release: (options) => Effect.uninterruptible(service.release(options)),
+    wake: (options) => Effect.uninterruptible(service.wake(options)),
+    setAttributes: (executionId, attributes) =>
+      Effect.uninterruptible(service.setAttributes(executionId, attributes)),
+    get: (executionId) => Effect.uninterruptible(service.get(executionId)),
+    list: (filter) => Effect.uninterruptible(service.list(filter)),
+    nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames))
+  })
+
 /** The most execution ids one NOTIFY statement carries (one `pg_notify` each). */
 const notifyBatch = 100
 
@@ -130,7 +148,9 @@ export const make: Effect.Effect<
     ids.length === 0
       ? Effect.void
       : Effect.asVoid(
-          sql`SELECT ${sql.csv(ids.map((id) => sql`pg_notify(${ExecutionQueueMigrations.channel}, ${id})`))}`
+          Effect.uninterruptible(
+            sql`SELECT ${sql.csv(ids.map((id) => sql`pg_notify(${ExecutionQueueMigrations.channel}, ${id})`))}`
+          )
         )
   // Inside a caller's transaction the NOTIFY goes with it (delivered at its commit): sent
   // from the fiber, it could arrive before the change is visible, or for a rollback.
@@ -265,7 +285,10 @@ export const make: Effect.Effect<
       Effect.mapError(failure("release"))
     )
 
-  return ExecutionQueue.ExecutionQueue.of({
+  // Every call runs uninterruptibly, for the reason given in SqlEventStore: @effect/sql-pg
+  // cancels an interrupted statement with a pg_cancel_backend that can land on another
+  // caller's statement. An interrupted caller waits for its (short) statement instead.
+  return uninterruptibleCalls({
     enqueue: (input) =>
       sql`
           INSERT INTO tillflow_executions

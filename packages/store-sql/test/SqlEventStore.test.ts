@@ -46,6 +46,41 @@ const sqlStoreSuite = <E>(
 ) =>
   layer(storeLayer, { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
     it.scoped(
+      "an append interrupted while its statement waits completes: no cancel is sent to the connection",
+      () =>
+        Effect.gen(function* () {
+          // @effect/sql-pg answers the interruption of a running statement with a
+          // pg_cancel_backend sent through the pool, which can run after the connection went
+          // back to the pool and cancel someone else's statement. The store's statements are
+          // therefore uninterruptible: an interrupted call waits for its statement.
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          const stream = freshStream("interrupted")
+          yield* store.append(stream, EventStore.NoStream, [happened(1)])
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          // Another transaction holds the stream's row (PGlite: its only session).
+          const holder =
+            yield* sql`SELECT stream_id FROM streams WHERE stream_id = ${stream} FOR UPDATE`.pipe(
+              Effect.zipRight(Deferred.succeed(locked, undefined)),
+              Effect.zipRight(Deferred.await(release)),
+              sql.withTransaction,
+              Effect.fork
+            )
+          yield* Deferred.await(locked)
+          const append = yield* Effect.fork(store.append(stream, EventStore.exactVersion(1), [happened(2)]))
+          yield* Effect.sleep("200 millis")
+          const interrupter = yield* Effect.fork(Fiber.interrupt(append))
+          yield* Effect.sleep("300 millis")
+          yield* Deferred.succeed(release, undefined)
+          yield* Fiber.join(holder)
+          yield* Fiber.join(interrupter)
+          expect(yield* store.streamVersion(stream)).toBe(2)
+          expect((yield* store.readStream(stream)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
+        })
+    )
+
+    it.scoped(
       "a subscription is woken by the NOTIFY of an append through another store instance, with polling set to an hour",
       () =>
         Effect.gen(function* () {
