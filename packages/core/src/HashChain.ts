@@ -237,6 +237,17 @@ export interface Linkable {
   readonly metadataJson: string
 }
 
+/** The link of `event` at `version` of `streamId`, chained to `previousHash`. */
+const linkOf = (previousHash: string, streamId: string, version: number, event: Linkable): LinkInput => ({
+  previousHash,
+  streamId,
+  version,
+  type: event.type,
+  schemaVersion: event.schemaVersion,
+  dataJson: event.dataJson,
+  metadataJson: event.metadataJson
+})
+
 /**
  * Hashes a batch appended to `streamId` right after the event whose hash is `previousHash`;
  * the first event of the batch gets `firstVersion`.
@@ -252,19 +263,7 @@ export const chain = (
     const hashes: Array<string> = []
     let previous = previousHash
     for (let i = 0; i < events.length; i++) {
-      const event = events[i]
-      previous = yield* link(
-        {
-          previousHash: previous,
-          streamId,
-          version: firstVersion + i,
-          type: event.type,
-          schemaVersion: event.schemaVersion,
-          dataJson: event.dataJson,
-          metadataJson: event.metadataJson
-        },
-        sha256
-      )
+      previous = yield* link(linkOf(previous, streamId, firstVersion + i, events[i]), sha256)
       hashes.push(previous)
     }
     return hashes
@@ -288,18 +287,7 @@ export const chainSync = (
   const hashes: Array<string> = new Array(events.length)
   let previous = previousHash
   for (let i = 0; i < events.length; i++) {
-    const event = events[i]
-    previous = sha256(
-      linkText({
-        previousHash: previous,
-        streamId,
-        version: firstVersion + i,
-        type: event.type,
-        schemaVersion: event.schemaVersion,
-        dataJson: event.dataJson,
-        metadataJson: event.metadataJson
-      })
-    )
+    previous = sha256(linkText(linkOf(previous, streamId, firstVersion + i, events[i])))
     hashes[i] = previous
   }
   return hashes
