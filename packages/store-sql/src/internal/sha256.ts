@@ -1,7 +1,6 @@
 /**
- * SHA-256 with `node:crypto`: synchronous and several times faster than Web Crypto's
- * per-call promise for the small texts of a hash chain. Same digest, so the SQL stores and
- * the memory store (Web Crypto) compute identical chains. `crypto.hash` (Node 20.12+), a
+ * SHA-256 with `node:crypto`: native, faster per byte than core's TypeScript default. Same
+ * digest, so the SQL stores and the memory store (core's default) compute identical chains. `crypto.hash` (Node 20.12+), a
  * one-shot digest, where the runtime has it; a `Hash` object otherwise.
  */
 import type { HashChain } from "@tillflow/core"
