@@ -92,7 +92,7 @@ export const section: Section.Section = {
                   steps,
                   prefix: `single-${round}`
                 })
-                cpuPerStep.push(result.cpuMs / result.steps)
+                if (round < context.rounds) cpuPerStep.push(result.cpuMs / result.steps)
                 return result.steps / result.seconds
               }
             },
@@ -114,7 +114,8 @@ export const section: Section.Section = {
               }
             }
           ],
-          context.log
+          context.log,
+          { warmup: 1 }
         )
         const rawRounds = values.get("raw 8 connections") ?? []
         const oneRounds = values.get("one worker process") ?? []

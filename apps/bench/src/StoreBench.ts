@@ -37,12 +37,19 @@ interface Sizes {
 /** Node CPU (user + system) per event of each case, per round: the load-independent view. */
 const cpuPerEvent = new Map<string, Array<number>>()
 
-/** `Measure.rate`, also recording this process's CPU time per event under `name`. */
-const rateWithCpu = async (name: string, body: () => Promise<number>): Promise<number> => {
+/** The rounds kept by the section running (warm-up rounds are numbered from it on). */
+let measuredRounds = Number.POSITIVE_INFINITY
+
+/**
+ * `Measure.rate`, also recording this process's CPU time per event under `name`, unless
+ * `round` is a warm-up round.
+ */
+const rateWithCpu = async (name: string, round: number, body: () => Promise<number>): Promise<number> => {
   const before = process.cpuUsage()
   let count = 0
   const value = await Measure.rate(async () => (count = await body()))
   const used = process.cpuUsage(before)
+  if (round >= measuredRounds) return value
   const list = cpuPerEvent.get(name) ?? []
   list.push((used.user + used.system) / 1000 / Math.max(1, count))
   cpuPerEvent.set(name, list)
@@ -62,7 +69,7 @@ const storeCases = async (runtime: StoreRuntime, label: string, sizes: Sizes, ru
   const single: Measure.Case = {
     name: singleName,
     run: (round) =>
-      rateWithCpu(singleName, () =>
+      rateWithCpu(singleName, round, () =>
         runtime.runPromise(
           Effect.gen(function* () {
             const stream = `single-${run}-${round}`
@@ -80,7 +87,7 @@ const storeCases = async (runtime: StoreRuntime, label: string, sizes: Sizes, ru
   const batch: Measure.Case = {
     name: batchName,
     run: (round) =>
-      rateWithCpu(batchName, () =>
+      rateWithCpu(batchName, round, () =>
         runtime.runPromise(
           Effect.gen(function* () {
             const stream = `batch-${run}-${round}`
@@ -110,14 +117,14 @@ const rawPgCases = (client: pg.Client, sizes: Sizes) => ({
   single: {
     name: "pg raw: single-row INSERT per transaction",
     run: (round: number) =>
-      rateWithCpu("pg raw: single-row INSERT per transaction", () =>
+      rateWithCpu("pg raw: single-row INSERT per transaction", round, () =>
         Raw.singleInserts(client, `raw-single-${round}`, sizes.singles)
       )
   },
   multi: {
     name: `pg raw: ${batchSize}-row multi-row INSERT per transaction`,
     run: (round: number) =>
-      rateWithCpu(`pg raw: ${batchSize}-row multi-row INSERT per transaction`, async () => {
+      rateWithCpu(`pg raw: ${batchSize}-row multi-row INSERT per transaction`, round, async () => {
         for (let b = 0; b < sizes.batches; b++) {
           const values = Array.from({ length: batchSize }, (_, i) =>
             Raw.rowValues(`raw-batch-${round}`, b * batchSize + i + 1)
@@ -240,6 +247,7 @@ export const section: Section.Section = {
   name: "store",
   title: "Event store: appends",
   run: async (context) => {
+    measuredRounds = context.rounds
     cpuPerEvent.clear()
     const sizes: Sizes = context.quick ? { singles: 200, batches: 10 } : { singles: 500, batches: 20 }
     const figures: Array<Measure.Figure> = []
@@ -263,7 +271,8 @@ export const section: Section.Section = {
           return await Measure.interleave(
             context.rounds,
             [raw.single, store.single, raw.multi, store.batch, raw.copy],
-            context.log
+            context.log,
+            { warmup: 1 }
           )
         } finally {
           await runtime.dispose()
@@ -329,6 +338,7 @@ export const pgliteSection: Section.Section = {
   name: "pglite",
   title: "Event store on PGlite",
   run: async (context) => {
+    measuredRounds = context.rounds
     const sizes: Sizes = context.quick ? { singles: 150, batches: 8 } : { singles: 300, batches: 10 }
     const figures: Array<Measure.Figure> = []
     context.log("store: PGlite appends beside PGlite.query")
@@ -342,7 +352,8 @@ export const pgliteSection: Section.Section = {
       pgliteValues = await Measure.interleave(
         context.rounds,
         [raw.single, store.single, raw.multi, store.batch],
-        context.log
+        context.log,
+        { warmup: 1 }
       )
     } finally {
       await runtime.dispose()
