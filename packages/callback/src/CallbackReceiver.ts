@@ -360,7 +360,7 @@ export const make = (
             cause
           ).pipe(Effect.annotateLogs({ attemptId: registered.attemptId }), Effect.as(false))
         ),
-        Effect.withSpan("CallbackReceiver.forward")
+        Effect.withSpan("CallbackReceiver.forward", { captureStackTrace: false })
       )
 
     // Results this process forwarded or is forwarding (bounded): a resend of one of them is
@@ -560,7 +560,7 @@ export const make = (
             status: 503
           } satisfies Reply)
         ),
-        Effect.withSpan("CallbackReceiver.receive")
+        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false })
       )
 
     return { receive, refuse, forwarded: idle.await }
