@@ -380,8 +380,9 @@ export const section: Section.Section = {
             `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
             "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
             "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
-            "200; after the reply it looks for a settled outcome in the payment's stream and resolves the workflow's " +
-            "deferred (reads the execution's stream, appends `DeferredResolved`, wakes the execution). A round ends when " +
+            "200; after the reply one of its forwarders (16) looks for a settled outcome in the payment's stream and " +
+            "resolves the workflow's deferred (appends `DeferredResolved` without reading the execution's stream, wakes " +
+            "the execution): three statements. A round ends when " +
             "the last forwarding has too (its CPU counted in the receiver's). The executions are not running (nothing is " +
             "woken): the receiver's cost alone. Logging at Warning (the per-request " +
             `info line off). Baseline: \`node:http\`, body read and \`JSON.parse\`d, one INSERT into an events-shaped table ` +

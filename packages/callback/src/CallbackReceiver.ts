@@ -11,7 +11,9 @@
  * statement when the attempt is known to this process, `CallbackRegistration.RegisteredAttempts`,
  * else a read of the stream before it). Forwarding the result — noting a late one in the
  * payment's stream, resolving the deferred and waking the execution — runs after the
- * reply, in a fiber of the receiver's scope (awaited on shutdown, bounded in number). A
+ * reply: the result waits in a bounded line taken by a fixed number of forwarders on the
+ * receiver's scope (the line is awaited on shutdown), so a burst of deliveries does not put
+ * its forwardings' statements ahead of the next deliveries' appends. A
  * crash between the two loses nothing: the result is in the attempt's stream, and the
  * workflow looks there before it goes on without a callback (`PaymentProtocol`); a resend
  * of the same result forwards it again.
@@ -37,10 +39,10 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
@@ -97,6 +99,16 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 type Registered = CallbackRegistration.Registration
 type Received = typeof CallbackRegistration.ResultReceived.schema.Type
 
+/** A recorded result awaiting its forwarding. */
+interface ForwardJob {
+  readonly registered: Registered
+  readonly received: Received
+  readonly result: TransactionResult.TransactionResult
+  readonly isNew: boolean
+  /** Its key among the results forwarded or being forwarded. */
+  readonly key: string
+}
+
 const storeRetry = Schedule.exponential("50 millis", 2).pipe(Schedule.intersect(Schedule.recurs(5)))
 const forwardRetry = Schedule.exponential("100 millis", 2).pipe(
   Schedule.union(Schedule.spaced("5 seconds")),
@@ -129,6 +141,14 @@ export interface Options {
   readonly sha256?: HashChain.Sha256 | undefined
   /** At most this many results awaiting their forwarding; more make the replies wait (default 1,024). */
   readonly maxPendingForwards?: number | undefined
+  /**
+   * How many forwardings run at once (default 16): the others wait in line. A forwarding
+   * takes three statements (the payment's stream read, the resolution appended, the
+   * execution woken) where the reply took one; with one fiber per result, up to
+   * `maxPendingForwards` of them could queue their statements for the store's connections
+   * ahead of the next deliveries' appends.
+   */
+  readonly forwardConcurrency?: number | undefined
   /** How long the receiver's shutdown waits for forwardings in flight (default 10 s). */
   readonly shutdownTimeout?: Duration.DurationInput | undefined
 }
@@ -149,22 +169,21 @@ export const make = (
       yield* Effect.serviceOption(CallbackRegistration.RegisteredAttempts),
       () => CallbackRegistration.makeRegisteredAttempts()
     )
-    const forwarding = yield* FiberSet.make<void, never>()
-    const pending = yield* Effect.makeSemaphore(options.maxPendingForwards ?? 1024)
-    // Runs before the fiber set interrupts what is left (finalizers run in reverse order).
-    yield* Effect.addFinalizer(() =>
-      FiberSet.awaitEmpty(forwarding).pipe(
-        Effect.timeoutOption(options.shutdownTimeout ?? "10 seconds"),
-        Effect.flatMap((done) =>
-          Option.isNone(done)
-            ? Effect.logWarning(
-                "callback results still being forwarded at shutdown: their workflows will find them in their attempts' streams"
-              )
-            : Effect.void
-        )
-      )
+    // Results awaiting their forwarding, taken by a fixed number of forwarders. Finalizers
+    // run in reverse order: the wait for the line to drain, then the forwarders'
+    // interruption, then the line's shutdown.
+    const line = yield* Effect.acquireRelease(
+      Queue.bounded<ForwardJob>(Math.max(1, options.maxPendingForwards ?? 1024)),
+      Queue.shutdown
     )
-
+    // Results offered and not yet done with; `idle` is open when there are none.
+    let outstanding = 0
+    const idle = Effect.unsafeMakeLatch(true)
+    const settle = Effect.sync(() => {
+      outstanding--
+      if (outstanding === 0) idle.unsafeOpen()
+    })
+    const forwarders = Math.max(1, options.forwardConcurrency ?? 16)
     const refuse = (
       attemptId: string,
       reason: CallbackRegistration.RefusalReason,
@@ -341,12 +360,9 @@ export const make = (
             cause
           ).pipe(Effect.annotateLogs({ attemptId: registered.attemptId }), Effect.as(false))
         ),
-        Effect.withSpan("CallbackReceiver.forward")
+        Effect.withSpan("CallbackReceiver.forward", { captureStackTrace: false })
       )
 
-    // Forwardings run on the receiver's own runtime, not the request's: a forwarding waiting
-    // its turn holds the result, not the request it came with.
-    const runForward = yield* FiberSet.runtime(forwarding)<never>()
     // Results this process forwarded or is forwarding (bounded): a resend of one of them is
     // not forwarded again. A forwarding given up is forgotten, so a resend tries again.
     const forwardedKeys = new Set<string>()
@@ -365,19 +381,50 @@ export const make = (
           const oldest = forwardedKeys.values().next()
           if (oldest.done !== true) forwardedKeys.delete(oldest.value)
         }
-        return Effect.flatMap(pending.take(1), () =>
-          Effect.sync(() => {
-            runForward(
-              forward(registered, received, result, isNew).pipe(
-                Effect.tap((done) => (done ? Effect.void : Effect.sync(() => forwardedKeys.delete(key)))),
-                Effect.onInterrupt(() => Effect.sync(() => forwardedKeys.delete(key))),
-                Effect.ensuring(pending.release(1)),
-                Effect.asVoid
-              )
+        outstanding++
+        idle.unsafeClose()
+        // Waits while the line is full (the reply waits with it); interrupted, it was not offered.
+        return Queue.offer(line, { registered, received, result, isNew, key }).pipe(
+          Effect.onInterrupt(() =>
+            Effect.zipRight(
+              Effect.sync(() => forwardedKeys.delete(key)),
+              settle
             )
-          })
+          ),
+          Effect.asVoid
         )
       })
+
+    // The forwarders, on the receiver's own scope (not a request's): interrupted when it
+    // closes, after the wait below; a result left in the line is found by its workflow.
+    // A forwarding that ends in any other way than done (given up, or interrupted from
+    // within) is forgotten and the forwarder goes on with the next.
+    const forwarder = Effect.forever(
+      Effect.flatMap(Queue.take(line), (job) =>
+        Effect.exit(forward(job.registered, job.received, job.result, job.isNew)).pipe(
+          Effect.flatMap((exit) =>
+            Exit.isSuccess(exit) && exit.value
+              ? Effect.void
+              : Effect.sync(() => forwardedKeys.delete(job.key))
+          ),
+          Effect.onInterrupt(() => Effect.sync(() => forwardedKeys.delete(job.key))),
+          Effect.ensuring(settle)
+        )
+      )
+    )
+    for (let i = 0; i < forwarders; i++) yield* Effect.forkScoped(forwarder)
+    yield* Effect.addFinalizer(() =>
+      idle.await.pipe(
+        Effect.timeoutOption(options.shutdownTimeout ?? "10 seconds"),
+        Effect.flatMap((done) =>
+          Option.isNone(done)
+            ? Effect.logWarning(
+                "callback results still being forwarded at shutdown: their workflows will find them in their attempts' streams"
+              )
+            : Effect.void
+        )
+      )
+    )
 
     /** The registration and what is known of the stream: noted in memory, else read. */
     const knownAttempt = (attemptId: string) =>
@@ -513,10 +560,10 @@ export const make = (
             status: 503
           } satisfies Reply)
         ),
-        Effect.withSpan("CallbackReceiver.receive")
+        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false })
       )
 
-    return { receive, refuse, forwarded: FiberSet.awaitEmpty(forwarding) }
+    return { receive, refuse, forwarded: idle.await }
   })
 
 /** The receiver as a layer. */

@@ -496,3 +496,104 @@ describe("CallbackReceiver: forwarding after the reply", () => {
     }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })
+
+describe("CallbackReceiver: the forwarders", () => {
+  // Attempt ids the store's card-number rule accepts (hex digit runs touch letters).
+  const attemptIds = Array.from(
+    { length: 24 },
+    (_, i) => `6f9619ff-8b86-4d01-b42d-00cf4f${(0x6500 + i).toString(16)}ab`
+  )
+
+  it.live(
+    "many results delivered at once: each forwarded exactly once, at most `forwardConcurrency` at a time",
+    () =>
+      Effect.gen(function* () {
+        const resolved: Array<string> = []
+        let active = 0
+        let most = 0
+        const slowEngine = Layer.effect(
+          WorkflowEngine.WorkflowEngine,
+          Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+            ...engine,
+            deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+              Effect.gen(function* () {
+                active++
+                most = Math.max(most, active)
+                yield* Effect.sleep("20 millis")
+                resolved.push(options.deferredName)
+                active--
+              })
+          }))
+        ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+        const store = yield* EventStore.EventStore
+        yield* Effect.forEach(attemptIds, (id) => register(id, token), { discard: true })
+        const replies = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const receiver = yield* CallbackReceiver.make({ forwardConcurrency: 3 })
+            const replies = yield* Effect.forEach(
+              attemptIds,
+              (id) => receiver.receive({ attemptId: id, token: Option.some(token), body: result() }),
+              { concurrency: "unbounded" }
+            )
+            yield* receiver.forwarded
+            // `forwarded` waited for every one of them.
+            expect(resolved).toHaveLength(attemptIds.length)
+            return replies
+          }).pipe(Effect.provide(slowEngine), Effect.provideService(EventStore.EventStore, store))
+        )
+        expect(replies.every((r) => r._tag === "Acknowledged" && !r.duplicate)).toBe(true)
+        expect([...resolved].sort()).toEqual(
+          attemptIds.map((id) => CallbackRegistration.resultDeferred(id).name).sort()
+        )
+        expect(most).toBe(3)
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+
+  it.live(
+    "a forwarding that ends without resolving is forgotten: the forwarder goes on, and a resend forwards it again",
+    () =>
+      Effect.gen(function* () {
+        const resolved: Array<string> = []
+        let calls = 0
+        const failingOnce = Layer.effect(
+          WorkflowEngine.WorkflowEngine,
+          Effect.map(WorkflowEngine.WorkflowEngine, (engine) => ({
+            ...engine,
+            deferredDone: (_deferred: unknown, options: { readonly deferredName: string }) =>
+              // The first resolution is interrupted from within (not retried by the forwarding).
+              calls++ === 0 ? Effect.interrupt : Effect.sync(() => resolved.push(options.deferredName))
+          }))
+        ).pipe(Layer.provide(WorkflowEngine.layerMemory))
+        const store = yield* EventStore.EventStore
+        const [first, second] = attemptIds
+        if (first === undefined || second === undefined) return yield* Effect.dieMessage("ids")
+        yield* register(first, token)
+        yield* register(second, token)
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            // One forwarder: it must survive the first forwarding's end.
+            const receiver = yield* CallbackReceiver.make({ forwardConcurrency: 1 })
+            const delivery = { attemptId: first, token: Option.some(token), body: result() }
+            expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: false })
+            yield* receiver.forwarded
+            expect(resolved).toEqual([])
+            const other = { attemptId: second, token: Option.some(token), body: result() }
+            expect(yield* receiver.receive(other)).toMatchObject({ duplicate: false })
+            yield* receiver.forwarded
+            expect(resolved).toEqual([CallbackRegistration.resultDeferred(second).name])
+            // The resend of the first result: recorded once, forwarded this time.
+            expect(yield* receiver.receive(delivery)).toMatchObject({ duplicate: true })
+            yield* receiver.forwarded
+          }).pipe(Effect.provide(failingOnce), Effect.provideService(EventStore.EventStore, store))
+        )
+        expect(resolved).toEqual([
+          CallbackRegistration.resultDeferred(second).name,
+          CallbackRegistration.resultDeferred(first).name
+        ])
+        expect(types(yield* streamOf(CallbackRegistration.attemptStream(first)))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived"
+        ])
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+})

@@ -41,7 +41,7 @@ import * as Stream from "effect/Stream"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
-import { uuidFrom } from "./internal/DeterministicId.js"
+import { uuidFrom, uuidFromSync } from "./internal/DeterministicId.js"
 import * as History from "./internal/executionHistory.js"
 import * as Redaction from "./Redaction.js"
 
@@ -361,6 +361,10 @@ const spanOptions = (attributes: Record<string, unknown>) => ({ attributes, capt
 
 /** The engine event each event built by `engineEvent` was encoded from. */
 const builtFrom = new WeakMap<EventStore.NewEvent, EngineEvent.EngineEvent>()
+
+/** The id of an execution's `DeferredResolved` for a deferred: one per deferred. */
+const deferredResolvedId = (executionId: string, deferredName: string) =>
+  uuidFromSync(`tillflow/deferred-resolved/${executionId}/${deferredName}`)
 
 const engineEvent = (
   event: EngineEvent.EngineEvent,
@@ -963,6 +967,20 @@ export const make = (
         return undefined
       })
 
+    /**
+     * Resolves a deferred from outside its workflow (the callback receiver) or from inside.
+     * The `DeferredResolved` carries an id derived from the execution and the deferred's
+     * name, so the store takes one per deferred whatever the path: the first resolution
+     * wins, as the history's fold keeps the first one too.
+     *
+     * - Inside the workflow's run, or with the execution's history kept here: appended at
+     *   the history's version without reading the stream first (a lost race reads what was
+     *   appended meanwhile and looks again, as every append of the engine does).
+     * - Otherwise: appended at any version, without reading the execution's stream (a
+     *   statement saved per resolution); a resolution already stored is refused by its id.
+     *
+     * The execution is woken when this call appended the resolution.
+     */
     const deferredDone: WorkflowEngineModule.Encoded["deferredDone"] = ({
       deferredName,
       executionId,
@@ -970,18 +988,34 @@ export const make = (
     }) =>
       Effect.gen(function* () {
         const run = yield* runOf(executionId)
-        const log = run?.log ?? (yield* load(executionId))
         const seqStart = run?.deferredStarts.get(deferredName)
         const range =
           run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
-        const appended = yield* Effect.orDie(
-          appendTo(log, (history) =>
-            history.deferreds.has(deferredName)
-              ? undefined
-              : [engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range })]
+        const event: EventStore.NewEvent = {
+          ...engineEvent({ _tag: "DeferredResolved", name: deferredName, exit, ...range }),
+          eventId: deferredResolvedId(executionId, deferredName)
+        }
+        const cached = run === undefined ? histories.get(executionId) : undefined
+        const log = run?.log ?? cached
+        let appended: boolean
+        if (log === undefined) {
+          appended = yield* retryTransient(
+            store.append(EngineEvent.streamId(executionId), EventStore.AnyVersion, [event]),
+            (error) => error._tag === "EventStoreError"
+          ).pipe(
+            Effect.as(true),
+            Effect.catchTag("DuplicateEventId", () => Effect.succeed(false)),
+            Effect.orDie
           )
-        )
-        if (run === undefined) yield* keep(log)
+        } else {
+          if (cached !== undefined) histories.delete(executionId)
+          appended = yield* Effect.orDie(
+            appendTo(log, (history) => (history.deferreds.has(deferredName) ? undefined : [event])).pipe(
+              Effect.catchTag("DuplicateEventId", () => Effect.succeed(false))
+            )
+          )
+          if (cached !== undefined) yield* keep(cached)
+        }
         if (appended) yield* wake(executionId)
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 

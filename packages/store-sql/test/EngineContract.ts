@@ -284,6 +284,73 @@ export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) 
     )
 
     it.effect(
+      "a deferred resolved many times, also by engines that never read the execution: recorded once, run once",
+      () =>
+        Effect.gen(function* () {
+          let finished = 0
+          const Approval = DurableDeferred.make("ApprovalOnce", { success: Schema.String })
+          const Approve = Workflow.make({
+            name: "ApproveOnce",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const ApproveLive = Approve.toLayer(() =>
+            Effect.gen(function* () {
+              const value = yield* DurableDeferred.await(Approval)
+              return yield* Activity.make({
+                name: "Finish",
+                success: Schema.String,
+                execute: Effect.sync(() => {
+                  finished++
+                  return `${value}!`
+                })
+              })
+            })
+          )
+          const payload = { id: unique() }
+          const node = yield* startNode(ApproveLive)
+          const executionId = yield* Approve.execute(payload, { discard: true }).pipe(
+            provideNode(node.context)
+          )
+          yield* awaitStatus(executionId, "suspended")
+          const token = DurableDeferred.tokenFromExecutionId(Approval, { workflow: Approve, executionId })
+          const succeed = (value: string) => DurableDeferred.succeed(Approval, { token, value })
+          // Two other processes' engines, with nothing of this execution in memory (they append
+          // without reading its stream), and the node's own, all at once.
+          yield* Effect.scoped(
+            Effect.gen(function* () {
+              const other = yield* Layer.build(DurableEngine.layer())
+              const another = yield* Layer.build(DurableEngine.layer())
+              yield* Effect.all(
+                [
+                  Effect.provide(succeed("first"), other),
+                  Effect.provide(succeed("second"), another),
+                  provideNode(node.context)(succeed("third"))
+                ],
+                { concurrency: "unbounded", discard: true }
+              )
+            })
+          )
+          yield* awaitStatus(executionId, "succeeded")
+          const result = yield* Approve.execute(payload).pipe(provideNode(node.context))
+          expect(["first!", "second!", "third!"]).toContain(result)
+          expect(finished).toBe(1)
+          // Once more after the end, from a process that never read it: still one resolution.
+          yield* Effect.scoped(
+            Effect.flatMap(Layer.build(DurableEngine.layer()), (fresh) =>
+              Effect.provide(succeed("late"), fresh)
+            )
+          )
+          expect((yield* historyTypes(executionId)).filter((type) => type === "DeferredResolved")).toEqual([
+            "DeferredResolved"
+          ])
+          expect(yield* Approve.execute(payload).pipe(provideNode(node.context))).toBe(result)
+          yield* node.stop
+        })
+    )
+
+    it.effect(
       "a durable clock suspends the workflow until its time, and survives a restart of the worker",
       () =>
         Effect.gen(function* () {
