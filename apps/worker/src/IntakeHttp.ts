@@ -154,6 +154,8 @@ export const serve = (
   HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),
+    // The callback route's AUTH-TOKEN redacted in the server's request spans.
+    Layer.provide(CallbackHttp.redactedHeaders),
     Layer.provide(NodeHttpServer.layerContext)
   )
 

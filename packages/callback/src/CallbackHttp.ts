@@ -6,7 +6,8 @@
  * unknown attempt or a wrong token; 400 for a body that is not a JSON object; 503 when the
  * store cannot take it (the terminal's recovery loop delivers again).
  *
- * Mount `router` into a host application's router, or run `layerServer` on its own port.
+ * Mount `router` into a host application's router (and provide `redactedHeaders` to the
+ * host's server), or run `serve` / `layerServer`, which do.
  *
  * @example
  * // inside a host app
@@ -14,6 +15,7 @@
  * // standalone
  * Layer.launch(CallbackHttp.layerServer({ port: 8443 }).pipe(Layer.provide(CallbackReceiver.layer), …))
  */
+import * as Headers from "@effect/platform/Headers"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -76,9 +78,23 @@ export const router: HttpRouter.HttpRouter<never, CallbackReceiver.CallbackRecei
 /** The receiver as an HTTP app on its own (404 for any other path). */
 export const app = router.pipe(HttpRouter.catchAll(() => empty(404)))
 
+/**
+ * `AUTH-TOKEN` added to the header names @effect/platform redacts when its server tracing
+ * records a request's headers on the request's span (`http.request.header.*`): without it
+ * every delivery's callback token would reach a trace exporter in clear. `serve` and
+ * `layerServer` provide it; a host mounting `router` into its own server provides it to
+ * that server's layer.
+ */
+export const redactedHeaders: Layer.Layer<never> = Layer.scopedDiscard(
+  Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => {
+    const name = RemoteApi.AUTH_TOKEN_HEADER.toLowerCase()
+    return names.some((n) => typeof n === "string" && n.toLowerCase() === name) ? names : [...names, name]
+  })
+)
+
 /** Serves the receiver on the `HttpServer` in context. */
 export const serve: Layer.Layer<never, never, CallbackReceiver.CallbackReceiver | HttpServer.HttpServer> =
-  HttpServer.serve(app)
+  HttpServer.serve(app).pipe(Layer.provide(redactedHeaders))
 
 /** Runs the receiver on its own port with Node's HTTP server (released with the layer). */
 export const layerServer = (options: {
@@ -87,6 +103,7 @@ export const layerServer = (options: {
 }): Layer.Layer<never, ServeError, CallbackReceiver.CallbackReceiver> =>
   HttpServer.serve(app).pipe(
     HttpServer.withLogAddress,
+    Layer.provide(redactedHeaders),
     Layer.provide(
       NodeHttpServer.layer(createServer, {
         port: options.port,

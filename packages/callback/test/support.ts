@@ -6,7 +6,6 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
@@ -92,7 +91,7 @@ export const layer = (options: Options = {}) => {
     options.loseForwarding === true
       ? CallbackReceiver.layer.pipe(Layer.provide(losingForwarding))
       : CallbackReceiver.layer
-  const server = HttpServer.serve(CallbackHttp.app).pipe(Layer.provideMerge(receiver))
+  const server = CallbackHttp.serve.pipe(Layer.provideMerge(receiver))
   return Layer.mergeAll(PaymentProtocol.layer, server).pipe(
     // One memory of registered attempts for the workflows and the receiver, as the worker has.
     Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
