@@ -21,7 +21,8 @@ const fields = {
   statusMessage: Lenient.optional(Lenient.StringLenient)
 }
 
-const camelKeys = Object.keys(fields)
+const camelKeys = new Set(Object.keys(fields))
+const camelByLowerCase = new Map(Object.keys(fields).map((key) => [key.toLowerCase(), key]))
 
 const Camel = Schema.Struct(fields, Lenient.Extra)
 
@@ -29,7 +30,7 @@ const Camel = Schema.Struct(fields, Lenient.Extra)
 const normaliseKeys = (input: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(input)) {
-    const camel = camelKeys.find((k) => k.toLowerCase() === key.toLowerCase())
+    const camel = camelKeys.has(key) ? key : camelByLowerCase.get(key.toLowerCase())
     if (camel !== undefined && camel !== key) {
       if (!(camel in input)) out[camel] = value
     } else {
@@ -39,14 +40,17 @@ const normaliseKeys = (input: Readonly<Record<string, unknown>>): Record<string,
   return out
 }
 
+const decodeCamel = ParseResult.decodeUnknown(Camel)
+const encodeCamel = ParseResult.encodeUnknown(Camel)
+
 /** Device status as received: all fields optional strings, either key casing. */
 export const DeviceStatus = Schema.transformOrFail(
   Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   Schema.typeSchema(Camel),
   {
     strict: true,
-    decode: (input, options) => ParseResult.decodeUnknown(Camel)(normaliseKeys(input), options),
-    encode: (value, options) => ParseResult.encodeUnknown(Camel)(value, options)
+    decode: (input, options) => decodeCamel(normaliseKeys(input), options),
+    encode: (value, options) => encodeCamel(value, options)
   }
 ).annotations({ identifier: "DeviceStatus" })
 /** @see DeviceStatus */

@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ParseResult from "effect/ParseResult"
 import * as Currency from "./Currency.js"
+import * as SchemaCache from "./internal/SchemaCache.js"
 
 /**
  * An amount of money in one currency, held as integer minor units.
@@ -38,9 +39,13 @@ export class CurrencyMismatch extends Schema.TaggedError<CurrencyMismatch>()("Cu
   message: Schema.String
 }) {}
 
-/** Builds a Money from a bigint number of minor units. */
+// `new Money(…)` derives the type side of its fields at every call (the currency is a
+// union of ~180 literals): the same constructor with its validation compiled once.
+const construct = SchemaCache.construct(Money)
+
+/** Builds a Money from a bigint number of minor units (validated: a bigint and a listed currency). */
 export const make = (minorUnits: bigint, currency: Currency.Currency): Money =>
-  new Money({ minorUnits, currency })
+  construct({ minorUnits, currency })
 
 /** Zero in a currency. */
 export const zero = (currency: Currency.Currency): Money => make(0n, currency)

@@ -9,6 +9,7 @@
 import * as Schema from "effect/Schema"
 import * as Currency from "./Currency.js"
 import * as Money from "./Money.js"
+import { construct } from "./internal/SchemaCache.js"
 import * as RemoteError from "./RemoteError.js"
 import type { TransactionResult, TransactionStatusResult } from "./TransactionResult.js"
 
@@ -226,6 +227,16 @@ export const factsOf = (result: AnyResult, context: AttemptContext, source: Resu
   }
 }
 
+// `new Approved({ facts })` compiles a validator at every call (the facts hold `Money`):
+// the same constructors with their validation compiled once.
+const makeOutcome = {
+  Approved: construct(Approved),
+  PartiallyApproved: construct(PartiallyApproved),
+  Declined: construct(Declined),
+  Cancelled: construct(Cancelled),
+  Failed: construct(Failed)
+}
+
 /**
  * Reads a result into an outcome. A final `finStatus` settles; UNDEFINED, IN_PROGRESS, an
  * unknown value or none at all must be reconciled — except for utility operations, which
@@ -240,15 +251,15 @@ export const read = (result: AnyResult, context: AttemptContext, source: ResultS
     case undefined:
       return { _tag: "Unsettled", finStatus }
     case "Approved":
-      return { _tag: "Settled", outcome: new Approved({ facts }) }
+      return { _tag: "Settled", outcome: makeOutcome.Approved({ facts }) }
     case "PartiallyApproved":
-      return { _tag: "Settled", outcome: new PartiallyApproved({ facts }) }
+      return { _tag: "Settled", outcome: makeOutcome.PartiallyApproved({ facts }) }
     case "Declined":
-      return { _tag: "Settled", outcome: new Declined({ facts }) }
+      return { _tag: "Settled", outcome: makeOutcome.Declined({ facts }) }
     case "Cancelled":
-      return { _tag: "Settled", outcome: new Cancelled({ facts }) }
+      return { _tag: "Settled", outcome: makeOutcome.Cancelled({ facts }) }
     case "Failed":
-      return { _tag: "Settled", outcome: new Failed({ facts }) }
+      return { _tag: "Settled", outcome: makeOutcome.Failed({ facts }) }
   }
 }
 

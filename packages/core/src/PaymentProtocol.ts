@@ -46,6 +46,7 @@ import type * as EventRegistry from "./EventRegistry.js"
 import * as EventStore from "./EventStore.js"
 import * as Identifiers from "./Identifiers.js"
 import { uuidFrom } from "./internal/DeterministicId.js"
+import * as SchemaCache from "./internal/SchemaCache.js"
 import * as Money from "./Money.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import * as ProtocolSettings from "./ProtocolSettings.js"
@@ -87,15 +88,20 @@ export type Payload = typeof Payload.Type
 export const terminalKey = (serialNumber: string): string => `terminal:${serialNumber}`
 
 /** Every operation sent to a terminal except stopCurrentTransaction. */
-export const TerminalOperation = DurableEngine.withConcurrencyKey(
-  Workflow.make({
-    name: "TerminalOperation",
-    payload: Payload,
-    success: OperationOutcome.Outcome,
-    error: OperationOutcome.OperationError,
-    idempotencyKey: (payload) => payload.idempotencyKey
-  }),
-  (payload) => terminalKey(payload.request.serialNumber)
+export const TerminalOperation = SchemaCache.withCompiledCalls(
+  DurableEngine.withConcurrencyKey(
+    Workflow.make({
+      name: "TerminalOperation",
+      payload: Payload,
+      success: OperationOutcome.Outcome,
+      error: OperationOutcome.OperationError,
+      idempotencyKey: (payload) => payload.idempotencyKey
+    }),
+    (payload) => terminalKey(payload.request.serialNumber)
+  ),
+  // `Workflow.make`'s `execute` compiled the payload's validator and went through Web
+  // Crypto for the id at every call: the same, compiled once and digested synchronously.
+  (payload) => payload.idempotencyKey
 )
 
 /** stopCurrentTransaction was accepted: the operation in flight will end CANCELLED. */
@@ -171,6 +177,8 @@ type SendOutcome = typeof SendOutcome.Type
 class Arrived extends Schema.TaggedClass<Arrived>()("Arrived", {
   delivered: CallbackRegistration.DeliveredResult
 }) {}
+/** `new Arrived(…)` compiles a validator per call (the result holds transformations): compiled once. */
+const makeArrived = SchemaCache.construct(Arrived)
 class Elapsed extends Schema.TaggedClass<Elapsed>()("Elapsed", {}) {}
 const CallbackWait = Schema.Union(Arrived, Elapsed)
 type CallbackWait = typeof CallbackWait.Type
@@ -678,7 +686,7 @@ const awaitCallback = (
         : Math.min(plan.callbackFallbackMillis, plan.resultTimeoutMillis - waitedMillis)
       const arrived: Effect.Effect<CallbackWait, never, WorkflowEngine | WorkflowInstance> = Effect.map(
         DurableDeferred.await(CallbackRegistration.resultDeferred(attempt.attemptId)),
-        (delivered) => new Arrived({ delivered })
+        (delivered) => makeArrived({ delivered })
       )
       // The receiver acknowledges a delivery once its result is in the attempt's stream and
       // resolves the deferred after its reply: a crash in between leaves the result recorded
@@ -692,7 +700,7 @@ const awaitCallback = (
           inMemoryThreshold: Duration.zero
         }),
         Effect.map(recordedResult(store, attempt.attemptId), (delivered) =>
-          delivered === null ? new Elapsed() : new Arrived({ delivered })
+          delivered === null ? new Elapsed() : makeArrived({ delivered })
         )
       )
       const raced = yield* DurableDeferred.raceAll({

@@ -125,13 +125,36 @@ const hasCardPrefix = (digits: string): boolean => {
 export const isCardNumber = (digits: string): boolean =>
   digits.length >= 13 && digits.length <= 19 && /^\d+$/.test(digits) && hasCardPrefix(digits) && luhn(digits)
 
-const countDigits = (text: string): number => {
-  let digits = 0
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code >= 48 && code <= 57) digits++
+const isDigitCode = (code: number): boolean => code >= 48 && code <= 57
+
+/**
+ * The most digits in one run of digit groups separated by single spaces or dashes (what
+ * `digitRuns` matches): below 13, no run can hold a card number. Hex digests and ids,
+ * whose digits are broken up by letters, are cleared here without a regular expression.
+ */
+const mostDigitsInARun = (text: string): number => {
+  let most = 0
+  let i = 0
+  while (i < text.length) {
+    if (!isDigitCode(text.charCodeAt(i))) {
+      i++
+      continue
+    }
+    let digits = 0
+    while (i < text.length) {
+      const code = text.charCodeAt(i)
+      if (isDigitCode(code)) {
+        digits++
+        i++
+      } else if ((code === 32 || code === 45) && i + 1 < text.length && isDigitCode(text.charCodeAt(i + 1))) {
+        i++
+      } else {
+        break
+      }
+    }
+    if (digits > most) most = digits
   }
-  return digits
+  return most
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -147,7 +170,7 @@ const letter = /[A-Za-z]/
  * occur by chance (about 1 in 600 SHA-256 digests) and would refuse tillflow's own events.
  */
 export const containsCardNumber = (text: string): boolean => {
-  if (text.length < 13 || countDigits(text) < 13 || uuidPattern.test(text)) return false
+  if (text.length < 13 || mostDigitsInARun(text) < 13 || uuidPattern.test(text)) return false
   for (const match of text.matchAll(digitRuns)) {
     const index = match.index ?? 0
     if (index > 0 && text[index - 1] === "+") continue

@@ -152,7 +152,11 @@ const drive = (run: Run) =>
   runtime.runPromise(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const waiting = new Map<string, Deferred.Deferred<string>>()
+      // The executions in flight: the deferred their terminal's loop awaits, and when it gives up.
+      const waiting = new Map<
+        string,
+        { readonly deferred: Deferred.Deferred<string | null>; readonly giveUpAt: number }
+      >()
       const started = performance.now()
       const cpu = process.cpuUsage()
       const deadline = started + run.maxSeconds * 1000
@@ -193,7 +197,8 @@ const drive = (run: Run) =>
         })
       }).pipe(Effect.orDie)
 
-      // Watches the executions in flight; one query for all of them.
+      // Watches the executions in flight; one query for all of them. It also gives up on
+      // those past their time (null), so a terminal's loop needs no timer and fiber of its own.
       const watch = Effect.gen(function* () {
         while (true) {
           yield* Effect.sleep("100 millis")
@@ -203,9 +208,15 @@ const drive = (run: Run) =>
               /* bench */ SELECT execution_id, status FROM tillflow_executions
               WHERE ${sql.in("execution_id", ids)} AND status IN ('succeeded', 'failed', 'interrupted', 'stuck')`
             for (const row of rows) {
-              const deferred = waiting.get(row.execution_id)
+              const entry = waiting.get(row.execution_id)
               waiting.delete(row.execution_id)
-              if (deferred !== undefined) yield* Deferred.succeed(deferred, row.status)
+              if (entry !== undefined) yield* Deferred.succeed(entry.deferred, row.status)
+            }
+            const time = performance.now()
+            for (const [id, entry] of waiting) {
+              if (entry.giveUpAt > time) continue
+              waiting.delete(id)
+              yield* Deferred.succeed(entry.deferred, null)
             }
           }
         }
@@ -236,23 +247,19 @@ const drive = (run: Run) =>
               amount: Money.make(BigInt(1000 + ((index + n) % 500)), "EUR"),
               transactionReference: yield* Identifiers.makeTransactionReference
             }
-            const deferred = yield* Deferred.make<string>()
+            const deferred = yield* Deferred.make<string | null>()
             const executionId = yield* TerminalOperations.start(request, {
               idempotencyKey: `${run.prefix}-${terminal.serial_number}-${n}`,
               delivery: "callback"
             })
-            waiting.set(executionId, deferred)
-            const status = yield* Deferred.await(deferred).pipe(
-              Effect.timeout(`${run.giveUpSeconds} seconds`),
-              Effect.option
-            )
-            if (Option.isNone(status)) {
+            waiting.set(executionId, { deferred, giveUpAt: performance.now() + run.giveUpSeconds * 1000 })
+            const status = yield* Deferred.await(deferred)
+            if (status === null) {
               // Its terminal stays held by the unfinished execution: this terminal is done.
-              waiting.delete(executionId)
               givenUp++
               return
             }
-            statuses[status.value] = (statuses[status.value] ?? 0) + 1
+            statuses[status] = (statuses[status] ?? 0) + 1
             completed++
           }
         })
