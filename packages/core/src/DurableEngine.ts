@@ -510,14 +510,21 @@ export const make = (
         }
       })
 
-    const load = (executionId: string): Effect.Effect<Log> =>
+    /**
+     * The execution's log: the cached one brought up to date, or the stream read whole.
+     * `streamVersion` is the stream's version as the claim saw it (`Claim.streamVersion`,
+     * when the queue knows it): a cached history at exactly that version is current, so
+     * nothing is read; any other answer, or none, reads what was appended since. This read
+     * is what keeps a run from repeating an activity another process recorded meanwhile.
+     */
+    const load = (executionId: string, streamVersion?: number): Effect.Effect<Log> =>
       Effect.suspend(() => {
         const cached = histories.get(executionId)
         if (cached !== undefined) {
           histories.delete(executionId)
           // A completion is final: the first `WorkflowCompleted` is the result, and nothing
           // appended after it changes what the engine reads (no need to read again).
-          return cached.history.completed !== undefined
+          return cached.history.completed !== undefined || cached.history.version === streamVersion
             ? Effect.succeed(cached)
             : Effect.as(refresh(cached), cached)
         }
@@ -525,6 +532,19 @@ export const make = (
         return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
           Effect.as(applyAll(log, events), log)
         )
+      })
+
+    /**
+     * The log for an append outside a run: the cached one as it is, unread. The append
+     * is at the log's version, so a stale log meets a conflict, which reads what it
+     * missed and asks its builder again (`appendTo`): the read is paid only when needed.
+     */
+    const loadToAppend = (executionId: string): Effect.Effect<Log> =>
+      Effect.suspend(() => {
+        const cached = histories.get(executionId)
+        if (cached === undefined) return load(executionId)
+        histories.delete(executionId)
+        return Effect.succeed(cached)
       })
 
     const refresh = (log: Log): Effect.Effect<void> =>
@@ -789,6 +809,7 @@ export const make = (
               concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
               parentId: parent?.executionId,
               attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
+              stream: log.stream,
               now: time
             })
           )
@@ -970,7 +991,7 @@ export const make = (
     }) =>
       Effect.gen(function* () {
         const run = yield* runOf(executionId)
-        const log = run?.log ?? (yield* load(executionId))
+        const log = run?.log ?? (yield* loadToAppend(executionId))
         const seqStart = run?.deferredStarts.get(deferredName)
         const range =
           run !== undefined && seqStart !== undefined ? { seqStart, seqEnd: run.seq } : ({} as const)
@@ -1196,7 +1217,7 @@ export const make = (
           if (entry === undefined || running.has(claim.executionId)) {
             return yield* release(claim, workerId, { _tag: "Retry", runAt: (yield* now) + 1_000 })
           }
-          const log = yield* load(claim.executionId)
+          const log = yield* load(claim.executionId, claim.streamVersion)
           if (log.history.completed !== undefined) {
             const exit = yield* Effect.orDie(
               Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)

@@ -109,8 +109,209 @@ const provideNode =
 
 // ---------------------------------------------------------------------------------------
 
-export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) =>
+/** Engines without workers over the stores in context, whose runs a test drives by hand. */
+const manualEngine = <E, R>(workflows: Layer.Layer<never, E, R>, store?: EventStore.EventStore["Type"]) =>
+  Layer.build(
+    workflows.pipe(
+      Layer.provideMerge(DurableEngine.layer()),
+      Layer.provide(store === undefined ? Layer.empty : Layer.succeed(EventStore.EventStore, store))
+    )
+  )
+
+/** Claims the execution for `workerId` now and runs it once on the given engine. */
+const claimAndRun = (
+  context: Context.Context<DurableEngine.DurableEngine>,
+  workflowName: string,
+  executionId: string,
+  workerId: string
+) =>
+  Effect.gen(function* () {
+    const queue = yield* ExecutionQueue.ExecutionQueue
+    const claims = yield* Effect.orDie(
+      queue.claim({
+        workerId,
+        workflowNames: [workflowName],
+        limit: 10,
+        leaseMs: 30_000,
+        now: yield* Clock.currentTimeMillis
+      })
+    )
+    const claim = claims.find((claim) => claim.executionId === executionId)
+    if (claim === undefined) return yield* Effect.dieMessage(`${executionId} was not claimable`)
+    const outcome = yield* Effect.flatMap(DurableEngine.DurableEngine, (engine) =>
+      engine.run(claim, workerId)
+    ).pipe(Effect.provide(context))
+    return { claim, outcome }
+  })
+
+export const engineContract = <E>(
+  name: string,
+  stores: Layer.Layer<Stores, E>,
+  options: {
+    /** The queue answers each claim with the execution stream's version (`Claim.streamVersion`). */
+    readonly claimsAnswerStreamVersions?: boolean
+  } = {}
+) =>
   it.layer(stores, { timeout: 120_000 })(`DurableEngine on ${name}`, (it) => {
+    it.effect(
+      "an engine whose cached history went stale while another engine took the execution over reads it again at its next claim",
+      () =>
+        Effect.gen(function* () {
+          const Gate = DurableDeferred.make("Gate")
+          const counts = { first: 0, second: 0 }
+          const Relay = Workflow.make({
+            name: "Relay",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const RelayLive = Relay.toLayer(({ id }) =>
+            Effect.gen(function* () {
+              // A side effect that must happen once: a second run of it is a second charge.
+              const first = yield* Activity.make({
+                name: "Charge",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++counts.first)
+              })
+              yield* DurableDeferred.await(Gate)
+              const second = yield* Activity.make({
+                name: "Receipt",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++counts.second)
+              })
+              return `${id}:${first}:${second}`
+            })
+          )
+          const payload = { id: unique() }
+          const a = yield* manualEngine(RelayLive)
+          const b = yield* manualEngine(RelayLive)
+          // Engine A starts it and keeps its history: WorkflowStarted only.
+          const executionId = yield* Relay.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          // A worker claims it and dies; once its lease ran out, engine B takes it over and
+          // records the charge, then suspends on the gate, which B's side resolves.
+          const dead = yield* Effect.orDie(
+            queue.claim({
+              workerId: "dead",
+              workflowNames: ["Relay"],
+              limit: 10,
+              leaseMs: 30_000,
+              now: yield* Clock.currentTimeMillis
+            })
+          )
+          expect(dead.map((claim) => claim.executionId)).toContain(executionId)
+          yield* TestClock.adjust("31 seconds")
+          const taken = yield* claimAndRun(b, "Relay", executionId, "engine-b")
+          expect(taken.claim.claims).toBe(2)
+          expect(taken.outcome._tag).toBe("Suspended")
+          expect(counts).toEqual({ first: 1, second: 0 })
+          yield* DurableDeferred.done(Gate, {
+            token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Relay, executionId }),
+            exit: Exit.void
+          }).pipe(Effect.provide(b))
+          // Engine A's next claim: its cached history (WorkflowStarted) is behind the stream.
+          const resumed = yield* claimAndRun(a, "Relay", executionId, "engine-a")
+          if (options.claimsAnswerStreamVersions === true) {
+            expect(resumed.claim.streamVersion).toBeGreaterThan(1)
+          }
+          expect(resumed.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          // The charge ran once: A replayed B's record instead of charging again.
+          expect(counts).toEqual({ first: 1, second: 1 })
+          expect(yield* Relay.execute(payload).pipe(Effect.provide(a))).toBe(`${payload.id}:1:1`)
+          const types = yield* historyTypes(executionId)
+          expect(types.filter((type) => type === "ActivityCompleted")).toHaveLength(2)
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a claim that answers the stream's version at the cached one is run without reading the stream",
+      () =>
+        Effect.gen(function* () {
+          const trace: Array<string> = []
+          const Traced = Workflow.make({
+            name: "Traced",
+            payload: { id: Schema.String },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const TracedLive = Traced.toLayer(() =>
+            Activity.make({
+              name: "Step",
+              success: Schema.Number,
+              execute: Effect.sync(() => trace.push("step"))
+            })
+          )
+          const store = yield* EventStore.EventStore
+          const counting = EventStore.EventStore.of({
+            ...store,
+            readStream: (stream, readOptions) =>
+              Effect.suspend(() => {
+                trace.push(`read ${stream}`)
+                return store.readStream(stream, readOptions)
+              })
+          })
+          const payload = { id: unique() }
+          const a = yield* manualEngine(TracedLive, counting)
+          // Started here: the engine keeps its history (WorkflowStarted), which is current.
+          const executionId = yield* Traced.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          trace.length = 0
+          const ran = yield* claimAndRun(a, "Traced", executionId, "engine-a")
+          expect(ran.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          const readsBeforeStep = trace.slice(0, trace.indexOf("step"))
+          expect(trace).toContain("step")
+          if (options.claimsAnswerStreamVersions === true) {
+            expect(ran.claim.streamVersion).toBe(1)
+            expect(readsBeforeStep).toEqual([])
+          } else {
+            // Without a version the engine cannot know its history is current: it reads.
+            expect(ran.claim.streamVersion).toBeUndefined()
+            expect(readsBeforeStep).toEqual([`read ${EngineEvent.streamId(executionId)}`])
+          }
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "resolving a deferred through an engine whose cached history is stale records it once, at the stream's head",
+      () =>
+        Effect.gen(function* () {
+          const Late = DurableDeferred.make("Late")
+          const Gated = Workflow.make({
+            name: "Gated",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const GatedLive = Gated.toLayer(() =>
+            Effect.gen(function* () {
+              yield* Activity.make({ name: "Before", execute: Effect.void })
+              yield* DurableDeferred.await(Late)
+            })
+          )
+          const payload = { id: unique() }
+          const a = yield* manualEngine(GatedLive)
+          const b = yield* manualEngine(GatedLive)
+          // A keeps WorkflowStarted; B runs it to its suspension (two more events).
+          const executionId = yield* Gated.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          expect((yield* claimAndRun(b, "Gated", executionId, "engine-b")).outcome._tag).toBe("Suspended")
+          const token = DurableDeferred.tokenFromExecutionId(Late, { workflow: Gated, executionId })
+          // Through A (stale cache), then again through A and B: one resolution in all.
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(a))
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(a))
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(b))
+          expect(yield* historyTypes(executionId)).toEqual([
+            "WorkflowStarted",
+            "ActivityCompleted",
+            "WorkflowSuspended",
+            "DeferredResolved"
+          ])
+          // It woke the execution, which now finishes.
+          expect((yield* awaitStatus(executionId, "pending")).status).toBe("pending")
+          expect((yield* claimAndRun(a, "Gated", executionId, "engine-a")).outcome).toEqual({
+            _tag: "Finished",
+            status: "succeeded"
+          })
+        }).pipe(Effect.scoped)
+    )
+
     it.effect(
       "runs activities in order, returns the result and records every step in the execution's stream",
       () =>
