@@ -306,6 +306,11 @@ interface RunState {
   /** Set once the workflow is interrupted and its finalizers (compensations) run. */
   unwinding: boolean
   violation: DeterminismError | undefined
+  /**
+   * Set when the run resolved one of its own deferreds (a `raceAll`, say): should it then
+   * suspend, it is released due at once instead of waiting for a wake-up.
+   */
+  resolvedOwn: boolean
 }
 
 type UnknownSchema = Schema.Schema<unknown, unknown, never>
@@ -1003,7 +1008,11 @@ export const make = (
           )
         )
         if (run === undefined) yield* keep(log)
-        if (appended) yield* wake(executionId)
+        // Resolved by its own run, which reads it from the log it holds: no queue update
+        // while it runs, but should the run still suspend, it is released due at once
+        // (what the wake's `wake_requested` did).
+        if (appended && run !== undefined) run.resolvedOwn = true
+        else if (appended) yield* wake(executionId)
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 
     const engineUnsafe: WorkflowEngine["Type"] = makeUnsafe({
@@ -1151,7 +1160,8 @@ export const make = (
           seq: 0,
           deferredStarts: new Map(),
           unwinding: false,
-          violation: undefined
+          violation: undefined,
+          resolvedOwn: false
         }
         running.set(claim.executionId, run)
         const runContext = RunContext.of({
@@ -1271,6 +1281,12 @@ export const make = (
           const wakeAt = History.nextTimer(log.history)
           yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
           yield* keep(log)
+          if (Exit.isSuccess(outcome) && outcome.value.run.resolvedOwn) {
+            const time = yield* now
+            const suspended = yield* release(claim, workerId, { _tag: "Suspended", wakeAt: time })
+            yield* signal
+            return suspended
+          }
           return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
         }).pipe(
           Effect.catchAllCause((cause) =>

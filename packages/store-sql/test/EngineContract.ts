@@ -110,11 +110,24 @@ const provideNode =
 // ---------------------------------------------------------------------------------------
 
 /** Engines without workers over the stores in context, whose runs a test drives by hand. */
-const manualEngine = <E, R>(workflows: Layer.Layer<never, E, R>, store?: EventStore.EventStore["Type"]) =>
+const manualEngine = <E, R>(
+  workflows: Layer.Layer<never, E, R>,
+  replace: {
+    readonly store?: EventStore.EventStore["Type"]
+    readonly queue?: ExecutionQueue.ExecutionQueue["Type"]
+  } = {}
+) =>
   Layer.build(
     workflows.pipe(
       Layer.provideMerge(DurableEngine.layer()),
-      Layer.provide(store === undefined ? Layer.empty : Layer.succeed(EventStore.EventStore, store))
+      Layer.provide(
+        Layer.mergeAll(
+          replace.store === undefined ? Layer.empty : Layer.succeed(EventStore.EventStore, replace.store),
+          replace.queue === undefined
+            ? Layer.empty
+            : Layer.succeed(ExecutionQueue.ExecutionQueue, replace.queue)
+        )
+      )
     )
   )
 
@@ -251,7 +264,7 @@ export const engineContract = <E>(
               })
           })
           const payload = { id: unique() }
-          const a = yield* manualEngine(TracedLive, counting)
+          const a = yield* manualEngine(TracedLive, { store: counting })
           // Started here: the engine keeps its history (WorkflowStarted), which is current.
           const executionId = yield* Traced.execute(payload, { discard: true }).pipe(Effect.provide(a))
           trace.length = 0
@@ -267,6 +280,73 @@ export const engineContract = <E>(
             expect(ran.claim.streamVersion).toBeUndefined()
             expect(readsBeforeStep).toEqual([`read ${EngineEvent.streamId(executionId)}`])
           }
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a deferred resolved by its own run wakes nothing while it runs; a run that suspends after it is due at once",
+      () =>
+        Effect.gen(function* () {
+          const Never = DurableDeferred.make("NeverResolved")
+          const runs = { settled: 0, parked: 0 }
+          const Settle = Workflow.make({
+            name: "Settle",
+            payload: { id: Schema.String, park: Schema.Boolean },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const SettleLive = Settle.toLayer(({ park }) =>
+            Effect.gen(function* () {
+              // The race's own deferred is resolved by this run (its first effect wins).
+              const won = yield* DurableDeferred.raceAll({
+                name: "settle",
+                success: Schema.Number,
+                error: Schema.Never,
+                effects: [
+                  Activity.make({ name: "Win", success: Schema.Number, execute: Effect.succeed(7) }),
+                  DurableDeferred.await(Never).pipe(Effect.as(0))
+                ]
+              })
+              if (park) {
+                runs.parked++
+                yield* DurableDeferred.await(Never)
+              }
+              runs.settled++
+              return won
+            })
+          )
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const woken: Array<string> = []
+          const counting = ExecutionQueue.ExecutionQueue.of({
+            ...queue,
+            wake: (wakeOptions) =>
+              Effect.suspend(() => {
+                woken.push(wakeOptions.executionId)
+                return queue.wake(wakeOptions)
+              })
+          })
+          const a = yield* manualEngine(SettleLive, { queue: counting })
+          const done = { id: unique(), park: false }
+          const doneId = yield* Settle.execute(done, { discard: true }).pipe(Effect.provide(a))
+          const finished = yield* claimAndRun(a, "Settle", doneId, "engine-a")
+          expect(finished.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          expect(yield* Settle.execute(done).pipe(Effect.provide(a))).toBe(7)
+          expect(woken).toEqual([])
+
+          // Resolved its race, then suspended: released due now, so it is claimed again.
+          const parked = { id: unique(), park: true }
+          const parkedId = yield* Settle.execute(parked, { discard: true }).pipe(Effect.provide(a))
+          const first = yield* claimAndRun(a, "Settle", parkedId, "engine-a")
+          expect(first.outcome._tag).toBe("Suspended")
+          expect(woken).toEqual([])
+          const again = yield* claimAndRun(a, "Settle", parkedId, "engine-a")
+          expect(again.outcome._tag).toBe("Suspended")
+          expect(runs.parked).toBe(2)
+          // That run resolved nothing of its own: it waits for a real wake-up now.
+          const info = yield* Effect.orDie(queue.get(parkedId))
+          expect(Option.map(info, (execution) => [execution.status, execution.dueAt])).toEqual(
+            Option.some(["suspended", null])
+          )
         }).pipe(Effect.scoped)
     )
 
