@@ -277,6 +277,15 @@ export interface Options {
    * instead of reading and decoding its whole stream again.
    */
   readonly historyCacheSize?: number | undefined
+  /**
+   * How long a history this process read from the stream, or appended to at its exact
+   * version, counts as current for a run's own look-ups (a deferred not resolved yet, an
+   * interruption when the run suspends; default 50 ms): within it those look-ups read
+   * nothing. What such a look-up could miss is a resolution or an interruption from
+   * outside, and both wake the execution: a run that suspends without seeing it is due
+   * again at once. Never applies to what a claim reads before a run (see `load`).
+   */
+  readonly recheckAfter?: Duration.DurationInput | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -458,6 +467,7 @@ export const make = (
     const pollInterval = Duration.decode(options.pollInterval ?? "200 millis")
     const retryDelay = options.retryDelay ?? defaultRetryDelay
     const historyCacheSize = Math.max(0, options.historyCacheSize ?? 512)
+    const recheckMs = Duration.toMillis(options.recheckAfter ?? "50 millis")
 
     const registry = new Map<string, Registered>()
     const running = new Map<string, RunState>()
@@ -504,6 +514,10 @@ export const make = (
     // log is the fold of a prefix of its stream (events are never changed once stored), so
     // reading from its version on gives the same history as reading the whole stream.
     const histories = new Map<string, Log>()
+    // When each log was last known to be the whole stream (read, or appended to at its
+    // exact version), by the engine's clock: what `recheck` goes by.
+    const checkedAt = new WeakMap<Log, number>()
+    const checked = (log: Log, time: number) => void checkedAt.set(log, time)
     const keep = (log: Log) =>
       Effect.sync(() => {
         if (historyCacheSize === 0) return
@@ -529,14 +543,23 @@ export const make = (
           histories.delete(executionId)
           // A completion is final: the first `WorkflowCompleted` is the result, and nothing
           // appended after it changes what the engine reads (no need to read again).
-          return cached.history.completed !== undefined || cached.history.version === streamVersion
-            ? Effect.succeed(cached)
-            : Effect.as(refresh(cached), cached)
+          if (cached.history.completed !== undefined) return Effect.succeed(cached)
+          if (cached.history.version === streamVersion) {
+            return Effect.map(now, (time) => {
+              checked(cached, time)
+              return cached
+            })
+          }
+          return Effect.as(refresh(cached), cached)
         }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
-        return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
-          Effect.as(applyAll(log, events), log)
-        )
+        return Effect.gen(function* () {
+          const time = yield* now
+          const events = yield* orDieAfterRetries(store.readStream(log.stream))
+          yield* applyAll(log, events)
+          checked(log, time)
+          return log
+        })
       })
 
     /**
@@ -554,10 +577,19 @@ export const make = (
 
     const refresh = (log: Log): Effect.Effect<void> =>
       Effect.gen(function* () {
+        const time = yield* now
         const events = yield* orDieAfterRetries(
           store.readStream(log.stream, { fromVersion: log.history.version + 1 })
         )
         yield* applyAll(log, events)
+        checked(log, time)
+      })
+
+    /** A refresh for a run's own look-ups: skipped within `recheckAfter` of the last check. */
+    const recheck = (log: Log): Effect.Effect<void> =>
+      Effect.flatMap(now, (time) => {
+        const last = checkedAt.get(log)
+        return last !== undefined && time - last < recheckMs ? Effect.void : refresh(log)
       })
 
     /**
@@ -577,6 +609,7 @@ export const make = (
           const events = build(log.history)
           if (events === undefined || events.length === 0) return false
           const from = log.history.version
+          const time = yield* now
           const appended = yield* retryTransient(
             store.append(log.stream, EventStore.exactVersion(from), events),
             (error) => error._tag === "EventStoreError"
@@ -585,6 +618,8 @@ export const make = (
             Effect.either
           )
           if (Either.isRight(appended)) {
+            // Appended at its exact version: the log was the whole stream (and is again).
+            checked(log, time)
             const stored = events.map((event, index) => ({
               version: from + index + 1,
               type: event.type,
@@ -969,7 +1004,7 @@ export const make = (
         const found = lookup()
         if (found !== undefined) return found
         // It may have been resolved (from outside) since this run read the history.
-        yield* refresh(log)
+        yield* recheck(log)
         const fresh = lookup()
         if (fresh !== undefined) return fresh
         if (deferred.name.startsWith(History.clockDeferredPrefix)) {
@@ -1172,7 +1207,7 @@ export const make = (
             Effect.gen(function* () {
               // An interruption requested while this run was going takes effect when it suspends.
               if (instance.suspended && !instance.interrupted) {
-                yield* refresh(log)
+                yield* recheck(log)
                 if (log.history.interrupted) instance.interrupted = true
               }
               if (!instance.interrupted) return

@@ -351,6 +351,79 @@ export const engineContract = <E>(
     )
 
     it.effect(
+      "a run's look-up of an unresolved deferred reads the stream only when its history was last checked longer ago than recheckAfter; a resolution it skips wakes it",
+      () =>
+        Effect.gen(function* () {
+          const Signal = DurableDeferred.make("Signal")
+          const trace: Array<string> = []
+          let resolveFromOutside: Effect.Effect<void> = Effect.void
+          const Recheck = Workflow.make({
+            name: "Recheck",
+            payload: { id: Schema.String, pause: Schema.Boolean },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const RecheckLive = Recheck.toLayer(({ pause }) =>
+            Effect.gen(function* () {
+              yield* Activity.make({ name: "Step", execute: Effect.sync(() => void trace.push("step")) })
+              // Resolved from outside (another engine) after the step, once.
+              yield* resolveFromOutside
+              resolveFromOutside = Effect.void
+              if (pause) yield* TestClock.adjust("100 millis")
+              yield* DurableDeferred.await(Signal)
+              return yield* Activity.make({
+                name: "After",
+                success: Schema.String,
+                execute: Effect.sync(() => {
+                  trace.push("after")
+                  return "done"
+                })
+              })
+            })
+          )
+          const store = yield* EventStore.EventStore
+          const counting = EventStore.EventStore.of({
+            ...store,
+            readStream: (stream, readOptions) =>
+              Effect.suspend(() => {
+                trace.push("read")
+                return store.readStream(stream, readOptions)
+              })
+          })
+          const a = yield* manualEngine(RecheckLive, { store: counting })
+          const b = yield* manualEngine(RecheckLive)
+          const outside = (executionId: string) =>
+            DurableDeferred.done(Signal, {
+              token: DurableDeferred.tokenFromExecutionId(Signal, { workflow: Recheck, executionId }),
+              exit: Exit.void
+            }).pipe(Effect.provide(b))
+
+          // The look-up comes right after the step's append: nothing is read, the resolution
+          // is missed and the run suspends; the resolution's wake makes it due, and the next
+          // run finishes.
+          const quick = { id: unique(), pause: false }
+          const quickId = yield* Recheck.execute(quick, { discard: true }).pipe(Effect.provide(a))
+          resolveFromOutside = outside(quickId)
+          trace.length = 0
+          const first = yield* claimAndRun(a, "Recheck", quickId, "engine-a")
+          expect(first.outcome._tag).toBe("Suspended")
+          // One read: the suspension's append met the resolution (a conflict), not a look-up.
+          expect(trace.slice(trace.indexOf("step"))).toEqual(["step", "read"])
+          const second = yield* claimAndRun(a, "Recheck", quickId, "engine-a")
+          expect(second.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+
+          // 100 ms after the step's append the look-up reads, and finds the resolution.
+          const slow = { id: unique(), pause: true }
+          const slowId = yield* Recheck.execute(slow, { discard: true }).pipe(Effect.provide(a))
+          resolveFromOutside = outside(slowId)
+          trace.length = 0
+          const once = yield* claimAndRun(a, "Recheck", slowId, "engine-a")
+          expect(once.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          expect(trace.slice(trace.indexOf("step"))).toEqual(["step", "read", "after"])
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
       "resolving a deferred through an engine whose cached history is stale records it once, at the stream's head",
       () =>
         Effect.gen(function* () {
