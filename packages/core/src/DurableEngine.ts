@@ -514,8 +514,8 @@ export const make = (
     // log is the fold of a prefix of its stream (events are never changed once stored), so
     // reading from its version on gives the same history as reading the whole stream.
     const histories = new Map<string, Log>()
-    // When each log was last known to be the whole stream (read, or appended to at its
-    // exact version), by the engine's clock: what `recheck` goes by.
+    // When each log was last known to be the whole stream (a read, or an append at its
+    // exact version, came back), by the engine's clock: what `recheck` goes by.
     const checkedAt = new WeakMap<Log, number>()
     const checked = (log: Log, time: number) => void checkedAt.set(log, time)
     const keep = (log: Log) =>
@@ -554,10 +554,9 @@ export const make = (
         }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
         return Effect.gen(function* () {
-          const time = yield* now
           const events = yield* orDieAfterRetries(store.readStream(log.stream))
           yield* applyAll(log, events)
-          checked(log, time)
+          checked(log, yield* now)
           return log
         })
       })
@@ -577,12 +576,11 @@ export const make = (
 
     const refresh = (log: Log): Effect.Effect<void> =>
       Effect.gen(function* () {
-        const time = yield* now
         const events = yield* orDieAfterRetries(
           store.readStream(log.stream, { fromVersion: log.history.version + 1 })
         )
         yield* applyAll(log, events)
-        checked(log, time)
+        checked(log, yield* now)
       })
 
     /** A refresh for a run's own look-ups: skipped within `recheckAfter` of the last check. */
@@ -609,7 +607,6 @@ export const make = (
           const events = build(log.history)
           if (events === undefined || events.length === 0) return false
           const from = log.history.version
-          const time = yield* now
           const appended = yield* retryTransient(
             store.append(log.stream, EventStore.exactVersion(from), events),
             (error) => error._tag === "EventStoreError"
@@ -619,7 +616,7 @@ export const make = (
           )
           if (Either.isRight(appended)) {
             // Appended at its exact version: the log was the whole stream (and is again).
-            checked(log, time)
+            checked(log, yield* now)
             const stored = events.map((event, index) => ({
               version: from + index + 1,
               type: event.type,
