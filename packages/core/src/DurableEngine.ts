@@ -518,6 +518,18 @@ export const make = (
     // exact version, came back), by the engine's clock: what `recheck` goes by.
     const checkedAt = new WeakMap<Log, number>()
     const checked = (log: Log, time: number) => void checkedAt.set(log, time)
+    // Executions this process appended to outside their run (a deferred resolved, an
+    // interruption) since their run last looked: `recheck` reads for them whatever the
+    // time. Bounded: a mark lost costs a wake-up cycle, not a result.
+    const touched = new Set<string>()
+    const touch = (executionId: string) => {
+      touched.delete(executionId)
+      touched.add(executionId)
+      if (touched.size > 4_096) {
+        const oldest = touched.values().next()
+        if (oldest.done !== true) touched.delete(oldest.value)
+      }
+    }
     const keep = (log: Log) =>
       Effect.sync(() => {
         if (historyCacheSize === 0) return
@@ -583,10 +595,14 @@ export const make = (
         checked(log, yield* now)
       })
 
-    /** A refresh for a run's own look-ups: skipped within `recheckAfter` of the last check. */
+    /**
+     * A refresh for a run's own look-ups: skipped within `recheckAfter` of the last check,
+     * unless this process appended to the execution outside the run meanwhile.
+     */
     const recheck = (log: Log): Effect.Effect<void> =>
       Effect.flatMap(now, (time) => {
         const last = checkedAt.get(log)
+        if (touched.delete(log.executionId)) return refresh(log)
         return last !== undefined && time - last < recheckMs ? Effect.void : refresh(log)
       })
 
@@ -1044,7 +1060,10 @@ export const make = (
         // while it runs, but should the run still suspend, it is released due at once
         // (what the wake's `wake_requested` did).
         if (appended && run !== undefined) run.resolvedOwn = true
-        else if (appended) yield* wake(executionId)
+        else if (appended) {
+          touch(executionId)
+          yield* wake(executionId)
+        }
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 
     const engineUnsafe: WorkflowEngine["Type"] = makeUnsafe({
@@ -1069,6 +1088,7 @@ export const make = (
               ? undefined
               : [engineEvent({ _tag: "WorkflowInterrupted" })]
           )
+          touch(executionId)
           yield* keep(log)
           yield* wake(executionId)
         }).pipe(
@@ -1260,6 +1280,9 @@ export const make = (
             return yield* release(claim, workerId, { _tag: "Retry", runAt: (yield* now) + 1_000 })
           }
           const log = yield* load(claim.executionId, claim.streamVersion)
+          // What this process appended before the claim is in the history now (a mark set
+          // after the claim's statement began is dropped too: at worst a wake-up cycle).
+          touched.delete(claim.executionId)
           if (log.history.completed !== undefined) {
             const exit = yield* Effect.orDie(
               Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)

@@ -357,19 +357,25 @@ export const engineContract = <E>(
           const Signal = DurableDeferred.make("Signal")
           const trace: Array<string> = []
           let resolveFromOutside: Effect.Effect<void> = Effect.void
+          const afterStep = yield* Deferred.make<void>()
+          const proceed = yield* Deferred.make<void>()
           const Recheck = Workflow.make({
             name: "Recheck",
-            payload: { id: Schema.String, pause: Schema.Boolean },
+            payload: { id: Schema.String, pause: Schema.Boolean, hold: Schema.Boolean },
             success: Schema.String,
             idempotencyKey: (payload) => payload.id
           })
-          const RecheckLive = Recheck.toLayer(({ pause }) =>
+          const RecheckLive = Recheck.toLayer(({ hold, pause }) =>
             Effect.gen(function* () {
               yield* Activity.make({ name: "Step", execute: Effect.sync(() => void trace.push("step")) })
               // Resolved from outside (another engine) after the step, once.
               yield* resolveFromOutside
               resolveFromOutside = Effect.void
               if (pause) yield* TestClock.adjust("100 millis")
+              if (hold) {
+                yield* Deferred.succeed(afterStep, undefined)
+                yield* Deferred.await(proceed)
+              }
               yield* DurableDeferred.await(Signal)
               return yield* Activity.make({
                 name: "After",
@@ -401,7 +407,7 @@ export const engineContract = <E>(
           // The look-up comes right after the step's append: nothing is read, the resolution
           // is missed and the run suspends; the resolution's wake makes it due, and the next
           // run finishes.
-          const quick = { id: unique(), pause: false }
+          const quick = { id: unique(), pause: false, hold: false }
           const quickId = yield* Recheck.execute(quick, { discard: true }).pipe(Effect.provide(a))
           resolveFromOutside = outside(quickId)
           trace.length = 0
@@ -413,13 +419,27 @@ export const engineContract = <E>(
           expect(second.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
 
           // 100 ms after the step's append the look-up reads, and finds the resolution.
-          const slow = { id: unique(), pause: true }
+          const slow = { id: unique(), pause: true, hold: false }
           const slowId = yield* Recheck.execute(slow, { discard: true }).pipe(Effect.provide(a))
           resolveFromOutside = outside(slowId)
           trace.length = 0
           const once = yield* claimAndRun(a, "Recheck", slowId, "engine-a")
           expect(once.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
           expect(trace.slice(trace.indexOf("step"))).toEqual(["step", "read", "after"])
+
+          // Resolved during the run by this very process (its callback receiver, say), from
+          // outside the run: the look-up reads whatever the time, and the run goes on.
+          const local = { id: unique(), pause: false, hold: true }
+          const localId = yield* Recheck.execute(local, { discard: true }).pipe(Effect.provide(a))
+          const running = yield* Effect.fork(claimAndRun(a, "Recheck", localId, "engine-a"))
+          yield* Deferred.await(afterStep)
+          yield* DurableDeferred.done(Signal, {
+            token: DurableDeferred.tokenFromExecutionId(Signal, { workflow: Recheck, executionId: localId }),
+            exit: Exit.void
+          }).pipe(Effect.provide(a))
+          yield* Deferred.succeed(proceed, undefined)
+          const held = yield* Fiber.join(running)
+          expect(held.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
         }).pipe(Effect.scoped)
     )
 
