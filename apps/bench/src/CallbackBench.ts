@@ -73,7 +73,7 @@ const receiverRuntime = (url: string) =>
       Layer.provideMerge(DurableEngine.layer()),
       // The attempts this process registered, shared by the workflows and the receiver.
       Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
-      Layer.provideMerge(SqlExecutionQueue.layer),
+      Layer.provideMerge(SqlExecutionQueue.layerWith({ streamVersions: true })),
       Layer.provideMerge(
         PgEventStore.layer({
           url: Redacted.make(url),

@@ -92,7 +92,9 @@ export const storeLayer = (
     // Workers started together race to create the tables on a fresh database: the losers
     // retry (by then the tables exist and the migrations are recorded).
     return Layer.mergeAll(
-      SqlExecutionQueue.layer.pipe(Layer.mapError(startupError("execution queue"))),
+      SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
+        Layer.mapError(startupError("execution queue"))
+      ),
       Layer.succeed(Store, { kind: "postgres" })
     ).pipe(
       Layer.provideMerge(pg),
@@ -107,7 +109,9 @@ export const storeLayer = (
     Layer.mapError(startupError("embedded event store"))
   )
   return Layer.mergeAll(
-    SqlExecutionQueue.layer.pipe(Layer.mapError(startupError("execution queue"))),
+    SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
+      Layer.mapError(startupError("execution queue"))
+    ),
     Layer.succeed(Store, { kind: "embedded", dataDir, warning: PgliteEventStore.durabilityWarning(dataDir) })
   ).pipe(Layer.provideMerge(pglite), Layer.provideMerge(lock))
 }

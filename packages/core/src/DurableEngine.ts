@@ -277,6 +277,15 @@ export interface Options {
    * instead of reading and decoding its whole stream again.
    */
   readonly historyCacheSize?: number | undefined
+  /**
+   * How long a history this process read from the stream, or appended to at its exact
+   * version, counts as current for a run's own look-ups (a deferred not resolved yet, an
+   * interruption when the run suspends; default 50 ms): within it those look-ups read
+   * nothing. What such a look-up could miss is a resolution or an interruption from
+   * outside, and both wake the execution: a run that suspends without seeing it is due
+   * again at once. Never applies to what a claim reads before a run (see `load`).
+   */
+  readonly recheckAfter?: Duration.DurationInput | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -306,6 +315,11 @@ interface RunState {
   /** Set once the workflow is interrupted and its finalizers (compensations) run. */
   unwinding: boolean
   violation: DeterminismError | undefined
+  /**
+   * Set when the run resolved one of its own deferreds (a `raceAll`, say): should it then
+   * suspend, it is released due at once instead of waiting for a wake-up.
+   */
+  resolvedOwn: boolean
 }
 
 type UnknownSchema = Schema.Schema<unknown, unknown, never>
@@ -457,6 +471,7 @@ export const make = (
     const pollInterval = Duration.decode(options.pollInterval ?? "200 millis")
     const retryDelay = options.retryDelay ?? defaultRetryDelay
     const historyCacheSize = Math.max(0, options.historyCacheSize ?? 512)
+    const recheckMs = Duration.toMillis(options.recheckAfter ?? "50 millis")
 
     const registry = new Map<string, Registered>()
     const running = new Map<string, RunState>()
@@ -503,6 +518,22 @@ export const make = (
     // log is the fold of a prefix of its stream (events are never changed once stored), so
     // reading from its version on gives the same history as reading the whole stream.
     const histories = new Map<string, Log>()
+    // When each log was last known to be the whole stream (a read, or an append at its
+    // exact version, came back), by the engine's clock: what `recheck` goes by.
+    const checkedAt = new WeakMap<Log, number>()
+    const checked = (log: Log, time: number) => void checkedAt.set(log, time)
+    // Executions this process appended to outside their run (a deferred resolved, an
+    // interruption) since their run last looked: `recheck` reads for them whatever the
+    // time. Bounded: a mark lost costs a wake-up cycle, not a result.
+    const touched = new Set<string>()
+    const touch = (executionId: string) => {
+      touched.delete(executionId)
+      touched.add(executionId)
+      if (touched.size > 4_096) {
+        const oldest = touched.values().next()
+        if (oldest.done !== true) touched.delete(oldest.value)
+      }
+    }
     const keep = (log: Log) =>
       Effect.sync(() => {
         if (historyCacheSize === 0) return
@@ -514,21 +545,36 @@ export const make = (
         }
       })
 
-    const load = (executionId: string): Effect.Effect<Log> =>
+    /**
+     * The execution's log: the cached one brought up to date, or the stream read whole.
+     * `streamVersion` is the stream's version as the claim saw it (`Claim.streamVersion`,
+     * when the queue knows it): a cached history at exactly that version is current, so
+     * nothing is read; any other answer, or none, reads what was appended since. This read
+     * is what keeps a run from repeating an activity another process recorded meanwhile.
+     */
+    const load = (executionId: string, streamVersion?: number): Effect.Effect<Log> =>
       Effect.suspend(() => {
         const cached = histories.get(executionId)
         if (cached !== undefined) {
           histories.delete(executionId)
           // A completion is final: the first `WorkflowCompleted` is the result, and nothing
           // appended after it changes what the engine reads (no need to read again).
-          return cached.history.completed !== undefined
-            ? Effect.succeed(cached)
-            : Effect.as(refresh(cached), cached)
+          if (cached.history.completed !== undefined) return Effect.succeed(cached)
+          if (cached.history.version === streamVersion) {
+            return Effect.map(now, (time) => {
+              checked(cached, time)
+              return cached
+            })
+          }
+          return Effect.as(refresh(cached), cached)
         }
         const log: Log = { executionId, stream: EngineEvent.streamId(executionId), history: History.empty() }
-        return Effect.flatMap(orDieAfterRetries(store.readStream(log.stream)), (events) =>
-          Effect.as(applyAll(log, events), log)
-        )
+        return Effect.gen(function* () {
+          const events = yield* orDieAfterRetries(store.readStream(log.stream))
+          yield* applyAll(log, events)
+          checked(log, yield* now)
+          return log
+        })
       })
 
     const refresh = (log: Log): Effect.Effect<void> =>
@@ -537,6 +583,18 @@ export const make = (
           store.readStream(log.stream, { fromVersion: log.history.version + 1 })
         )
         yield* applyAll(log, events)
+        checked(log, yield* now)
+      })
+
+    /**
+     * A refresh for a run's own look-ups: skipped within `recheckAfter` of the last check,
+     * unless this process appended to the execution outside the run meanwhile.
+     */
+    const recheck = (log: Log): Effect.Effect<void> =>
+      Effect.flatMap(now, (time) => {
+        const last = checkedAt.get(log)
+        if (touched.delete(log.executionId)) return refresh(log)
+        return last !== undefined && time - last < recheckMs ? Effect.void : refresh(log)
       })
 
     /**
@@ -564,6 +622,8 @@ export const make = (
             Effect.either
           )
           if (Either.isRight(appended)) {
+            // Appended at its exact version: the log was the whole stream (and is again).
+            checked(log, yield* now)
             const stored = events.map((event, index) => ({
               version: from + index + 1,
               type: event.type,
@@ -793,6 +853,7 @@ export const make = (
               concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
               parentId: parent?.executionId,
               attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
+              stream: log.stream,
               now: time
             })
           )
@@ -947,7 +1008,7 @@ export const make = (
         const found = lookup()
         if (found !== undefined) return found
         // It may have been resolved (from outside) since this run read the history.
-        yield* refresh(log)
+        yield* recheck(log)
         const fresh = lookup()
         if (fresh !== undefined) return fresh
         if (deferred.name.startsWith(History.clockDeferredPrefix)) {
@@ -1016,7 +1077,15 @@ export const make = (
           )
           if (cached !== undefined) yield* keep(cached)
         }
-        if (appended) yield* wake(executionId)
+        // Resolved while its run is under way here (by that run, a `raceAll`, or by this
+        // process's receiver): the run reads it from the log it holds, so no queue update;
+        // should the run still suspend, it is released due at once (what the wake's
+        // `wake_requested` did).
+        if (appended && run !== undefined) run.resolvedOwn = true
+        else if (appended) {
+          touch(executionId)
+          yield* wake(executionId)
+        }
       }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
 
     const engineUnsafe: WorkflowEngine["Type"] = makeUnsafe({
@@ -1041,6 +1110,7 @@ export const make = (
               ? undefined
               : [engineEvent({ _tag: "WorkflowInterrupted" })]
           )
+          touch(executionId)
           yield* keep(log)
           yield* wake(executionId)
         }).pipe(
@@ -1164,7 +1234,8 @@ export const make = (
           seq: 0,
           deferredStarts: new Map(),
           unwinding: false,
-          violation: undefined
+          violation: undefined,
+          resolvedOwn: false
         }
         running.set(claim.executionId, run)
         const runContext = RunContext.of({
@@ -1175,7 +1246,7 @@ export const make = (
             Effect.gen(function* () {
               // An interruption requested while this run was going takes effect when it suspends.
               if (instance.suspended && !instance.interrupted) {
-                yield* refresh(log)
+                yield* recheck(log)
                 if (log.history.interrupted) instance.interrupted = true
               }
               if (!instance.interrupted) return
@@ -1230,7 +1301,10 @@ export const make = (
           if (entry === undefined || running.has(claim.executionId)) {
             return yield* release(claim, workerId, { _tag: "Retry", runAt: (yield* now) + 1_000 })
           }
-          const log = yield* load(claim.executionId)
+          const log = yield* load(claim.executionId, claim.streamVersion)
+          // What this process appended before the claim is in the history now (a mark set
+          // after the claim's statement began is dropped too: at worst a wake-up cycle).
+          touched.delete(claim.executionId)
           if (log.history.completed !== undefined) {
             const exit = yield* Effect.orDie(
               Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
@@ -1284,6 +1358,12 @@ export const make = (
           const wakeAt = History.nextTimer(log.history)
           yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
           yield* keep(log)
+          if (Exit.isSuccess(outcome) && outcome.value.run.resolvedOwn) {
+            const time = yield* now
+            const suspended = yield* release(claim, workerId, { _tag: "Suspended", wakeAt: time })
+            yield* signal
+            return suspended
+          }
           return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
         }).pipe(
           Effect.catchAllCause((cause) =>

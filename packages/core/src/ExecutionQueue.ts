@@ -68,6 +68,15 @@ export interface Claim {
   readonly parentId: string | null
   readonly claims: number
   readonly leaseUntil: number
+  /**
+   * The version of the execution's event stream (see `enqueue`'s `stream`) as the claim
+   * saw it, when the queue can read it consistently with the store: a SQL queue in the
+   * store's own database reads it in the claiming statement, so every append committed
+   * before the claim is counted. An engine whose cached history is at this version has
+   * nothing to read. Absent (the memory queue, a queue told nothing of the store, an
+   * execution enqueued without its stream): unknown, so the engine reads the stream.
+   */
+  readonly streamVersion?: number | undefined
 }
 
 /** How a worker gives a claimed execution back. */
@@ -111,6 +120,8 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
       readonly concurrencyKey: string | undefined
       readonly parentId: string | undefined
       readonly attributes: SearchAttributes
+      /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
+      readonly stream?: string | undefined
       readonly now: number
     }) => Effect.Effect<boolean, ExecutionQueueError>
 

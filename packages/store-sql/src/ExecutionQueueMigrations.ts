@@ -103,12 +103,22 @@ const notifyAfterCommit = Effect.gen(function* () {
   yield* sql`DROP FUNCTION IF EXISTS tillflow_executions_notify()`
 })
 
+// The execution's event stream, given at enqueue by the engine, so that a queue in the
+// event store's own database can answer the stream's version with each claim (the engine
+// then skips reading a history it holds at that version). Rows enqueued before, or
+// without it, answer no version: the engine reads the stream as before.
+const executionStream = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tillflow_executions ADD COLUMN stream_id text`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
   "2_notify_changes": notifyChanges,
   "3_claim_started_first": claimStartedFirst,
-  "4_notify_after_commit": notifyAfterCommit
+  "4_notify_after_commit": notifyAfterCommit,
+  "5_execution_stream": executionStream
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -121,7 +121,7 @@ const count = (query: Effect.Effect<ReadonlyArray<Record<string, unknown>>, unkn
 
 // The client: an engine without a worker, over the test's database, to start executions.
 const Client = DurableEngine.layer({ pollInterval: "100 millis" }).pipe(
-  Layer.provideMerge(SqlExecutionQueue.layer),
+  Layer.provideMerge(SqlExecutionQueue.layerWith({ streamVersions: true })),
   Layer.provideMerge(TestDatabase.layer)
 )
 

@@ -109,8 +109,382 @@ const provideNode =
 
 // ---------------------------------------------------------------------------------------
 
-export const engineContract = <E>(name: string, stores: Layer.Layer<Stores, E>) =>
+/** Engines without workers over the stores in context, whose runs a test drives by hand. */
+const manualEngine = <E, R>(
+  workflows: Layer.Layer<never, E, R>,
+  replace: {
+    readonly store?: EventStore.EventStore["Type"]
+    readonly queue?: ExecutionQueue.ExecutionQueue["Type"]
+  } = {}
+) =>
+  Layer.build(
+    workflows.pipe(
+      Layer.provideMerge(DurableEngine.layer()),
+      Layer.provide(
+        Layer.mergeAll(
+          replace.store === undefined ? Layer.empty : Layer.succeed(EventStore.EventStore, replace.store),
+          replace.queue === undefined
+            ? Layer.empty
+            : Layer.succeed(ExecutionQueue.ExecutionQueue, replace.queue)
+        )
+      )
+    )
+  )
+
+/** Claims the execution for `workerId` now and runs it once on the given engine. */
+const claimAndRun = (
+  context: Context.Context<DurableEngine.DurableEngine>,
+  workflowName: string,
+  executionId: string,
+  workerId: string
+) =>
+  Effect.gen(function* () {
+    const queue = yield* ExecutionQueue.ExecutionQueue
+    const claims = yield* Effect.orDie(
+      queue.claim({
+        workerId,
+        workflowNames: [workflowName],
+        limit: 10,
+        leaseMs: 30_000,
+        now: yield* Clock.currentTimeMillis
+      })
+    )
+    const claim = claims.find((claim) => claim.executionId === executionId)
+    if (claim === undefined) return yield* Effect.dieMessage(`${executionId} was not claimable`)
+    const outcome = yield* Effect.flatMap(DurableEngine.DurableEngine, (engine) =>
+      engine.run(claim, workerId)
+    ).pipe(Effect.provide(context))
+    return { claim, outcome }
+  })
+
+export const engineContract = <E>(
+  name: string,
+  stores: Layer.Layer<Stores, E>,
+  options: {
+    /** The queue answers each claim with the execution stream's version (`Claim.streamVersion`). */
+    readonly claimsAnswerStreamVersions?: boolean
+  } = {}
+) =>
   it.layer(stores, { timeout: 120_000 })(`DurableEngine on ${name}`, (it) => {
+    it.effect(
+      "an engine whose cached history went stale while another engine took the execution over reads it again at its next claim",
+      () =>
+        Effect.gen(function* () {
+          const Gate = DurableDeferred.make("Gate")
+          const counts = { first: 0, second: 0 }
+          const Relay = Workflow.make({
+            name: "Relay",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const RelayLive = Relay.toLayer(({ id }) =>
+            Effect.gen(function* () {
+              // A side effect that must happen once: a second run of it is a second charge.
+              const first = yield* Activity.make({
+                name: "Charge",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++counts.first)
+              })
+              yield* DurableDeferred.await(Gate)
+              const second = yield* Activity.make({
+                name: "Receipt",
+                success: Schema.Number,
+                execute: Effect.sync(() => ++counts.second)
+              })
+              return `${id}:${first}:${second}`
+            })
+          )
+          const payload = { id: unique() }
+          const a = yield* manualEngine(RelayLive)
+          const b = yield* manualEngine(RelayLive)
+          // Engine A starts it and keeps its history: WorkflowStarted only.
+          const executionId = yield* Relay.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          // A worker claims it and dies; once its lease ran out, engine B takes it over and
+          // records the charge, then suspends on the gate, which B's side resolves.
+          const dead = yield* Effect.orDie(
+            queue.claim({
+              workerId: "dead",
+              workflowNames: ["Relay"],
+              limit: 10,
+              leaseMs: 30_000,
+              now: yield* Clock.currentTimeMillis
+            })
+          )
+          expect(dead.map((claim) => claim.executionId)).toContain(executionId)
+          yield* TestClock.adjust("31 seconds")
+          const taken = yield* claimAndRun(b, "Relay", executionId, "engine-b")
+          expect(taken.claim.claims).toBe(2)
+          expect(taken.outcome._tag).toBe("Suspended")
+          expect(counts).toEqual({ first: 1, second: 0 })
+          yield* DurableDeferred.done(Gate, {
+            token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Relay, executionId }),
+            exit: Exit.void
+          }).pipe(Effect.provide(b))
+          // Engine A's next claim: its cached history (WorkflowStarted) is behind the stream.
+          const resumed = yield* claimAndRun(a, "Relay", executionId, "engine-a")
+          if (options.claimsAnswerStreamVersions === true) {
+            expect(resumed.claim.streamVersion).toBeGreaterThan(1)
+          }
+          expect(resumed.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          // The charge ran once: A replayed B's record instead of charging again.
+          expect(counts).toEqual({ first: 1, second: 1 })
+          expect(yield* Relay.execute(payload).pipe(Effect.provide(a))).toBe(`${payload.id}:1:1`)
+          const types = yield* historyTypes(executionId)
+          expect(types.filter((type) => type === "ActivityCompleted")).toHaveLength(2)
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a claim that answers the stream's version at the cached one is run without reading the stream",
+      () =>
+        Effect.gen(function* () {
+          const trace: Array<string> = []
+          const Traced = Workflow.make({
+            name: "Traced",
+            payload: { id: Schema.String },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const TracedLive = Traced.toLayer(() =>
+            Activity.make({
+              name: "Step",
+              success: Schema.Number,
+              execute: Effect.sync(() => trace.push("step"))
+            })
+          )
+          const store = yield* EventStore.EventStore
+          const counting = EventStore.EventStore.of({
+            ...store,
+            readStream: (stream, readOptions) =>
+              Effect.suspend(() => {
+                trace.push(`read ${stream}`)
+                return store.readStream(stream, readOptions)
+              })
+          })
+          const payload = { id: unique() }
+          const a = yield* manualEngine(TracedLive, { store: counting })
+          // Started here: the engine keeps its history (WorkflowStarted), which is current.
+          const executionId = yield* Traced.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          trace.length = 0
+          const ran = yield* claimAndRun(a, "Traced", executionId, "engine-a")
+          expect(ran.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          const readsBeforeStep = trace.slice(0, trace.indexOf("step"))
+          expect(trace).toContain("step")
+          if (options.claimsAnswerStreamVersions === true) {
+            expect(ran.claim.streamVersion).toBe(1)
+            expect(readsBeforeStep).toEqual([])
+          } else {
+            // Without a version the engine cannot know its history is current: it reads.
+            expect(ran.claim.streamVersion).toBeUndefined()
+            expect(readsBeforeStep).toEqual([`read ${EngineEvent.streamId(executionId)}`])
+          }
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a deferred resolved by its own run wakes nothing while it runs; a run that suspends after it is due at once",
+      () =>
+        Effect.gen(function* () {
+          const Never = DurableDeferred.make("NeverResolved")
+          const runs = { settled: 0, parked: 0 }
+          const Settle = Workflow.make({
+            name: "Settle",
+            payload: { id: Schema.String, park: Schema.Boolean },
+            success: Schema.Number,
+            idempotencyKey: (payload) => payload.id
+          })
+          const SettleLive = Settle.toLayer(({ park }) =>
+            Effect.gen(function* () {
+              // The race's own deferred is resolved by this run (its first effect wins).
+              const won = yield* DurableDeferred.raceAll({
+                name: "settle",
+                success: Schema.Number,
+                error: Schema.Never,
+                effects: [
+                  Activity.make({ name: "Win", success: Schema.Number, execute: Effect.succeed(7) }),
+                  DurableDeferred.await(Never).pipe(Effect.as(0))
+                ]
+              })
+              if (park) {
+                runs.parked++
+                yield* DurableDeferred.await(Never)
+              }
+              runs.settled++
+              return won
+            })
+          )
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const woken: Array<string> = []
+          const counting = ExecutionQueue.ExecutionQueue.of({
+            ...queue,
+            wake: (wakeOptions) =>
+              Effect.suspend(() => {
+                woken.push(wakeOptions.executionId)
+                return queue.wake(wakeOptions)
+              })
+          })
+          const a = yield* manualEngine(SettleLive, { queue: counting })
+          const done = { id: unique(), park: false }
+          const doneId = yield* Settle.execute(done, { discard: true }).pipe(Effect.provide(a))
+          const finished = yield* claimAndRun(a, "Settle", doneId, "engine-a")
+          expect(finished.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          expect(yield* Settle.execute(done).pipe(Effect.provide(a))).toBe(7)
+          expect(woken).toEqual([])
+
+          // Resolved its race, then suspended: released due now, so it is claimed again.
+          const parked = { id: unique(), park: true }
+          const parkedId = yield* Settle.execute(parked, { discard: true }).pipe(Effect.provide(a))
+          const first = yield* claimAndRun(a, "Settle", parkedId, "engine-a")
+          expect(first.outcome._tag).toBe("Suspended")
+          expect(woken).toEqual([])
+          const again = yield* claimAndRun(a, "Settle", parkedId, "engine-a")
+          expect(again.outcome._tag).toBe("Suspended")
+          expect(runs.parked).toBe(2)
+          // That run resolved nothing of its own: it waits for a real wake-up now.
+          const info = yield* Effect.orDie(queue.get(parkedId))
+          expect(Option.map(info, (execution) => [execution.status, execution.dueAt])).toEqual(
+            Option.some(["suspended", null])
+          )
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "a run's look-up of an unresolved deferred reads the stream only when its history was last checked longer ago than recheckAfter; a resolution it skips wakes it",
+      () =>
+        Effect.gen(function* () {
+          const Signal = DurableDeferred.make("Signal")
+          const trace: Array<string> = []
+          let resolveFromOutside: Effect.Effect<void> = Effect.void
+          const afterStep = yield* Deferred.make<void>()
+          const proceed = yield* Deferred.make<void>()
+          const Recheck = Workflow.make({
+            name: "Recheck",
+            payload: { id: Schema.String, pause: Schema.Boolean, hold: Schema.Boolean },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const RecheckLive = Recheck.toLayer(({ hold, pause }) =>
+            Effect.gen(function* () {
+              yield* Activity.make({ name: "Step", execute: Effect.sync(() => void trace.push("step")) })
+              // Resolved from outside (another engine) after the step, once.
+              yield* resolveFromOutside
+              resolveFromOutside = Effect.void
+              if (pause) yield* TestClock.adjust("100 millis")
+              if (hold) {
+                yield* Deferred.succeed(afterStep, undefined)
+                yield* Deferred.await(proceed)
+              }
+              yield* DurableDeferred.await(Signal)
+              return yield* Activity.make({
+                name: "After",
+                success: Schema.String,
+                execute: Effect.sync(() => {
+                  trace.push("after")
+                  return "done"
+                })
+              })
+            })
+          )
+          const store = yield* EventStore.EventStore
+          const counting = EventStore.EventStore.of({
+            ...store,
+            readStream: (stream, readOptions) =>
+              Effect.suspend(() => {
+                trace.push("read")
+                return store.readStream(stream, readOptions)
+              })
+          })
+          const a = yield* manualEngine(RecheckLive, { store: counting })
+          const b = yield* manualEngine(RecheckLive)
+          const outside = (executionId: string) =>
+            DurableDeferred.done(Signal, {
+              token: DurableDeferred.tokenFromExecutionId(Signal, { workflow: Recheck, executionId }),
+              exit: Exit.void
+            }).pipe(Effect.provide(b))
+
+          // The look-up comes right after the step's append: nothing is read, the resolution
+          // is missed and the run suspends; the resolution's wake makes it due, and the next
+          // run finishes.
+          const quick = { id: unique(), pause: false, hold: false }
+          const quickId = yield* Recheck.execute(quick, { discard: true }).pipe(Effect.provide(a))
+          resolveFromOutside = outside(quickId)
+          trace.length = 0
+          const first = yield* claimAndRun(a, "Recheck", quickId, "engine-a")
+          expect(first.outcome._tag).toBe("Suspended")
+          // One read: the suspension's append met the resolution (a conflict), not a look-up.
+          expect(trace.slice(trace.indexOf("step"))).toEqual(["step", "read"])
+          const second = yield* claimAndRun(a, "Recheck", quickId, "engine-a")
+          expect(second.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+
+          // 100 ms after the step's append the look-up reads, and finds the resolution.
+          const slow = { id: unique(), pause: true, hold: false }
+          const slowId = yield* Recheck.execute(slow, { discard: true }).pipe(Effect.provide(a))
+          resolveFromOutside = outside(slowId)
+          trace.length = 0
+          const once = yield* claimAndRun(a, "Recheck", slowId, "engine-a")
+          expect(once.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          expect(trace.slice(trace.indexOf("step"))).toEqual(["step", "read", "after"])
+
+          // Resolved during the run by this very process (its callback receiver, say), from
+          // outside the run: the look-up reads whatever the time, and the run goes on.
+          const local = { id: unique(), pause: false, hold: true }
+          const localId = yield* Recheck.execute(local, { discard: true }).pipe(Effect.provide(a))
+          const running = yield* Effect.fork(claimAndRun(a, "Recheck", localId, "engine-a"))
+          yield* Deferred.await(afterStep)
+          yield* DurableDeferred.done(Signal, {
+            token: DurableDeferred.tokenFromExecutionId(Signal, { workflow: Recheck, executionId: localId }),
+            exit: Exit.void
+          }).pipe(Effect.provide(a))
+          yield* Deferred.succeed(proceed, undefined)
+          const held = yield* Fiber.join(running)
+          expect(held.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
+      "resolving a deferred through an engine whose cached history is stale records it once, at the stream's head",
+      () =>
+        Effect.gen(function* () {
+          const Late = DurableDeferred.make("Late")
+          const Gated = Workflow.make({
+            name: "Gated",
+            payload: { id: Schema.String },
+            idempotencyKey: (payload) => payload.id
+          })
+          const GatedLive = Gated.toLayer(() =>
+            Effect.gen(function* () {
+              yield* Activity.make({ name: "Before", execute: Effect.void })
+              yield* DurableDeferred.await(Late)
+            })
+          )
+          const payload = { id: unique() }
+          const a = yield* manualEngine(GatedLive)
+          const b = yield* manualEngine(GatedLive)
+          // A keeps WorkflowStarted; B runs it to its suspension (two more events).
+          const executionId = yield* Gated.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          expect((yield* claimAndRun(b, "Gated", executionId, "engine-b")).outcome._tag).toBe("Suspended")
+          const token = DurableDeferred.tokenFromExecutionId(Late, { workflow: Gated, executionId })
+          // Through A (stale cache), then again through A and B: one resolution in all.
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(a))
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(a))
+          yield* DurableDeferred.done(Late, { token, exit: Exit.void }).pipe(Effect.provide(b))
+          expect(yield* historyTypes(executionId)).toEqual([
+            "WorkflowStarted",
+            "ActivityCompleted",
+            "WorkflowSuspended",
+            "DeferredResolved"
+          ])
+          // It woke the execution, which now finishes.
+          expect((yield* awaitStatus(executionId, "pending")).status).toBe("pending")
+          expect((yield* claimAndRun(a, "Gated", executionId, "engine-a")).outcome).toEqual({
+            _tag: "Finished",
+            status: "succeeded"
+          })
+        }).pipe(Effect.scoped)
+    )
+
     it.effect(
       "runs activities in order, returns the result and records every step in the execution's stream",
       () =>

@@ -5,5 +5,6 @@ import { engineContract } from "./EngineContract.js"
 // A fresh database on the PostgreSQL of DATABASE_URL (PGlite, with a warning, when unset).
 engineContract(
   "PostgreSQL (fresh database)",
-  SqlExecutionQueue.layer.pipe(Layer.provideMerge(TestDatabase.layer))
+  SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(Layer.provideMerge(TestDatabase.layer)),
+  { claimsAnswerStreamVersions: true }
 )

@@ -2,4 +2,8 @@ import { PgliteEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Layer from "effect/Layer"
 import { engineContract } from "./EngineContract.js"
 
-engineContract("PGlite in memory", SqlExecutionQueue.layer.pipe(Layer.provideMerge(PgliteEventStore.layer())))
+engineContract(
+  "PGlite in memory",
+  SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(Layer.provideMerge(PgliteEventStore.layer())),
+  { claimsAnswerStreamVersions: true }
+)

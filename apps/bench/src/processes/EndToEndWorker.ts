@@ -127,7 +127,7 @@ const app = Layer.mergeAll(
   Layer.provideMerge(cloud),
   // Completions are watched by the driver's own query: callers' polling stays rare.
   Layer.provideMerge(DurableEngine.layer({ pollInterval: "10 seconds" })),
-  Layer.provideMerge(SqlExecutionQueue.layer),
+  Layer.provideMerge(SqlExecutionQueue.layerWith({ streamVersions: true })),
   Layer.provideMerge(
     PgEventStore.layer({
       url: Redacted.make(env("DATABASE_URL")),

@@ -35,7 +35,7 @@ const app = Layer.mergeAll(
   ...workflows.map(StepsWorkflow.layer)
 ).pipe(
   Layer.provideMerge(DurableEngine.layer({ pollInterval: "50 millis" })),
-  Layer.provideMerge(SqlExecutionQueue.layer),
+  Layer.provideMerge(SqlExecutionQueue.layerWith({ streamVersions: true })),
   Layer.provideMerge(
     PgEventStore.layer({ url: Redacted.make(url), maxConnections: 8, applicationName: workerId })
   ),

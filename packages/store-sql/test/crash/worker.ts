@@ -30,7 +30,7 @@ const drained = Layer.scopedDiscard(
   Effect.addFinalizer(() => Effect.promise(() => say(`DRAINED ${workerId}`)))
 )
 
-const Stores = SqlExecutionQueue.layer.pipe(
+const Stores = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
   Layer.provideMerge(
     PgEventStore.layer({ url: Redacted.make(url), maxConnections: 6, applicationName: workerId })
   )
