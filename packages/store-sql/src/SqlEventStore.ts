@@ -17,6 +17,11 @@
  * `notifyInterval`, coalescing the appends made meanwhile), not inside the appending
  * transaction.
  *
+ * Group commit: appends made outside a caller's transaction while `maxInFlight` append
+ * statements are already in flight wait, and go together as ONE statement and transaction
+ * (`tillflow_append_many`, migration 5) when one finishes; see `coalesced` and
+ * docs/event-store.md.
+ *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
  */
@@ -118,19 +123,123 @@ interface AppendRow {
   readonly head_hash: string | null
 }
 
-/** What a waiting append is told: lead the next statement, its row, or go alone. */
-type Signal =
-  | { readonly _tag: "Lead" }
-  | { readonly _tag: "Row"; readonly row: AppendRow | undefined }
-  | { readonly _tag: "Alone" }
+/** What a waiting call is told: lead the next statement, its own answer, or go alone. */
+type Signal<Res> =
+  { readonly _tag: "Lead" } | { readonly _tag: "Done"; readonly value: Res } | { readonly _tag: "Alone" }
 
-interface Waiter {
-  readonly request: AppendRequest
-  resume: (signal: Signal) => void
+interface Waiter<Req, Res> {
+  readonly request: Req
+  resume: (signal: Signal<Res>) => void
 }
 
-const leadSignal: Signal = { _tag: "Lead" }
-const aloneSignal: Signal = { _tag: "Alone" }
+const leadSignal: Signal<never> = { _tag: "Lead" }
+const aloneSignal: Signal<never> = { _tag: "Alone" }
+
+/**
+ * Group commit (leader/follower) of one kind of statement, for calls made outside a
+ * caller's transaction. Up to `maxInFlight` statements run at once; a call that finds a
+ * free slot sends its own statement at once (`one`: no added latency when idle). Otherwise
+ * it waits in `pending`. When a statement finishes, its fiber frees the slot and promotes
+ * the first waiting call to leader: the leader takes everything pending (up to
+ * `maxCoalesced`, one call per `key`: a second call with the same key waits for the next
+ * statement) and sends it as ONE statement (`many`, answering one value per request in
+ * order), then hands each follower its own value. No fiber of its own: the fibers that
+ * wait anyway do the work.
+ *
+ * If the whole statement fails, every call goes again ALONE through `one`, from its own
+ * fiber: an error reaches only the caller it belongs to. The waits are uninterruptible
+ * (every store call is): a call once queued is sent and its caller gets its outcome; a
+ * leader never abandons the followers it took.
+ */
+const coalescer = <Req, Res>(options: {
+  readonly maxInFlight: number
+  readonly key: (request: Req) => string
+  readonly one: (request: Req) => Effect.Effect<Res, SqlError>
+  readonly many: (requests: ReadonlyArray<Req>) => Effect.Effect<ReadonlyArray<Res>, SqlError>
+}): ((request: Req) => Effect.Effect<Res, SqlError>) => {
+  const { key, many, maxInFlight, one } = options
+  let inFlight = 0
+  let pending: Array<Waiter<Req, Res>> = []
+
+  const promote = () => {
+    while (inFlight < maxInFlight && pending.length > 0) {
+      inFlight++
+      pending.shift()?.resume(leadSignal)
+    }
+  }
+  const release = Effect.sync(() => {
+    inFlight--
+    promote()
+  })
+
+  // The pending calls the leader takes with its own: in order, one per key.
+  const takeFollowers = (leader: Waiter<Req, Res>): Array<Waiter<Req, Res>> => {
+    if (pending.length === 0) return [leader]
+    const taken = [leader]
+    const keys = new Set([key(leader.request)])
+    const left: Array<Waiter<Req, Res>> = []
+    for (const waiter of pending) {
+      const waiterKey = key(waiter.request)
+      if (taken.length < maxCoalesced && !keys.has(waiterKey)) {
+        keys.add(waiterKey)
+        taken.push(waiter)
+      } else left.push(waiter)
+    }
+    pending = left
+    return taken
+  }
+
+  const lead = (leader: Waiter<Req, Res>): Effect.Effect<Res, SqlError> => {
+    const taken = takeFollowers(leader)
+    if (taken.length === 1) return Effect.ensuring(one(leader.request), release)
+    return Effect.flatMap(
+      Effect.exit(many(taken.map((waiter) => waiter.request))),
+      (exit): Effect.Effect<Res, SqlError> => {
+        inFlight--
+        if (exit._tag === "Success" && exit.value.length === taken.length) {
+          for (let i = 1; i < taken.length; i++) taken[i].resume({ _tag: "Done", value: exit.value[i] })
+          promote()
+          return Effect.succeed(exit.value[0])
+        }
+        for (let i = 1; i < taken.length; i++) taken[i].resume(aloneSignal)
+        promote()
+        return one(leader.request)
+      }
+    )
+  }
+
+  return (request) =>
+    Effect.suspend(() => {
+      if (inFlight < maxInFlight && pending.length === 0) {
+        inFlight++
+        return Effect.ensuring(one(request), release)
+      }
+      const waiter: Waiter<Req, Res> = { request, resume: () => {} }
+      return Effect.flatMap(
+        Effect.async<Signal<Res>>((resume) => {
+          waiter.resume = (signal) => resume(Effect.succeed(signal))
+          // The statements in flight may have finished since the check above (the fiber
+          // can yield in between): then no one would promote this waiter, so lead at once.
+          if (inFlight < maxInFlight && pending.length === 0) {
+            inFlight++
+            waiter.resume(leadSignal)
+          } else pending.push(waiter)
+        }),
+        (signal) =>
+          signal._tag === "Done"
+            ? Effect.succeed(signal.value)
+            : signal._tag === "Lead"
+              ? lead(waiter)
+              : one(request)
+      )
+    }).pipe(Effect.uninterruptible)
+}
+
+/** A read of a stream from a version on, to the end. */
+interface ReadRequest {
+  readonly streamId: string
+  readonly fromVersion: number
+}
 
 /**
  * The entries of a coalesced statement as one JSON array:
@@ -351,102 +460,23 @@ export const make = (
             head_version::text AS head_version, head_hash
           FROM tillflow_append_many(${entriesJson(requests)}::jsonb)`,
         (rows) => {
-          const byEntry: Array<AppendRow | undefined> = new Array(requests.length).fill(undefined)
+          const byEntry: Array<AppendRow | undefined> = new Array<AppendRow | undefined>(
+            requests.length
+          ).fill(undefined)
           for (const row of rows) byEntry[Number(row.entry)] = row
           return byEntry
         }
       )
 
-    // Group commit of the appends made outside a caller's transaction (leader/follower).
-    // Up to `maxInFlight` append statements run at once; an append that finds a free slot
-    // sends its statement at once (no added latency when idle). Otherwise it waits in
-    // `pending`. When a statement finishes, its fiber frees the slot and promotes the first
-    // waiting append to leader: the leader takes everything pending (up to `maxCoalesced`,
-    // one entry per stream: a second append to a stream waits for the next statement) and
-    // sends it as ONE statement, then hands each follower its own row. N concurrent
-    // appends then cost one statement, one transaction and one WAL flush instead of N,
-    // with no fiber of its own: the fibers that wait anyway do the work.
-    //
-    // If the whole statement fails (a duplicate event id in one entry, a deadlock), every
-    // entry goes again ALONE through `executeOne`, from its own fiber: the error reaches only
-    // the caller it belongs to, and an append is reported as done only from its own row.
-    // The waits are uninterruptible (every store call is): an append once queued is sent and
-    // its caller gets its outcome; a leader never abandons the followers it took.
-    const maxInFlight = Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight))
-    let inFlight = 0
-    let pending: Array<Waiter> = []
-
-    const promote = () => {
-      while (inFlight < maxInFlight && pending.length > 0) {
-        inFlight++
-        pending.shift()?.resume(leadSignal)
-      }
-    }
-    const release = Effect.sync(() => {
-      inFlight--
-      promote()
+    // Group commit of the appends made outside a caller's transaction (`coalescer`): N
+    // concurrent appends cost one statement, one transaction and one WAL flush instead of
+    // N. An append is reported as done only from its own row.
+    const coalesced = coalescer({
+      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      key: (request: AppendRequest) => request.streamId,
+      one: executeOne,
+      many: executeMany
     })
-
-    // The pending appends the leader takes with its own: in order, one per stream.
-    const takeFollowers = (leader: Waiter): Array<Waiter> => {
-      if (pending.length === 0) return [leader]
-      const taken = [leader]
-      const streams = new Set([leader.request.streamId])
-      const left: Array<Waiter> = []
-      for (const waiter of pending) {
-        if (taken.length < maxCoalesced && !streams.has(waiter.request.streamId)) {
-          streams.add(waiter.request.streamId)
-          taken.push(waiter)
-        } else left.push(waiter)
-      }
-      pending = left
-      return taken
-    }
-
-    const lead = (leader: Waiter): Effect.Effect<AppendRow | undefined, SqlError> => {
-      const taken = takeFollowers(leader)
-      if (taken.length === 1) return Effect.ensuring(executeOne(leader.request), release)
-      return Effect.flatMap(
-        Effect.exit(executeMany(taken.map((waiter) => waiter.request))),
-        (exit): Effect.Effect<AppendRow | undefined, SqlError> => {
-          inFlight--
-          if (exit._tag === "Success") {
-            for (let i = 1; i < taken.length; i++) taken[i].resume({ _tag: "Row", row: exit.value[i] })
-            promote()
-            return Effect.succeed(exit.value[0])
-          }
-          for (let i = 1; i < taken.length; i++) taken[i].resume(aloneSignal)
-          promote()
-          return executeOne(leader.request)
-        }
-      )
-    }
-
-    const coalesced = (request: AppendRequest): Effect.Effect<AppendRow | undefined, SqlError> =>
-      Effect.suspend(() => {
-        if (inFlight < maxInFlight && pending.length === 0) {
-          inFlight++
-          return Effect.ensuring(executeOne(request), release)
-        }
-        const waiter: Waiter = { request, resume: () => {} }
-        return Effect.flatMap(
-          Effect.async<Signal>((resume) => {
-            waiter.resume = (signal) => resume(Effect.succeed(signal))
-            // The statements in flight may have finished since the check above (the fiber
-            // can yield in between): then no one would promote this waiter, so lead at once.
-            if (inFlight < maxInFlight && pending.length === 0) {
-              inFlight++
-              waiter.resume(leadSignal)
-            } else pending.push(waiter)
-          }),
-          (signal) =>
-            signal._tag === "Row"
-              ? Effect.succeed(signal.row)
-              : signal._tag === "Lead"
-                ? lead(waiter)
-                : executeOne(request)
-        )
-      }).pipe(Effect.uninterruptible)
 
     // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
     // believed to have; None: no stream yet) and call `tillflow_append_chained` (migration
@@ -616,18 +646,61 @@ export const make = (
       return result
     })
 
+    // Reads of whole streams (from a version on, no `maxCount`) made outside a caller's
+    // transaction are coalesced as appends are (`coalescer`): concurrent reads of different
+    // streams go as ONE statement, its rows split by stream.
+    const readOne = (request: ReadRequest): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+      sql`SELECT ${columns} FROM events
+        WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+        ORDER BY events.version`
+    const readMany = (
+      requests: ReadonlyArray<ReadRequest>
+    ): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> => {
+      let wanted = "["
+      for (let i = 0; i < requests.length; i++) {
+        wanted +=
+          (i === 0 ? "[" : ",[") + JSON.stringify(requests[i].streamId) + "," + requests[i].fromVersion + "]"
+      }
+      wanted += "]"
+      return Effect.map(
+        sql`SELECT ${columns} FROM events
+          JOIN (SELECT w->>0 AS wanted_stream, (w->>1)::bigint AS from_version
+                FROM jsonb_array_elements(${wanted}::jsonb) AS w) AS wanted
+            ON events.stream_id = wanted.wanted_stream AND events.version >= wanted.from_version
+          ORDER BY events.stream_id, events.version`,
+        (rows) => {
+          const byStream = new Map<string, Array<unknown>>()
+          for (const row of rows) {
+            const streamId = (row as { readonly stream_id: string }).stream_id
+            const found = byStream.get(streamId)
+            if (found === undefined) byStream.set(streamId, [row])
+            else found.push(row)
+          }
+          return requests.map((request) => byStream.get(request.streamId) ?? [])
+        }
+      )
+    }
+    const coalescedRead = coalescer({
+      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      key: (request: ReadRequest) => request.streamId,
+      one: readOne,
+      many: readMany
+    })
+
     const readStream = Effect.fn("EventStore.readStream")(function* (
       streamId: string,
       readOptions: EventStore.ReadStreamOptions = {}
     ) {
       const fromVersion = Math.max(1, Math.floor(readOptions.fromVersion ?? 1))
-      const limit =
-        readOptions.maxCount === undefined
-          ? sql``
-          : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
-      const rows = yield* sql`SELECT ${columns} FROM events
-        WHERE stream_id = ${streamId} AND version >= ${fromVersion}
-        ORDER BY events.version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
+      const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+      const rows = yield* (
+        readOptions.maxCount === undefined && Option.isNone(transaction)
+          ? coalescedRead({ streamId, fromVersion })
+          : sql`SELECT ${columns} FROM events
+              WHERE stream_id = ${streamId} AND version >= ${fromVersion}
+              ORDER BY events.version
+              ${readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`}`
+      ).pipe(Effect.mapError(storeError("readStream")))
       return yield* decodeEvents("readStream")(rows)
     })
 

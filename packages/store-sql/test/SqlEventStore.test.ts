@@ -36,7 +36,11 @@ const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
               ? "coalesced"
               : text.includes("FROM streams")
                 ? "head"
-                : text
+                : text.includes("AS wanted")
+                  ? "coalesced read"
+                  : text.includes("FROM events")
+                    ? "read"
+                    : text
         )
         return statement
       })
@@ -562,6 +566,66 @@ const sqlStoreSuite = <E>(
           // The next append sees version 1: nothing was appended twice.
           expect((yield* writer.append(waiting, EventStore.AnyVersion, [happened(2)])).nextVersion).toBe(2)
           expect((yield* store.readStream(waiting)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
+        })
+    )
+
+    it.scoped(
+      "coalesced reads: concurrent readStream calls of different streams go as ONE statement, each gets its own events; a read inside a transaction is not coalesced",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const reader = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const streams = Arr.range(1, 6).map(() => freshStream("read"))
+          for (const [i, stream] of streams.entries()) {
+            yield* reader.append(
+              stream,
+              EventStore.NoStream,
+              Arr.range(1, i + 1).map((n) => happened(n))
+            )
+          }
+          // A transaction locks `events` (PGlite: holds its only session): the first read
+          // takes the reader's only slot and waits; the others wait for the slot.
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          const holder = yield* sql`LOCK TABLE events IN ACCESS EXCLUSIVE MODE`.pipe(
+            Effect.zipRight(Deferred.succeed(locked, undefined)),
+            Effect.zipRight(Deferred.await(release)),
+            sql.withTransaction,
+            Effect.fork
+          )
+          yield* Deferred.await(locked)
+          const { result: fibers, sent } = yield* statementsOf(
+            Effect.gen(function* () {
+              const first = yield* Effect.fork(reader.readStream(streams[0]))
+              yield* Effect.sleep("200 millis")
+              const others = yield* Effect.forEach(streams.slice(1), (stream, i) =>
+                Effect.fork(reader.readStream(stream, { fromVersion: i === 0 ? 1 : 2 }))
+              )
+              yield* Effect.sleep("200 millis")
+              yield* Deferred.succeed(release, undefined)
+              yield* Fiber.join(holder)
+              return [first, ...others]
+            })
+          )
+          const read = yield* Effect.forEach(fibers, Fiber.join)
+          expect(sent).toEqual(["read", "coalesced read"])
+          for (const [i, stream] of streams.entries()) {
+            const from = i <= 1 ? 1 : 2
+            expect(read[i].map((event) => [event.streamId, event.version])).toEqual(
+              Arr.range(from, i + 1).map((version) => [stream, version])
+            )
+            expect(read[i].map((event) => event.data)).toEqual(Arr.range(from, i + 1).map((n) => ({ n })))
+          }
+          // Inside a transaction the read runs on the transaction's connection, and sees its
+          // uncommitted append.
+          const inside = freshStream("read-inside")
+          const seen = yield* reader.append(inside, EventStore.NoStream, [happened(1)]).pipe(
+            Effect.zipRight(reader.readStream(inside)),
+            Effect.flatMap((events) => Effect.fail(events.length)),
+            sql.withTransaction,
+            Effect.flip
+          )
+          expect(seen).toBe(1)
         })
     )
 
