@@ -184,12 +184,49 @@ const appendReportingHead = Effect.gen(function* () {
     $$`
 })
 
+// Group commit (migration 5): several appends, of different streams, in ONE statement and
+// transaction. `entries` is a JSON array of
+// `[entry, stream_id, expected, stream_exists, previous_hash, next_hash, batch]`, the
+// arguments of `tillflow_append_chained` (migration 4) with the entry's index first; each
+// entry is appended by that function, so each keeps its own outcome: a wrong guess inserts
+// nothing for its stream and answers that stream's head, the other entries land. One row per
+// entry, with its index. An error (a duplicate event id, a deadlock) rolls back the whole
+// statement; the store then sends every entry again alone.
+//
+// The entries are processed in `stream_id` order, so every coalesced statement takes its
+// stream row locks in one fixed order: two of them, concurrent, cannot deadlock each other.
+const appendMany = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE FUNCTION tillflow_append_many(entries jsonb)
+    RETURNS TABLE (entry integer, inserted integer, positions text, head_version bigint, head_hash text)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      e record;
+    BEGIN
+      FOR e IN
+        SELECT (x.v->>0)::integer AS n, x.v->>1 AS stream, (x.v->>2)::bigint AS expected,
+          (x.v->>3)::boolean AS stream_exists, x.v->>4 AS previous_hash, x.v->>5 AS next_hash,
+          x.v->6 AS batch
+        FROM jsonb_array_elements(entries) AS x (v)
+        ORDER BY x.v->>1
+      LOOP
+        RETURN QUERY
+          SELECT e.n, a.inserted, a.positions, a.head_version, a.head_hash
+          FROM tillflow_append_chained(e.stream, e.expected, e.stream_exists, e.previous_hash,
+            e.next_hash, e.batch) AS a;
+      END LOOP;
+    END
+    $$`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
   "2_notify_after_commit": notifyAfterCommit,
   "3_append_function": appendFunction,
-  "4_append_reporting_head": appendReportingHead
+  "4_append_reporting_head": appendReportingHead,
+  "5_append_many": appendMany
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -17,6 +17,11 @@
  * `notifyInterval`, coalescing the appends made meanwhile), not inside the appending
  * transaction.
  *
+ * Group commit: appends made outside a caller's transaction while `maxInFlight` append
+ * statements are already in flight wait, and go together as ONE statement and transaction
+ * (`tillflow_append_many`, migration 5) when one finishes; see `coalesced` and
+ * docs/event-store.md.
+ *
  * The global log is read by the (transaction_id, global_position) pair, only below
  * `pg_snapshot_xmin(pg_current_snapshot())`: see `readAll` and docs/event-store.md.
  */
@@ -51,7 +56,21 @@ export interface Options {
    * next one (a notification is a wake-up: subscriptions poll anyway).
    */
   readonly notifyInterval?: Duration.DurationInput | undefined
+  /**
+   * Group commit: how many append statements made outside a caller's transaction may be in
+   * flight at once (default {@link defaultMaxInFlight}). An append that finds fewer goes at
+   * once; otherwise it waits, and when a statement finishes the appends waiting meanwhile
+   * go together as ONE statement and transaction (at most {@link maxCoalesced}, one per
+   * stream).
+   */
+  readonly maxInFlight?: number | undefined
 }
+
+/** The default number of append statements in flight before appends are coalesced. */
+export const defaultMaxInFlight = 2
+
+/** The most appends coalesced into one statement. */
+export const maxCoalesced = 256
 
 /** The default least time between two notifications of one store. */
 export const defaultNotifyInterval: Duration.Duration = Duration.millis(50)
@@ -82,6 +101,173 @@ const HeadRow = Schema.Struct({
   last_hash: Schema.String
 })
 const decodeHeadRows = Schema.decodeUnknown(Schema.Array(HeadRow))
+
+/**
+ * One append attempt as sent: the batch hashed onto the guessed head (`expected`,
+ * `exists`, `previousHash`), its last hash and its rows (`batchJson`).
+ */
+interface AppendRequest {
+  readonly streamId: string
+  readonly expected: number
+  readonly exists: boolean
+  readonly previousHash: string
+  readonly lastHash: string
+  readonly batch: string
+}
+
+/** What the append function answers for one attempt (see `tillflow_append_chained`). */
+interface AppendRow {
+  readonly inserted: number
+  readonly positions: string | null
+  readonly head_version: string | null
+  readonly head_hash: string | null
+}
+
+/** What a waiting call is told: lead the next statement, its own answer, or go alone. */
+type Signal<Res> =
+  { readonly _tag: "Lead" } | { readonly _tag: "Done"; readonly value: Res } | { readonly _tag: "Alone" }
+
+interface Waiter<Req, Res> {
+  readonly request: Req
+  resume: (signal: Signal<Res>) => void
+}
+
+const leadSignal: Signal<never> = { _tag: "Lead" }
+const aloneSignal: Signal<never> = { _tag: "Alone" }
+
+/**
+ * Group commit (leader/follower) of one kind of statement, for calls made outside a
+ * caller's transaction. Up to `maxInFlight` statements run at once; a call that finds a
+ * free slot sends its own statement at once (`one`: no added latency when idle). Otherwise
+ * it waits in `pending`. When a statement finishes, its fiber frees the slot and promotes
+ * the first waiting call to leader: the leader takes everything pending (up to
+ * `maxCoalesced`, one call per `key`: a second call with the same key waits for the next
+ * statement) and sends it as ONE statement (`many`, answering one value per request in
+ * order), then hands each follower its own value. No fiber of its own: the fibers that
+ * wait anyway do the work.
+ *
+ * If the whole statement fails, every call goes again ALONE through `one`, from its own
+ * fiber: an error reaches only the caller it belongs to. The waits are uninterruptible
+ * (every store call is): a call once queued is sent and its caller gets its outcome; a
+ * leader never abandons the followers it took.
+ */
+const coalescer = <Req, Res>(options: {
+  readonly maxInFlight: number
+  readonly key: (request: Req) => string
+  readonly one: (request: Req) => Effect.Effect<Res, SqlError>
+  readonly many: (requests: ReadonlyArray<Req>) => Effect.Effect<ReadonlyArray<Res>, SqlError>
+}): ((request: Req) => Effect.Effect<Res, SqlError>) => {
+  const { key, many, maxInFlight, one } = options
+  let inFlight = 0
+  let pending: Array<Waiter<Req, Res>> = []
+
+  const promote = () => {
+    while (inFlight < maxInFlight && pending.length > 0) {
+      inFlight++
+      pending.shift()?.resume(leadSignal)
+    }
+  }
+  const release = Effect.sync(() => {
+    inFlight--
+    promote()
+  })
+
+  // The pending calls the leader takes with its own: in order, one per key.
+  const takeFollowers = (leader: Waiter<Req, Res>): Array<Waiter<Req, Res>> => {
+    if (pending.length === 0) return [leader]
+    const taken = [leader]
+    const keys = new Set([key(leader.request)])
+    const left: Array<Waiter<Req, Res>> = []
+    for (const waiter of pending) {
+      const waiterKey = key(waiter.request)
+      if (taken.length < maxCoalesced && !keys.has(waiterKey)) {
+        keys.add(waiterKey)
+        taken.push(waiter)
+      } else left.push(waiter)
+    }
+    pending = left
+    return taken
+  }
+
+  const lead = (leader: Waiter<Req, Res>): Effect.Effect<Res, SqlError> => {
+    const taken = takeFollowers(leader)
+    if (taken.length === 1) return Effect.ensuring(one(leader.request), release)
+    return Effect.flatMap(
+      Effect.exit(many(taken.map((waiter) => waiter.request))),
+      (exit): Effect.Effect<Res, SqlError> => {
+        inFlight--
+        if (exit._tag === "Success" && exit.value.length === taken.length) {
+          for (let i = 1; i < taken.length; i++) taken[i].resume({ _tag: "Done", value: exit.value[i] })
+          promote()
+          return Effect.succeed(exit.value[0])
+        }
+        for (let i = 1; i < taken.length; i++) taken[i].resume(aloneSignal)
+        promote()
+        return one(leader.request)
+      }
+    )
+  }
+
+  return (request) =>
+    Effect.suspend(() => {
+      if (inFlight < maxInFlight && pending.length === 0) {
+        inFlight++
+        return Effect.ensuring(one(request), release)
+      }
+      const waiter: Waiter<Req, Res> = { request, resume: () => {} }
+      return Effect.flatMap(
+        Effect.async<Signal<Res>>((resume) => {
+          waiter.resume = (signal) => resume(Effect.succeed(signal))
+          // The statements in flight may have finished since the check above (the fiber
+          // can yield in between): then no one would promote this waiter, so lead at once.
+          if (inFlight < maxInFlight && pending.length === 0) {
+            inFlight++
+            waiter.resume(leadSignal)
+          } else pending.push(waiter)
+        }),
+        (signal) =>
+          signal._tag === "Done"
+            ? Effect.succeed(signal.value)
+            : signal._tag === "Lead"
+              ? lead(waiter)
+              : one(request)
+      )
+    }).pipe(Effect.uninterruptible)
+}
+
+/** A read of a stream from a version on, to the end. */
+interface ReadRequest {
+  readonly streamId: string
+  readonly fromVersion: number
+}
+
+/**
+ * The entries of a coalesced statement as one JSON array:
+ * `[index, stream_id, expected, stream_exists, previous_hash, next_hash, batch]` per entry.
+ */
+const entriesJson = (requests: ReadonlyArray<AppendRequest>): string => {
+  let json = "["
+  for (let i = 0; i < requests.length; i++) {
+    const request = requests[i]
+    json +=
+      (i === 0 ? "[" : ",[") +
+      i +
+      "," +
+      JSON.stringify(request.streamId) +
+      "," +
+      request.expected +
+      "," +
+      request.exists +
+      ',"' +
+      request.previousHash +
+      '","' +
+      request.lastHash +
+      '",' +
+      request.batch +
+      "]"
+  }
+  return json + "]"
+}
 
 /** The outcome of one append attempt: appended, or a wrong guess and the stream's actual head. */
 type Attempt =
@@ -210,13 +396,10 @@ export const make = (
     )
     // Inside a caller's transaction the NOTIFY goes with it (delivered at its commit):
     // sent from the notifier fiber, it would arrive before the events are visible.
-    const notifyAppended = Effect.flatMap(
-      Effect.serviceOption(SqlClient.TransactionConnection),
-      (transaction) =>
-        Option.isSome(transaction)
-          ? Effect.asVoid(sql`SELECT pg_notify(${channel}, 'append')`)
-          : Queue.offer(notifications, undefined)
-    )
+    const notifyAppended = (inTransaction: boolean) =>
+      inTransaction
+        ? Effect.asVoid(sql`SELECT pg_notify(${channel}, 'append')`)
+        : Queue.offer(notifications, undefined)
 
     // The casts keep int8/xid8 exact whatever the driver's parsers. They reuse the column
     // names, so ORDER BY must name the table's columns (`events.version`): a bare `version`
@@ -254,15 +437,57 @@ export const make = (
             : Option.some({ version: Number(rows[0].version), lastHash: rows[0].last_hash })
       )
 
+    // The statement of one attempt alone: in the caller's transaction if it has one,
+    // otherwise its own.
+    const executeOne = (request: AppendRequest): Effect.Effect<AppendRow | undefined, SqlError> =>
+      Effect.map(
+        sql<AppendRow>`SELECT inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_chained(${request.streamId}::text, ${request.expected}::bigint,
+            ${request.exists}::boolean, ${request.previousHash}::text, ${request.lastHash}::text,
+            ${request.batch}::jsonb)`,
+        (rows) => rows[0]
+      )
+
+    // Several attempts (of different streams) as ONE statement and transaction:
+    // `tillflow_append_many` (migration 5) runs `tillflow_append_chained` for each entry in
+    // stream order and answers one row per entry, by index. A wrong guess inserts nothing
+    // for its stream only; an error (a duplicate event id, a deadlock) rolls back all.
+    const executeMany = (
+      requests: ReadonlyArray<AppendRequest>
+    ): Effect.Effect<Array<AppendRow | undefined>, SqlError> =>
+      Effect.map(
+        sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
+            head_version::text AS head_version, head_hash
+          FROM tillflow_append_many(${entriesJson(requests)}::jsonb)`,
+        (rows) => {
+          const byEntry: Array<AppendRow | undefined> = new Array<AppendRow | undefined>(
+            requests.length
+          ).fill(undefined)
+          for (const row of rows) byEntry[Number(row.entry)] = row
+          return byEntry
+        }
+      )
+
+    // Group commit of the appends made outside a caller's transaction (`coalescer`): N
+    // concurrent appends cost one statement, one transaction and one WAL flush instead of
+    // N. An append is reported as done only from its own row.
+    const coalesced = coalescer({
+      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      key: (request: AppendRequest) => request.streamId,
+      one: executeOne,
+      many: executeMany
+    })
+
     // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
     // believed to have; None: no stream yet) and call `tillflow_append_chained` (migration
-    // 4, where its race-freedom is argued). It bumps the stream row only if it is still at
-    // that version and hash (or creates it only if it does not exist) and inserts the batch
-    // only if the bump took effect. A wrong guess (a lost race, a stale or absent cache
-    // entry) inserts no row, so it takes no value of the global position sequence, and the
-    // same call answers the stream's actual head for the next attempt. The statement is its
-    // own transaction (or part of the caller's); the NOTIFY follows it (`notifyAppended`).
-    // The function's statements are planned once per connection.
+    // 4, where its race-freedom is argued), alone or coalesced with other appends
+    // (`coalesced`). It bumps the stream row only if it is still at that version and hash
+    // (or creates it only if it does not exist) and inserts the batch only if the bump took
+    // effect. A wrong guess (a lost race, a stale or absent cache entry) inserts no row, so
+    // it takes no value of the global position sequence, and the same call answers the
+    // stream's actual head for the next attempt. The statement is its own transaction (or
+    // part of the caller's, then never coalesced); the NOTIFY follows it
+    // (`notifyAppended`). The function's statements are planned once per connection.
     //
     // The batch travels as ONE parameter, a JSON array of rows (`batchJson`) that the server
     // unpacks with `jsonb_array_elements`: the statement has the same text and six
@@ -274,44 +499,48 @@ export const make = (
     const appendOnce = (
       streamId: string,
       guess: Option.Option<HashChain.StreamHead>,
-      prepared: ReadonlyArray<EventStore.PreparedEvent>
-    ): Effect.Effect<Attempt, SqlError> =>
-      Effect.gen(function* () {
-        const expected = Option.isSome(guess) ? guess.value.version : 0
-        const previousHash = Option.isSome(guess) ? guess.value.lastHash : HashChain.genesis
-        const hashes = HashChain.chainSync(previousHash, streamId, expected + 1, prepared, sha256Sync)
-        const nextVersion = expected + prepared.length
-        const lastHash = hashes[hashes.length - 1]
-        const rows = yield* sql<{
-          readonly inserted: number
-          readonly positions: string | null
-          readonly head_version: string | null
-          readonly head_hash: string | null
-        }>`SELECT inserted, positions, head_version::text AS head_version, head_hash
-          FROM tillflow_append_chained(${streamId}::text, ${expected}::bigint, ${Option.isSome(guess)}::boolean,
-            ${previousHash}::text, ${lastHash}::text, ${batchJson(prepared, hashes)}::jsonb)`
-        const result = rows[0]
-        const inserted = result === undefined ? -1 : Number(result.inserted)
-        if (inserted === 0) {
-          const head: Option.Option<HashChain.StreamHead> =
-            result.head_version === null || result.head_hash === null
-              ? Option.none()
-              : Option.some({ version: Number(result.head_version), lastHash: result.head_hash })
-          if (Option.isSome(head)) rememberHead(streamId, head.value)
-          else heads.delete(streamId)
-          return { _tag: "Missed", head } as const
+      prepared: ReadonlyArray<EventStore.PreparedEvent>,
+      inTransaction: boolean
+    ): Effect.Effect<Attempt, SqlError> => {
+      const expected = Option.isSome(guess) ? guess.value.version : 0
+      const previousHash = Option.isSome(guess) ? guess.value.lastHash : HashChain.genesis
+      const hashes = HashChain.chainSync(previousHash, streamId, expected + 1, prepared, sha256Sync)
+      const nextVersion = expected + prepared.length
+      const lastHash = hashes[hashes.length - 1]
+      const request: AppendRequest = {
+        streamId,
+        expected,
+        exists: Option.isSome(guess),
+        previousHash,
+        lastHash,
+        batch: batchJson(prepared, hashes)
+      }
+      return Effect.flatMap(
+        inTransaction ? executeOne(request) : coalesced(request),
+        (result): Effect.Effect<Attempt> => {
+          const inserted = result === undefined ? -1 : Number(result.inserted)
+          if (result !== undefined && inserted === 0) {
+            const head: Option.Option<HashChain.StreamHead> =
+              result.head_version === null || result.head_hash === null
+                ? Option.none()
+                : Option.some({ version: Number(result.head_version), lastHash: result.head_hash })
+            if (Option.isSome(head)) rememberHead(streamId, head.value)
+            else heads.delete(streamId)
+            return Effect.succeed({ _tag: "Missed", head } as const)
+          }
+          if (inserted !== prepared.length || result?.positions == null) {
+            // Cannot happen (the function answers one row per attempt, counting the rows of
+            // the array just sent); refuse to report a partial or missing batch as appended.
+            return Effect.die(
+              new Error(`append to ${streamId} answered ${inserted} events inserted of ${prepared.length}`)
+            )
+          }
+          rememberHead(streamId, { version: nextVersion, lastHash })
+          const positions = result.positions.split(",").map((position) => BigInt(position))
+          return Effect.succeed({ _tag: "Appended", result: { nextVersion, positions } } as const)
         }
-        if (inserted !== prepared.length || result?.positions == null) {
-          // Cannot happen (the function answers one row, counting the rows of the array just
-          // sent); refuse to report a partial batch as appended rather than trust it.
-          return yield* Effect.die(
-            new Error(`append to ${streamId} answered ${inserted} events inserted of ${prepared.length}`)
-          )
-        }
-        rememberHead(streamId, { version: nextVersion, lastHash })
-        const positions = result.positions.split(",").map((position) => BigInt(position))
-        return { _tag: "Appended", result: { nextVersion, positions } } as const
-      })
+      )
+    }
 
     // The first guess of the stream's head, without a statement where one will do:
     // - `NoStream`, `Exact(0)`: no stream (the genesis hash is known);
@@ -352,12 +581,13 @@ export const make = (
     const appendBatch = (
       streamId: string,
       expectedVersion: EventStore.ExpectedVersion,
-      prepared: ReadonlyArray<EventStore.PreparedEvent>
+      prepared: ReadonlyArray<EventStore.PreparedEvent>,
+      inTransaction: boolean
     ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> => {
       const attempt = (
         guess: Option.Option<HashChain.StreamHead>
       ): Effect.Effect<EventStore.AppendResult, EventStore.ConcurrencyConflict | SqlError> =>
-        Effect.flatMap(appendOnce(streamId, guess, prepared), (outcome) => {
+        Effect.flatMap(appendOnce(streamId, guess, prepared, inTransaction), (outcome) => {
           if (outcome._tag === "Appended") return Effect.succeed(outcome.result)
           const actual = Option.isSome(outcome.head) ? outcome.head.value.version : 0
           return EventStore.satisfies(expectedVersion, actual)
@@ -407,12 +637,54 @@ export const make = (
         }
         return { nextVersion: actual, positions: [] }
       }
-      const result = yield* appendBatch(streamId, expectedVersion, prepared).pipe(
-        Effect.tap(() => notifyAppended),
+      const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+      const result = yield* appendBatch(streamId, expectedVersion, prepared, Option.isSome(transaction)).pipe(
+        Effect.tap(() => notifyAppended(Option.isSome(transaction))),
         Effect.catchTag("SqlError", (error) => Effect.fail(mapAppendSqlError(streamId, prepared)(error)))
       )
       yield* PubSub.publish(wakeups, undefined)
       return result
+    })
+
+    // Reads of whole streams (from a version on, no `maxCount`) made outside a caller's
+    // transaction are coalesced as appends are (`coalescer`): concurrent reads of different
+    // streams go as ONE statement, its rows split by stream.
+    const readOne = (request: ReadRequest): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+      sql`SELECT ${columns} FROM events
+        WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+        ORDER BY events.version`
+    const readMany = (
+      requests: ReadonlyArray<ReadRequest>
+    ): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> => {
+      let wanted = "["
+      for (let i = 0; i < requests.length; i++) {
+        wanted +=
+          (i === 0 ? "[" : ",[") + JSON.stringify(requests[i].streamId) + "," + requests[i].fromVersion + "]"
+      }
+      wanted += "]"
+      return Effect.map(
+        sql`SELECT ${columns} FROM events
+          JOIN (SELECT w->>0 AS wanted_stream, (w->>1)::bigint AS from_version
+                FROM jsonb_array_elements(${wanted}::jsonb) AS w) AS wanted
+            ON events.stream_id = wanted.wanted_stream AND events.version >= wanted.from_version
+          ORDER BY events.stream_id, events.version`,
+        (rows) => {
+          const byStream = new Map<string, Array<unknown>>()
+          for (const row of rows) {
+            const streamId = (row as { readonly stream_id: string }).stream_id
+            const found = byStream.get(streamId)
+            if (found === undefined) byStream.set(streamId, [row])
+            else found.push(row)
+          }
+          return requests.map((request) => byStream.get(request.streamId) ?? [])
+        }
+      )
+    }
+    const coalescedRead = coalescer({
+      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      key: (request: ReadRequest) => request.streamId,
+      one: readOne,
+      many: readMany
     })
 
     const readStream = Effect.fn("EventStore.readStream")(function* (
@@ -420,13 +692,15 @@ export const make = (
       readOptions: EventStore.ReadStreamOptions = {}
     ) {
       const fromVersion = Math.max(1, Math.floor(readOptions.fromVersion ?? 1))
-      const limit =
-        readOptions.maxCount === undefined
-          ? sql``
-          : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`
-      const rows = yield* sql`SELECT ${columns} FROM events
-        WHERE stream_id = ${streamId} AND version >= ${fromVersion}
-        ORDER BY events.version ${limit}`.pipe(Effect.mapError(storeError("readStream")))
+      const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+      const rows = yield* (
+        readOptions.maxCount === undefined && Option.isNone(transaction)
+          ? coalescedRead({ streamId, fromVersion })
+          : sql`SELECT ${columns} FROM events
+              WHERE stream_id = ${streamId} AND version >= ${fromVersion}
+              ORDER BY events.version
+              ${readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`}`
+      ).pipe(Effect.mapError(storeError("readStream")))
       return yield* decodeEvents("readStream")(rows)
     })
 

@@ -30,7 +30,17 @@ const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.sync(() => {
         const [text] = statement.compile()
         sent.push(
-          text.includes("tillflow_append_chained(") ? "append" : text.includes("FROM streams") ? "head" : text
+          text.includes("tillflow_append_chained(")
+            ? "append"
+            : text.includes("tillflow_append_many(")
+              ? "coalesced"
+              : text.includes("FROM streams")
+                ? "head"
+                : text.includes("AS wanted")
+                  ? "coalesced read"
+                  : text.includes("FROM events")
+                    ? "read"
+                    : text
         )
         return statement
       })
@@ -39,6 +49,41 @@ const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 const happened = (n: number): EventStore.NewEvent => ({ type: "Happened", data: { n } })
+
+/**
+ * Group commit under control: `writer` (a store with ONE append statement in flight at most)
+ * gets its slot taken by an append blocked on a row lock (PGlite: on its only session, held
+ * by a transaction), then `launch` forks appends, which therefore wait; the lock is then
+ * released, and the waiting appends go as the coalesced statement(s) that follow.
+ */
+const whileSlotTaken = <A, E, R>(writer: EventStore.Service, launch: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const blocker = freshStream("blocker")
+    yield* writer.append(blocker, EventStore.NoStream, [happened(0)])
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* sql`SELECT stream_id FROM streams WHERE stream_id = ${blocker} FOR UPDATE`.pipe(
+      Effect.zipRight(Deferred.succeed(locked, undefined)),
+      Effect.zipRight(Deferred.await(release)),
+      sql.withTransaction,
+      Effect.fork
+    )
+    yield* Deferred.await(locked)
+    const blocked = yield* Effect.fork(writer.append(blocker, EventStore.exactVersion(1), [happened(1)]))
+    yield* Effect.sleep("200 millis")
+    const launched = yield* launch
+    yield* Effect.sleep("200 millis")
+    yield* Deferred.succeed(release, undefined)
+    yield* Fiber.join(holder)
+    const unblocked = yield* Fiber.join(blocked)
+    expect(unblocked.nextVersion).toBe(2)
+    return launched
+  })
+
+/** The transaction ids of a stream's events. */
+const transactionsOf = (store: EventStore.Service, stream: string) =>
+  Effect.map(store.readStream(stream), (events) => events.map((event) => event.transactionId))
 
 const sqlStoreSuite = <E>(
   name: string,
@@ -273,6 +318,317 @@ const sqlStoreSuite = <E>(
         })
     )
 
+    it.scoped(
+      "group commit: concurrent appends to many streams go as ONE statement and transaction, each with its own versions, positions and chain",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          // Half the streams exist (written by `writer`, head cached), half are new.
+          const streams = Arr.range(1, 10).map(() => freshStream("coalesced"))
+          for (const stream of streams.slice(0, 5)) {
+            yield* writer.append(stream, EventStore.NoStream, [happened(1), happened(2)])
+          }
+          const { result: fibers, sent } = yield* statementsOf(
+            whileSlotTaken(
+              writer,
+              Effect.forEach(streams, (stream, i) =>
+                Effect.fork(
+                  writer.append(stream, i < 5 ? EventStore.exactVersion(2) : EventStore.NoStream, [
+                    happened(10 + i),
+                    happened(20 + i)
+                  ])
+                )
+              )
+            )
+          )
+          const results = yield* Effect.forEach(fibers, Fiber.join)
+          // The blocker's two appends went alone, the ten waiting ones together.
+          expect(sent.filter((kind) => kind === "coalesced")).toHaveLength(1)
+          expect(sent.filter((kind) => kind === "append")).toHaveLength(2)
+          const transactions = new Set<bigint>()
+          for (const [i, stream] of streams.entries()) {
+            const events = yield* store.readStream(stream)
+            const from = i < 5 ? 2 : 0
+            expect(results[i].nextVersion).toBe(from + 2)
+            expect(events.map((event) => event.data)).toEqual([
+              ...(i < 5 ? [{ n: 1 }, { n: 2 }] : []),
+              { n: 10 + i },
+              { n: 20 + i }
+            ])
+            expect(results[i].positions).toEqual(events.slice(from).map((event) => event.globalPosition))
+            for (const event of events.slice(from)) transactions.add(event.transactionId)
+            expect((yield* store.verify(stream)).ok).toBe(true)
+          }
+          expect(transactions.size).toBe(1)
+          // The head cache followed: the next appends are one statement each.
+          expect(
+            (yield* statementsOf(writer.append(streams[9], EventStore.exactVersion(2), [happened(3)]))).sent
+          ).toEqual(["append"])
+        })
+    )
+
+    it.scoped(
+      "group commit: a conflicting entry fails only its caller with ConcurrencyConflict; the others land in the same transaction",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const other = yield* SqlEventStore.make()
+          const taken = freshStream("taken")
+          yield* other.append(taken, EventStore.NoStream, [happened(1)])
+          const first = freshStream("lands")
+          const last = freshStream("lands")
+          const fibers = yield* whileSlotTaken(
+            writer,
+            Effect.forEach(
+              [first, taken, last],
+              (stream) =>
+                Effect.fork(Effect.either(writer.append(stream, EventStore.NoStream, [happened(2)]))),
+              { concurrency: 1 }
+            )
+          )
+          const [landed, refused, alsoLanded] = yield* Effect.forEach(fibers, Fiber.join)
+          expect(landed).toMatchObject({ _tag: "Right", right: { nextVersion: 1 } })
+          expect(alsoLanded).toMatchObject({ _tag: "Right", right: { nextVersion: 1 } })
+          expect(refused).toMatchObject({
+            _tag: "Left",
+            left: { _tag: "ConcurrencyConflict", streamId: taken, actual: 1 }
+          })
+          expect((yield* store.readStream(taken)).map((event) => event.data)).toEqual([{ n: 1 }])
+          const [firstTransaction] = yield* transactionsOf(store, first)
+          expect(yield* transactionsOf(store, last)).toEqual([firstTransaction])
+        })
+    )
+
+    it.scoped(
+      "group commit: a duplicate event id fails only its caller with DuplicateEventId; the statement's other entries land alone",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const used = globalThis.crypto.randomUUID()
+          yield* writer.append(freshStream("first-use"), EventStore.NoStream, [
+            { ...happened(0), eventId: used }
+          ])
+          const before = freshStream("alone")
+          const duplicate = freshStream("duplicate")
+          const after = freshStream("alone")
+          const { result: fibers, sent } = yield* statementsOf(
+            whileSlotTaken(
+              writer,
+              Effect.forEach(
+                [before, duplicate, after],
+                (stream) =>
+                  Effect.fork(
+                    Effect.either(
+                      writer.append(stream, EventStore.NoStream, [
+                        happened(1),
+                        stream === duplicate ? { ...happened(2), eventId: used } : happened(2)
+                      ])
+                    )
+                  ),
+                { concurrency: 1 }
+              )
+            )
+          )
+          const [landed, refused, alsoLanded] = yield* Effect.forEach(fibers, Fiber.join)
+          // One coalesced statement failed as a whole; its three entries then went alone.
+          expect(sent.filter((kind) => kind === "coalesced")).toHaveLength(1)
+          expect(sent.filter((kind) => kind === "append")).toHaveLength(2 + 3)
+          expect(landed).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+          expect(alsoLanded).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+          expect(refused).toMatchObject({
+            _tag: "Left",
+            left: { _tag: "DuplicateEventId", streamId: duplicate, eventId: used }
+          })
+          expect(yield* store.streamVersion(duplicate)).toBe(0)
+          for (const stream of [before, after]) {
+            expect((yield* store.readStream(stream)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
+            expect((yield* store.verify(stream)).ok).toBe(true)
+          }
+        })
+    )
+
+    it.scoped(
+      "group commit: two waiting appends to one stream go in two statements: both land in order under Any, the second conflicts under an exact version",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const any = freshStream("any")
+          const exact = freshStream("exact")
+          yield* writer.append(any, EventStore.NoStream, [happened(1)])
+          yield* writer.append(exact, EventStore.NoStream, [happened(1)])
+          const fibers = yield* whileSlotTaken(
+            writer,
+            Effect.forEach(
+              [
+                writer.append(any, EventStore.AnyVersion, [happened(2)]),
+                writer.append(exact, EventStore.exactVersion(1), [happened(2)]),
+                writer.append(any, EventStore.AnyVersion, [happened(3)]),
+                writer.append(exact, EventStore.exactVersion(1), [happened(3)])
+              ],
+              (append) => Effect.fork(Effect.either(append)),
+              { concurrency: 1 }
+            )
+          )
+          const [any2, exact2, any3, exact3] = yield* Effect.forEach(fibers, Fiber.join)
+          expect(any2).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+          expect(any3).toMatchObject({ _tag: "Right", right: { nextVersion: 3 } })
+          expect(exact2).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+          expect(exact3).toMatchObject({ _tag: "Left", left: { _tag: "ConcurrencyConflict", actual: 2 } })
+          expect((yield* store.readStream(any)).map((event) => event.data)).toEqual([
+            { n: 1 },
+            { n: 2 },
+            { n: 3 }
+          ])
+          expect((yield* store.readStream(exact)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
+          // The first of each went together; the second Any append in a later statement.
+          const [, any2Transaction, any3Transaction] = yield* transactionsOf(store, any)
+          expect((yield* transactionsOf(store, exact))[1]).toBe(any2Transaction)
+          expect(any3Transaction).not.toBe(any2Transaction)
+          expect((yield* store.verify(any)).ok).toBe(true)
+          expect((yield* store.verify(exact)).ok).toBe(true)
+        })
+    )
+
+    it.scoped(
+      "group commit: appends inside a caller's transaction are never coalesced (they do not wait for the slot and roll back with the caller)",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const shared = freshStream("shared")
+          const inside = freshStream("inside")
+          const begun = yield* Deferred.make<void>()
+          const outsideSent = yield* Deferred.make<void>()
+          // The transaction creates `shared`; an append outside it to `shared` then takes the
+          // writer's only slot and waits for the transaction (its row; PGlite: its session).
+          // An append inside the transaction that waited for that slot would never return.
+          const transaction = yield* writer
+            .append(shared, EventStore.NoStream, [happened(-1)])
+            .pipe(
+              Effect.zipRight(Deferred.succeed(begun, undefined)),
+              Effect.zipRight(Deferred.await(outsideSent)),
+              Effect.zipRight(
+                Effect.all(
+                  [
+                    writer.append(inside, EventStore.NoStream, [happened(1)]),
+                    writer.append(freshStream("inside"), EventStore.NoStream, [happened(1)])
+                  ],
+                  { concurrency: "unbounded" }
+                )
+              ),
+              Effect.zipRight(Effect.fail("roll back" as const)),
+              sql.withTransaction,
+              Effect.timeout("10 seconds"),
+              Effect.flip,
+              Effect.fork
+            )
+          yield* Deferred.await(begun)
+          const outside = yield* Effect.fork(writer.append(shared, EventStore.NoStream, [happened(1)]))
+          yield* Effect.sleep("200 millis")
+          yield* Deferred.succeed(outsideSent, undefined)
+          expect(yield* Fiber.join(transaction)).toBe("roll back")
+          expect(yield* Fiber.join(outside)).toMatchObject({ nextVersion: 1 })
+          expect(yield* store.streamVersion(inside)).toBe(0)
+          expect((yield* store.readStream(shared)).map((event) => event.data)).toEqual([{ n: 1 }])
+        })
+    )
+
+    it.scoped(
+      "group commit: an append interrupted while it waits for the slot still lands, once, before the interruption returns",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const waiting = freshStream("interrupted-waiting")
+          const other = freshStream("interrupted-other")
+          const [interrupter, otherAppend] = yield* whileSlotTaken(
+            writer,
+            Effect.gen(function* () {
+              const append = yield* Effect.fork(writer.append(waiting, EventStore.NoStream, [happened(1)]))
+              const otherAppend = yield* Effect.fork(writer.append(other, EventStore.NoStream, [happened(1)]))
+              yield* Effect.sleep("50 millis")
+              const interrupter = yield* Effect.fork(Fiber.interrupt(append))
+              yield* Effect.sleep("50 millis")
+              // The interruption waits for the append, which waits for the slot.
+              expect(yield* Fiber.poll(interrupter)).toEqual(Option.none())
+              return [interrupter, otherAppend] as const
+            })
+          )
+          yield* Fiber.join(interrupter)
+          expect(yield* Fiber.join(otherAppend)).toMatchObject({ nextVersion: 1 })
+          expect((yield* store.readStream(waiting)).map((event) => event.data)).toEqual([{ n: 1 }])
+          expect(yield* store.streamVersion(waiting)).toBe(1)
+          // The next append sees version 1: nothing was appended twice.
+          expect((yield* writer.append(waiting, EventStore.AnyVersion, [happened(2)])).nextVersion).toBe(2)
+          expect((yield* store.readStream(waiting)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
+        })
+    )
+
+    it.scoped(
+      "coalesced reads: concurrent readStream calls of different streams go as ONE statement, each gets its own events; a read inside a transaction is not coalesced",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const reader = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const streams = Arr.range(1, 6).map(() => freshStream("read"))
+          for (const [i, stream] of streams.entries()) {
+            yield* reader.append(
+              stream,
+              EventStore.NoStream,
+              Arr.range(1, i + 1).map((n) => happened(n))
+            )
+          }
+          // A transaction locks `events` (PGlite: holds its only session): the first read
+          // takes the reader's only slot and waits; the others wait for the slot.
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          const holder = yield* sql`LOCK TABLE events IN ACCESS EXCLUSIVE MODE`.pipe(
+            Effect.zipRight(Deferred.succeed(locked, undefined)),
+            Effect.zipRight(Deferred.await(release)),
+            sql.withTransaction,
+            Effect.fork
+          )
+          yield* Deferred.await(locked)
+          const { result: fibers, sent } = yield* statementsOf(
+            Effect.gen(function* () {
+              const first = yield* Effect.fork(reader.readStream(streams[0]))
+              yield* Effect.sleep("200 millis")
+              const others = yield* Effect.forEach(streams.slice(1), (stream, i) =>
+                Effect.fork(reader.readStream(stream, { fromVersion: i === 0 ? 1 : 2 }))
+              )
+              yield* Effect.sleep("200 millis")
+              yield* Deferred.succeed(release, undefined)
+              yield* Fiber.join(holder)
+              return [first, ...others]
+            })
+          )
+          const read = yield* Effect.forEach(fibers, Fiber.join)
+          expect(sent).toEqual(["read", "coalesced read"])
+          for (const [i, stream] of streams.entries()) {
+            const from = i <= 1 ? 1 : 2
+            expect(read[i].map((event) => [event.streamId, event.version])).toEqual(
+              Arr.range(from, i + 1).map((version) => [stream, version])
+            )
+            expect(read[i].map((event) => event.data)).toEqual(Arr.range(from, i + 1).map((n) => ({ n })))
+          }
+          // Inside a transaction the read runs on the transaction's connection, and sees its
+          // uncommitted append.
+          const inside = freshStream("read-inside")
+          const seen = yield* reader.append(inside, EventStore.NoStream, [happened(1)]).pipe(
+            Effect.zipRight(reader.readStream(inside)),
+            Effect.flatMap((events) => Effect.fail(events.length)),
+            sql.withTransaction,
+            Effect.flip
+          )
+          expect(seen).toBe(1)
+        })
+    )
+
     it.effect("migrations are applied once: running them again applies nothing and keeps the events", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
@@ -288,7 +644,8 @@ const sqlStoreSuite = <E>(
           "create_event_store",
           "notify_after_commit",
           "append_function",
-          "append_reporting_head"
+          "append_reporting_head",
+          "append_many"
         ])
       })
     )
