@@ -22,6 +22,10 @@ export interface PgEventStoreConfig {
   readonly maxConnections?: number | undefined
   /** Poll interval of idle subscriptions (default 500 ms; notifications wake them sooner). */
   readonly pollInterval?: Duration.DurationInput | undefined
+  /** The least time between two NOTIFYs of this store (default 50 ms; `SqlEventStore.Options`). */
+  readonly notifyInterval?: Duration.DurationInput | undefined
+  /** Append statements in flight before appends are coalesced (default 2; `SqlEventStore.Options`). */
+  readonly maxInFlight?: number | undefined
   readonly applicationName?: string | undefined
 }
 
@@ -36,7 +40,11 @@ const connectionError = (cause: unknown) =>
 export const layer = (
   config: PgEventStoreConfig
 ): Layer.Layer<EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient, EventStore.EventStoreError> =>
-  SqlEventStore.layer({ pollInterval: config.pollInterval }).pipe(
+  SqlEventStore.layer({
+    pollInterval: config.pollInterval,
+    notifyInterval: config.notifyInterval,
+    maxInFlight: config.maxInFlight
+  }).pipe(
     Layer.provideMerge(
       PgClient.layer({
         url: config.url,

@@ -22,6 +22,8 @@ export interface PgliteEventStoreConfig {
   readonly dataDir?: string | undefined
   /** Poll interval of idle subscriptions (default 500 ms; notifications wake them sooner). */
   readonly pollInterval?: Duration.DurationInput | undefined
+  /** Append statements in flight before appends are coalesced (default 2; `SqlEventStore.Options`). */
+  readonly maxInFlight?: number | undefined
 }
 
 /** The warning logged at start-up, for a data directory and for memory. */
@@ -44,7 +46,7 @@ export const layer = (
   EventStore.EventStore | SqlClient.SqlClient | PgliteClient.PgliteClient,
   EventStore.EventStoreError
 > =>
-  SqlEventStore.layer({ pollInterval: config.pollInterval }).pipe(
+  SqlEventStore.layer({ pollInterval: config.pollInterval, maxInFlight: config.maxInFlight }).pipe(
     Layer.provideMerge(PgliteClient.layer({ dataDir: config.dataDir }).pipe(Layer.mapError(openError))),
     Layer.tap(() => Effect.logWarning(durabilityWarning(config.dataDir)))
   )

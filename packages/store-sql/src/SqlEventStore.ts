@@ -348,6 +348,14 @@ export const make = (
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const pollInterval = options.pollInterval ?? EventStore.defaultPollInterval
+    const maxInFlight = options.maxInFlight ?? defaultMaxInFlight
+    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
+      // A programming error in the composition, not a runtime condition: with no slot no
+      // append would ever be sent.
+      return yield* Effect.dieMessage(
+        `SqlEventStore: maxInFlight must be a positive integer (append statements in flight), got ${String(maxInFlight)}`
+      )
+    }
 
     // Wake-ups for subscriptions: one LISTEN per store (PgClient shares one connection for
     // all listeners, and an UNLISTEN by one subscription would silence the others), fanned
@@ -472,7 +480,7 @@ export const make = (
     // concurrent appends cost one statement, one transaction and one WAL flush instead of
     // N. An append is reported as done only from its own row.
     const coalesced = coalescer({
-      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      maxInFlight,
       key: (request: AppendRequest) => request.streamId,
       one: executeOne,
       many: executeMany
@@ -681,7 +689,7 @@ export const make = (
       )
     }
     const coalescedRead = coalescer({
-      maxInFlight: Math.max(1, Math.floor(options.maxInFlight ?? defaultMaxInFlight)),
+      maxInFlight,
       key: (request: ReadRequest) => request.streamId,
       one: readOne,
       many: readMany

@@ -11,6 +11,7 @@ import { EventStore, HashChain } from "@tillflow/core"
 import { EventStoreMigrations, PgliteEventStore, SqlEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -315,6 +316,22 @@ const sqlStoreSuite = <E>(
           expect((yield* writer.append(created, EventStore.AnyVersion, [happened(1)])).nextVersion).toBe(1)
           expect((yield* store.readStream(created)).map((e) => e.data)).toEqual([{ n: 1 }])
           expect((yield* store.verify(created)).ok).toBe(true)
+        })
+    )
+
+    it.scoped(
+      "maxInFlight that is not a positive integer is refused at construction, naming the option",
+      () =>
+        Effect.gen(function* () {
+          for (const bad of [0, -1, 1.5, Number.NaN]) {
+            const exit = yield* Effect.exit(SqlEventStore.make({ maxInFlight: bad }))
+            expect(exit._tag).toBe("Failure")
+            if (exit._tag === "Failure")
+              expect(Cause.pretty(exit.cause)).toContain("maxInFlight must be a positive integer")
+          }
+          const store = yield* SqlEventStore.make({ maxInFlight: 3 })
+          const stream = freshStream("max-in-flight")
+          expect((yield* store.append(stream, EventStore.NoStream, [happened(1)])).nextVersion).toBe(1)
         })
     )
 
