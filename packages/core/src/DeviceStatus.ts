@@ -21,7 +21,6 @@ const fields = {
   statusMessage: Lenient.optional(Lenient.StringLenient)
 }
 
-const camelKeys = new Set(Object.keys(fields))
 const camelByLowerCase = new Map(Object.keys(fields).map((key) => [key.toLowerCase(), key]))
 
 const Camel = Schema.Struct(fields, Lenient.Extra)
@@ -30,7 +29,7 @@ const Camel = Schema.Struct(fields, Lenient.Extra)
 const normaliseKeys = (input: Readonly<Record<string, unknown>>): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(input)) {
-    const camel = camelKeys.has(key) ? key : camelByLowerCase.get(key.toLowerCase())
+    const camel = camelByLowerCase.get(key.toLowerCase())
     if (camel !== undefined && camel !== key) {
       if (!(camel in input)) out[camel] = value
     } else {

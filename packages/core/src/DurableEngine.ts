@@ -1358,13 +1358,14 @@ export const make = (
           const wakeAt = History.nextTimer(log.history)
           yield* appendEngine(log, () => [engineEvent({ _tag: "WorkflowSuspended", wakeAt: wakeAt ?? null })])
           yield* keep(log)
-          if (Exit.isSuccess(outcome) && outcome.value.run.resolvedOwn) {
-            const time = yield* now
-            const suspended = yield* release(claim, workerId, { _tag: "Suspended", wakeAt: time })
-            yield* signal
-            return suspended
-          }
-          return yield* release(claim, workerId, { _tag: "Suspended", wakeAt })
+          // A run that resolved one of its own deferreds is due again at once.
+          const resolvedOwn = Exit.isSuccess(outcome) && outcome.value.run.resolvedOwn
+          const suspended = yield* release(claim, workerId, {
+            _tag: "Suspended",
+            wakeAt: resolvedOwn ? yield* now : wakeAt
+          })
+          if (resolvedOwn) yield* signal
+          return suspended
         }).pipe(
           Effect.catchAllCause((cause) =>
             Effect.gen(function* () {

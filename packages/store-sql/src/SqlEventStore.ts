@@ -657,19 +657,17 @@ export const make = (
     // Reads of whole streams (from a version on, no `maxCount`) made outside a caller's
     // transaction are coalesced as appends are (`coalescer`): concurrent reads of different
     // streams go as ONE statement, its rows split by stream.
-    const readOne = (request: ReadRequest): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+    const readOne = (
+      request: ReadRequest,
+      maxCount?: number | undefined
+    ): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
       sql`SELECT ${columns} FROM events
         WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
-        ORDER BY events.version`
+        ORDER BY events.version ${maxCount === undefined ? sql`` : sql`LIMIT ${maxCount}`}`
     const readMany = (
       requests: ReadonlyArray<ReadRequest>
     ): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> => {
-      let wanted = "["
-      for (let i = 0; i < requests.length; i++) {
-        wanted +=
-          (i === 0 ? "[" : ",[") + JSON.stringify(requests[i].streamId) + "," + requests[i].fromVersion + "]"
-      }
-      wanted += "]"
+      const wanted = JSON.stringify(requests.map((request) => [request.streamId, request.fromVersion]))
       return Effect.map(
         sql`SELECT ${columns} FROM events
           JOIN (SELECT w->>0 AS wanted_stream, (w->>1)::bigint AS from_version
@@ -691,7 +689,7 @@ export const make = (
     const coalescedRead = coalescer({
       maxInFlight,
       key: (request: ReadRequest) => request.streamId,
-      one: readOne,
+      one: (request) => readOne(request),
       many: readMany
     })
 
@@ -704,10 +702,10 @@ export const make = (
       const rows = yield* (
         readOptions.maxCount === undefined && Option.isNone(transaction)
           ? coalescedRead({ streamId, fromVersion })
-          : sql`SELECT ${columns} FROM events
-              WHERE stream_id = ${streamId} AND version >= ${fromVersion}
-              ORDER BY events.version
-              ${readOptions.maxCount === undefined ? sql`` : sql`LIMIT ${Math.max(0, Math.floor(readOptions.maxCount))}`}`
+          : readOne(
+              { streamId, fromVersion },
+              readOptions.maxCount === undefined ? undefined : Math.max(0, Math.floor(readOptions.maxCount))
+            )
       ).pipe(Effect.mapError(storeError("readStream")))
       return yield* decodeEvents("readStream")(rows)
     })

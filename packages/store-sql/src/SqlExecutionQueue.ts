@@ -245,24 +245,14 @@ export const makeWith = (
       RETURNING e.execution_id, e.workflow_name, e.parent_id, e.claims, ${streamVersion}`.pipe(
         Effect.flatMap(decodeClaimed),
         Effect.map((claimed) =>
-          claimed.map((row): ExecutionQueue.Claim =>
-            row.stream_version === null
-              ? {
-                  executionId: row.execution_id,
-                  workflowName: row.workflow_name,
-                  parentId: row.parent_id,
-                  claims: row.claims,
-                  leaseUntil
-                }
-              : {
-                  executionId: row.execution_id,
-                  workflowName: row.workflow_name,
-                  parentId: row.parent_id,
-                  claims: row.claims,
-                  leaseUntil,
-                  streamVersion: row.stream_version
-                }
-          )
+          claimed.map((row): ExecutionQueue.Claim => ({
+            executionId: row.execution_id,
+            workflowName: row.workflow_name,
+            parentId: row.parent_id,
+            claims: row.claims,
+            leaseUntil,
+            streamVersion: row.stream_version ?? undefined
+          }))
         ),
         Effect.mapError(failure("claim"))
       )
@@ -466,20 +456,11 @@ export const layerWith = (
       }
       return yield* makeWith(options)
     }).pipe(
-      Effect.catchTags({
-        SqlError: (cause) =>
-          Effect.fail(
-            new ExecutionQueue.ExecutionQueueError({ operation: "migrate", message: cause.message })
-          ),
-        MigrationError: (cause) =>
-          Effect.fail(
-            new ExecutionQueue.ExecutionQueueError({ operation: "migrate", message: cause.message })
-          ),
-        ParseError: (cause) =>
-          Effect.fail(
-            new ExecutionQueue.ExecutionQueueError({ operation: "migrate", message: cause.message })
-          )
-      })
+      Effect.mapError((cause) =>
+        cause._tag === "ExecutionQueueError"
+          ? cause
+          : new ExecutionQueue.ExecutionQueueError({ operation: "migrate", message: cause.message })
+      )
     )
   )
 
