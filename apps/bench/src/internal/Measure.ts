@@ -56,10 +56,9 @@ export interface Case {
  * name, one per round.
  *
  * `warmup` rounds of every case run first, interleaved the same way, and are not kept:
- * the figures are steady-state rates, and the first few hundred calls of a case in a
- * fresh process run before V8 has optimised its code (measured on the store's single
- * appends: ~0.45 ms of CPU per append in the first 500, ~0.23 ms from the second 500 on;
- * the raw side warms faster, having less code). Warm-up rounds are numbered after the
+ * the figures are steady-state rates, and the first calls of a case in a fresh process
+ * run before V8 has optimised its code (the store's single appends take ~2,000 calls to
+ * settle, the raw side, with less code, ~1,500: see `StoreBench`). Warm-up rounds are numbered after the
  * measured ones (`rounds`, `rounds + 1` …), so cases that name their data by round never
  * reuse a name.
  */
