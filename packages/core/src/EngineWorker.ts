@@ -80,17 +80,31 @@ export const start = (
     )
     const heartbeatFiber = yield* Effect.forkScoped(heartbeat)
 
+    // What a look for due work found: how many it claimed, whether the worker is now full,
+    // and, when the queue answers it with the claim (`claimWithNextDue`), the earliest due
+    // time after it (then a claim that took fewer than asked means nothing else is due now).
+    interface Looked {
+      readonly claimed: number
+      readonly full: boolean
+      readonly next: Option.Option<number> | undefined
+    }
     const claimDue = Effect.gen(function* () {
       const names = yield* engine.workflowNames
       const free = concurrency - (yield* FiberMap.size(runs))
-      if (names.length === 0 || free <= 0) return 0
-      const claims = yield* queue.claim({
+      if (names.length === 0 || free <= 0) {
+        return { claimed: 0, full: free <= 0, next: names.length === 0 ? Option.none() : undefined }
+      }
+      const options = {
         workerId,
         workflowNames: names,
         limit: free,
         leaseMs,
         now: yield* Clock.currentTimeMillis
-      })
+      }
+      const { claims, nextDueAt } =
+        queue.claimWithNextDue === undefined
+          ? { claims: yield* queue.claim(options), nextDueAt: undefined }
+          : yield* queue.claimWithNextDue(options)
       for (const claim of claims) {
         yield* FiberMap.run(
           runs,
@@ -99,28 +113,48 @@ export const start = (
           { onlyIfMissing: true }
         )
       }
-      return claims.length
+      const full = (yield* FiberMap.size(runs)) >= concurrency
+      return { claimed: claims.length, full, next: nextDueAt }
     })
 
-    const idle = Effect.gen(function* () {
-      const names = yield* engine.workflowNames
-      const time = yield* Clock.currentTimeMillis
-      const next = names.length === 0 ? Option.none() : yield* queue.nextDueAt(names)
-      const sleepMs = Option.isSome(next) && next.value > time ? Math.min(pollMs, next.value - time) : pollMs
-      yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(sleepMs)))
-    })
+    // Sleeps until a signal (a run ended, work was enqueued or woken here or announced by
+    // another process) or until the next due time, at most `pollInterval`. A full worker
+    // need not know the next due time: it cannot claim before a run ends, which signals.
+    const idle = (looked: Looked) =>
+      Effect.gen(function* () {
+        const names = yield* engine.workflowNames
+        if (looked.full || names.length === 0) {
+          return yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(pollMs)))
+        }
+        // A due time answered by the claim is after the claim's `now`: if it has passed
+        // since, look again at once. One from `nextDueAt` may be a row due but not
+        // claimable (held by another worker or key): then wait for a signal or the poll.
+        const fromClaim = looked.next !== undefined
+        const next = looked.next ?? (yield* queue.nextDueAt(names))
+        const time = yield* Clock.currentTimeMillis
+        const sleepMs = Option.isNone(next)
+          ? pollMs
+          : next.value > time
+            ? Math.min(pollMs, next.value - time)
+            : fromClaim
+              ? 0
+              : pollMs
+        if (sleepMs === 0) return
+        yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(sleepMs)))
+      })
 
+    const failedLook: Looked = { claimed: 0, full: false, next: undefined }
     const loop = Effect.gen(function* () {
       while (true) {
-        const claimed = yield* claimDue.pipe(
+        const looked = yield* claimDue.pipe(
           Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logError(`Worker ${workerId} could not claim`, cause), 0)
+            Effect.as(Effect.logError(`Worker ${workerId} could not claim`, cause), failedLook)
           )
         )
-        const busy = yield* FiberMap.size(runs)
-        // Claimed some and still has room: there may be more due right now.
-        if (claimed > 0 && busy < concurrency) continue
-        yield* idle.pipe(Effect.catchAllCause(() => Effect.sleep(Duration.millis(pollMs))))
+        // Claimed some and still has room: there may be more due right now, unless the
+        // claim said how far the due work goes (it took all there was).
+        if (looked.claimed > 0 && !looked.full && looked.next === undefined) continue
+        yield* idle(looked).pipe(Effect.catchAllCause(() => Effect.sleep(Duration.millis(pollMs))))
       }
     })
     const loopFiber = yield* Effect.forkScoped(loop)

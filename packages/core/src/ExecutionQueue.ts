@@ -79,6 +79,13 @@ export interface Claim {
   readonly streamVersion?: number | undefined
 }
 
+/** What `claimWithNextDue` answers. */
+export interface ClaimResult {
+  readonly claims: ReadonlyArray<Claim>
+  /** The earliest due time after the claim's `now`, if any execution has one. */
+  readonly nextDueAt: Option.Option<number>
+}
+
 /** How a worker gives a claimed execution back. */
 export type Release =
   /** Waiting: for a signal, and for a timer when `wakeAt` is set. */
@@ -143,6 +150,21 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
       readonly leaseMs: number
       readonly now: number
     }) => Effect.Effect<ReadonlyArray<Claim>, ExecutionQueueError>
+
+    /**
+     * `claim`, answering with the claims the earliest time AFTER `now` at which an
+     * execution of these workflows becomes due (its run time, timer or lease expiry), as
+     * the claim saw the queue: a worker whose claim took fewer than `limit` knows that
+     * nothing else is claimable now, and sleeps until that time (or a signal) without
+     * asking `nextDueAt`. Optional: a queue without it is asked `claim` and `nextDueAt`.
+     */
+    readonly claimWithNextDue?: (options: {
+      readonly workerId: string
+      readonly workflowNames: ReadonlyArray<string>
+      readonly limit: number
+      readonly leaseMs: number
+      readonly now: number
+    }) => Effect.Effect<ClaimResult, ExecutionQueueError>
 
     /** Renews the leases `workerId` still holds; returns the ids it still holds. */
     readonly heartbeat: (options: {
@@ -273,6 +295,36 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     row.dueAt !== null &&
     row.dueAt <= now
 
+  const claimNow = (options: Parameters<ExecutionQueue["Type"]["claim"]>[0]): Array<Claim> => {
+    const due = Array.from(rows.values())
+      .filter((row) => isClaimable(row, options.workflowNames, options.now))
+      .sort((a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq)
+    const claimed: Array<Claim> = []
+    for (const row of due) {
+      if (claimed.length >= options.limit) break
+      if (row.concurrencyKey !== null) {
+        const holder = holders.get(row.concurrencyKey)
+        if (holder !== undefined && holder !== row.executionId) continue
+        holders.set(row.concurrencyKey, row.executionId)
+      }
+      const leaseUntil = options.now + options.leaseMs
+      row.status = "running"
+      row.leaseOwner = options.workerId
+      row.dueAt = leaseUntil
+      row.wakeRequested = false
+      row.claims += 1
+      row.updatedAt = options.now
+      claimed.push({
+        executionId: row.executionId,
+        workflowName: row.workflowName,
+        parentId: row.parentId,
+        claims: row.claims,
+        leaseUntil
+      })
+    }
+    return claimed
+  }
+
   return ExecutionQueue.of({
     enqueue: (input) =>
       Effect.sync(() => {
@@ -295,37 +347,21 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
         return true
       }),
 
-    claim: (options) =>
+    claim: (options) => Effect.sync(() => claimNow(options)),
+
+    claimWithNextDue: (options) =>
       Effect.sync(() => {
-        const due = Array.from(rows.values())
-          .filter((row) => isClaimable(row, options.workflowNames, options.now))
-          .sort(
-            (a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq
-          )
-        const claimed: Array<Claim> = []
-        for (const row of due) {
-          if (claimed.length >= options.limit) break
-          if (row.concurrencyKey !== null) {
-            const holder = holders.get(row.concurrencyKey)
-            if (holder !== undefined && holder !== row.executionId) continue
-            holders.set(row.concurrencyKey, row.executionId)
-          }
-          const leaseUntil = options.now + options.leaseMs
-          row.status = "running"
-          row.leaseOwner = options.workerId
-          row.dueAt = leaseUntil
-          row.wakeRequested = false
-          row.claims += 1
-          row.updatedAt = options.now
-          claimed.push({
-            executionId: row.executionId,
-            workflowName: row.workflowName,
-            parentId: row.parentId,
-            claims: row.claims,
-            leaseUntil
-          })
+        const claims = claimNow(options)
+        const claimed = new Set(claims.map((claim) => claim.executionId))
+        let next: number | undefined
+        for (const row of rows.values()) {
+          if (!options.workflowNames.includes(row.workflowName) || row.dueAt === null) continue
+          if (row.status !== "pending" && row.status !== "suspended" && row.status !== "running") continue
+          // Not the leases just granted: the claim's own view is of the queue before it.
+          if (claimed.has(row.executionId)) continue
+          if (row.dueAt > options.now && (next === undefined || row.dueAt < next)) next = row.dueAt
         }
-        return claimed
+        return { claims, nextDueAt: Option.fromNullable(next) }
       }),
 
     heartbeat: (options) =>

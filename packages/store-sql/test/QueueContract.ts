@@ -236,6 +236,95 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
         })
     )
 
+    it.effect(
+      "a claim answers the next due time after its now (timers, retries, new runs, other workers' leases), not the leases it grants",
+      () =>
+        Effect.gen(function* () {
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const claimWithNextDue = queue.claimWithNextDue
+          if (claimWithNextDue === undefined) return expect.fail("the queue has no claimWithNextDue")
+          const workflow = unique()
+          const other = unique()
+          const later = yield* enqueue(workflow, { now: 9_000 })
+          yield* enqueue(other, { now: 1_500 })
+          const first = yield* claimWithNextDue({
+            workerId: "A",
+            workflowNames: [workflow],
+            limit: 10,
+            leaseMs: 100,
+            now: 1_000
+          })
+          // Nothing due: only the new run at 9 000 (the other workflow's 1 500 is not asked for).
+          expect(first.claims).toEqual([])
+          expect(first.nextDueAt).toEqual(Option.some(9_000))
+          const timer = yield* enqueue(workflow, { now: 1_000 })
+          const leased = yield* enqueue(workflow, { now: 1_000 })
+          const retried = yield* enqueue(workflow, { now: 1_000 })
+          const claimed = yield* claimWithNextDue({
+            workerId: "A",
+            workflowNames: [workflow],
+            limit: 3,
+            leaseMs: 100_000,
+            now: 1_000
+          })
+          expect(claimed.claims.map((claim) => claim.executionId).sort()).toEqual(
+            [timer, leased, retried].sort()
+          )
+          // Its own leases (101 000) are not answered: the next is still the new run.
+          expect(claimed.nextDueAt).toEqual(Option.some(9_000))
+          yield* queue.release({
+            executionId: timer,
+            workerId: "A",
+            release: { _tag: "Suspended", wakeAt: 5_000 },
+            now: 1_100
+          })
+          yield* queue.release({
+            executionId: retried,
+            workerId: "A",
+            release: { _tag: "Retry", runAt: 4_000 },
+            now: 1_100
+          })
+          const byB = yield* claimWithNextDue({
+            workerId: "B",
+            workflowNames: [workflow],
+            limit: 10,
+            leaseMs: 100,
+            now: 1_200
+          })
+          expect(byB.claims).toEqual([])
+          expect(byB.nextDueAt).toEqual(Option.some(4_000))
+          // At 4 000 the retry is claimed; A's lease (101 000) is the next after the timer.
+          const atRetry = yield* claimWithNextDue({
+            workerId: "B",
+            workflowNames: [workflow],
+            limit: 10,
+            leaseMs: 1_000_000,
+            now: 4_000
+          })
+          expect(atRetry.claims.map((claim) => claim.executionId)).toEqual([retried])
+          expect(atRetry.nextDueAt).toEqual(Option.some(5_000))
+          const afterAll = yield* claimWithNextDue({
+            workerId: "B",
+            workflowNames: [workflow],
+            limit: 10,
+            leaseMs: 1_000_000,
+            now: 9_000
+          })
+          expect(afterAll.claims.map((claim) => claim.executionId).sort()).toEqual([timer, later].sort())
+          expect(afterAll.nextDueAt).toEqual(Option.some(101_000))
+          expect(
+            (yield* claimWithNextDue({
+              workerId: "B",
+              workflowNames: [workflow],
+              limit: 0,
+              leaseMs: 1,
+              now: 9_001
+            })).nextDueAt
+          ).toEqual(Option.some(101_000))
+          expect(yield* status(leased)).toMatchObject({ status: "running", leaseOwner: "A" })
+        })
+    )
+
     it.effect("only the given workflows are claimed", () =>
       Effect.gen(function* () {
         const queue = yield* ExecutionQueue.ExecutionQueue
