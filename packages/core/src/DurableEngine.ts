@@ -775,6 +775,13 @@ export const make = (
 
     const poll = (workflow: Workflow.Any, executionId: string) =>
       Effect.gen(function* () {
+        // A kept history that holds the completion has the result: the first
+        // `WorkflowCompleted` is final, whatever the queue's row says yet (a run releases
+        // its claim after appending it). What a caller waiting here polls once the run of
+        // its execution in this process ended: no statement for it.
+        if (histories.get(executionId)?.history.completed !== undefined) {
+          return yield* decodeCompleted(workflow, yield* load(executionId))
+        }
         const info = yield* orDieAfterRetries(queue.get(executionId))
         if (Option.isNone(info)) return undefined
         switch (info.value.status) {
