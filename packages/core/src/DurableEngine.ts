@@ -32,6 +32,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -41,7 +42,7 @@ import * as Stream from "effect/Stream"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
-import { uuidFrom, uuidFromSync } from "./internal/DeterministicId.js"
+import { uuidFromSync } from "./internal/DeterministicId.js"
 import * as History from "./internal/executionHistory.js"
 import * as Redaction from "./Redaction.js"
 
@@ -161,10 +162,17 @@ export interface DomainEvent extends EventStore.NewEvent {
   readonly stream?: string | undefined
 }
 
-class Emitter extends Context.Tag("tillflow/DurableEngine/Emitter")<
-  Emitter,
-  { readonly emit: (event: DomainEvent) => Effect.Effect<void> }
->() {}
+/**
+ * Where `emit` puts a running activity's domain events: a buffer on the activity's own
+ * `WorkflowInstance` (the engine builds one per activity run), so that an activity needs
+ * no service of its own in its context (one context update per durable step less).
+ */
+const emitted: unique symbol = Symbol.for("tillflow/DurableEngine/emitted")
+
+type ActivityInstance = WorkflowInstance["Type"] & { readonly [emitted]: Array<DomainEvent> }
+
+const emittedOf = (instance: WorkflowInstance["Type"]): Array<DomainEvent> | undefined =>
+  emitted in instance ? (instance as ActivityInstance)[emitted] : undefined
 
 class RunContext extends Context.Tag("tillflow/DurableEngine/RunContext")<
   RunContext,
@@ -190,13 +198,14 @@ class RunContext extends Context.Tag("tillflow/DurableEngine/RunContext")<
  * })
  */
 export const emit = (event: DomainEvent): Effect.Effect<void> =>
-  Effect.flatMap(Effect.serviceOption(Emitter), (emitter) =>
-    Option.isSome(emitter)
-      ? emitter.value.emit(event)
+  Effect.flatMap(Effect.serviceOption(WorkflowInstance), (instance) => {
+    const buffer = Option.isSome(instance) ? emittedOf(instance.value) : undefined
+    return buffer !== undefined
+      ? Effect.sync(() => void buffer.push(event))
       : Effect.dieMessage(
           "DurableEngine.emit is only available inside an activity run by the tillflow engine"
         )
-  )
+  })
 
 /**
  * Merges search attributes into the running execution's (a transaction reference known
@@ -370,6 +379,58 @@ const exitCodecOf = cachePerSchemas((success, failure) => {
   }
 })
 
+/** `Schema.encode(schema)`, built once per schema (it builds a function per call otherwise). */
+const encoderCache = new WeakMap<object, (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>>()
+const encoderOf = (schema: Schema.Schema.All) => {
+  let encode = encoderCache.get(schema.ast)
+  if (encode === undefined) {
+    encode = Schema.encode(asSchema(schema))
+    encoderCache.set(schema.ast, encode)
+  }
+  return encode
+}
+
+/**
+ * `Effect.orDie(parse(value))` without the effects around it when the parse was
+ * synchronous: Schema's parsers return an `Either` then (an `Effect` as well), which is
+ * taken apart here, once per durable step for its result and once for its exit.
+ */
+const decodeOrDie = <A>(
+  parse: (value: never) => Effect.Effect<A, ParseResult.ParseError>,
+  value: unknown
+): Effect.Effect<A> => {
+  const parsed: unknown = (parse as (value: unknown) => Effect.Effect<A, ParseResult.ParseError>)(value)
+  if (Either.isEither(parsed)) {
+    const either = parsed as Either.Either<A, ParseResult.ParseError>
+    return Either.isRight(either) ? Effect.succeed(either.right) : Effect.die(either.left)
+  }
+  return Effect.orDie(parsed as Effect.Effect<A, ParseResult.ParseError>)
+}
+
+/**
+ * An activity's result or error encoded by its schema, after the check that it holds no
+ * `Redacted` (a schema may encode a secret to plain text); either refusal is a defect.
+ */
+const encodeRefusingRedacted = (
+  schema: Schema.Schema.All,
+  value: unknown,
+  activityName: string,
+  what: "result" | "error"
+): Effect.Effect<unknown> => {
+  if (typeof value === "object" && value !== null) {
+    const found = findRedacted(value, new Set())
+    if (found !== undefined) {
+      return Effect.die(
+        new RedactedValueRefused({
+          what: `The ${what} of activity "${activityName}"`,
+          path: `$${found.join("")}`
+        })
+      )
+    }
+  }
+  return decodeOrDie(encoderOf(schema), value)
+}
+
 /** Spans of the engine skip the stack trace capture (an `Error` per span otherwise). */
 const spanOptions = (attributes: Record<string, unknown>) => ({ attributes, captureStackTrace: false })
 
@@ -433,13 +494,19 @@ const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Sche
 const retryTransient = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   retryable: (error: E) => boolean
+): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, () => retryAfterFailure(effect, retryable))
+
+/** What `retryTransient` does once the first try failed with a retryable error. */
+const retryAfterFailure = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  retryable: (error: E) => boolean
 ): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, retryable, () =>
-    Effect.retry(Effect.delay(effect, "50 millis"), {
-      schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
-      while: retryable
-    })
-  )
+  Effect.retry(Effect.delay(effect, "50 millis"), {
+    schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
+    while: retryable
+  })
+
+const isStoreError = (error: { readonly _tag: string }) => error._tag === "EventStoreError"
 
 /** Retries infrastructure failures a few times, then dies: the engine's ops cannot fail. */
 const orDieAfterRetries = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
@@ -614,38 +681,39 @@ export const make = (
           const events = build(log.history)
           if (events === undefined || events.length === 0) return false
           const from = log.history.version
-          const appended = yield* retryTransient(
-            store.append(log.stream, EventStore.exactVersion(from), events),
-            (error) => error._tag === "EventStoreError"
-          ).pipe(
-            Effect.catchTag("EventStoreError", (error) => Effect.die(error)),
-            Effect.either
-          )
+          // `retryTransient` unrolled: one effect around the append while it succeeds.
+          const append = store.append(log.stream, EventStore.exactVersion(from), events)
+          let appended = yield* Effect.either(append)
+          if (Either.isLeft(appended) && appended.left._tag === "EventStoreError") {
+            appended = yield* Effect.either(retryAfterFailure(append, isStoreError))
+          }
           if (Either.isRight(appended)) {
             // Appended at its exact version: the log was the whole stream (and is again).
             checked(log, yield* now)
-            const stored = events.map((event, index) => ({
-              version: from + index + 1,
-              type: event.type,
-              data: event.data,
-              metadata: event.metadata
-            }))
             // A step's successful result is folded as built: decoding the event back from
             // what it was encoded to gives an equal one (its value is JSON already).
-            const [first] = stored
             const head = events.length === 1 ? builtFrom.get(events[0] as EventStore.NewEvent) : undefined
-            if (
-              first !== undefined &&
-              head !== undefined &&
-              head._tag === "ActivityCompleted" &&
-              Exit.isSuccess(head.exit)
-            ) {
-              History.applyDecoded(log.history, first, head)
+            if (head !== undefined && head._tag === "ActivityCompleted" && Exit.isSuccess(head.exit)) {
+              const event = events[0] as EventStore.NewEvent
+              History.applyDecoded(
+                log.history,
+                { version: from + 1, type: event.type, data: event.data, metadata: event.metadata },
+                head
+              )
             } else {
-              yield* applyAll(log, stored)
+              yield* applyAll(
+                log,
+                events.map((event, index) => ({
+                  version: from + index + 1,
+                  type: event.type,
+                  data: event.data,
+                  metadata: event.metadata
+                }))
+              )
             }
             return true
           }
+          if (appended.left._tag === "EventStoreError") return yield* Effect.die(appended.left)
           if (appended.left._tag !== "ConcurrencyConflict") return yield* Effect.fail(appended.left)
           yield* refresh(log)
         }
@@ -707,6 +775,13 @@ export const make = (
 
     const poll = (workflow: Workflow.Any, executionId: string) =>
       Effect.gen(function* () {
+        // A kept history that holds the completion has the result: the first
+        // `WorkflowCompleted` is final, whatever the queue's row says yet (a run releases
+        // its claim after appending it). What a caller waiting here polls once the run of
+        // its execution in this process ended: no statement for it.
+        if (histories.get(executionId)?.history.completed !== undefined) {
+          return yield* decodeCompleted(workflow, yield* load(executionId))
+        }
         const info = yield* orDieAfterRetries(queue.get(executionId))
         if (Option.isNone(info)) return undefined
         switch (info.value.status) {
@@ -869,6 +944,12 @@ export const make = (
 
     // -- activities --------------------------------------------------------------------
 
+    /**
+     * Runs an activity, or returns its recorded result, with the exit's values encoded by
+     * the activity's schemas: the engine's part of every durable step (`engine` below
+     * decodes the exit). No span of its own: @effect/workflow's activity span (its name,
+     * executionId) wraps it.
+     */
     const activityExecute: WorkflowEngineModule.Encoded["activityExecute"] = (activity, attempt) =>
       Effect.gen(function* () {
         const instance = yield* WorkflowInstance
@@ -880,12 +961,11 @@ export const make = (
         }
         const seq = run.seq++
         const history = run.log.history
-        const requested = describeActivity(activity.name, attempt)
         // Replay: the recorded result, looked up by name and attempt so that activities
         // started concurrently may ask in another order.
         const recorded = history.activityKeys.get(History.activityKey(activity.name, attempt))
         if (recorded !== undefined) {
-          yield* deliver(recorded.outbox)
+          if (recorded.outbox.length > 0) yield* deliver(recorded.outbox)
           return new Workflow.Complete({ exit: recorded.event.exit })
         }
         const atThisPoint = history.activities.get(seq)
@@ -894,82 +974,71 @@ export const make = (
             run,
             seq,
             describeActivity(atThisPoint.event.name, atThisPoint.event.attempt),
-            requested
+            describeActivity(activity.name, attempt)
           )
         }
         // An interrupted workflow starts no new side effect; it suspends, and unwinds.
         if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
 
-        const emitted: Array<DomainEvent> = []
-        // What `WorkflowInstance.initial` builds, with the scope made in this fiber: its
-        // `Effect.runSync(Scope.make())` starts a fiber runtime for it on every step.
-        const activityInstance = WorkflowInstance.of({
+        // What `WorkflowInstance.initial` builds, with the scope made in this fiber (its
+        // `Effect.runSync(Scope.make())` starts a fiber runtime for it on every step), and
+        // the buffer of the domain events the activity emits.
+        const activityInstance: ActivityInstance = {
           executionId: instance.executionId,
           workflow: instance.workflow,
           scope: yield* Scope.make(),
           suspended: false,
           interrupted: instance.interrupted,
           cause: undefined,
-          activityState: { count: 0, latch: Effect.unsafeMakeLatch() }
-        })
+          activityState: { count: 0, latch: Effect.unsafeMakeLatch() },
+          [emitted]: []
+        }
         const result = yield* Effect.matchEffect(activity.execute, {
           onFailure: (error: unknown) =>
-            refuseRedacted(error, `The error of activity "${activity.name}"`).pipe(
-              Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.errorSchema))(error))),
-              Effect.flatMap(Effect.fail)
+            Effect.flatMap(
+              encodeRefusingRedacted(activity.errorSchema, error, activity.name, "error"),
+              Effect.fail
             ),
           onSuccess: (value: unknown) =>
-            refuseRedacted(value, `The result of activity "${activity.name}"`).pipe(
-              Effect.zipRight(Effect.orDie(Schema.encode(asSchema(activity.successSchema))(value)))
-            )
-        }).pipe(
-          Workflow.intoResult,
-          Effect.provideService(WorkflowInstance, activityInstance),
-          Effect.provideService(Emitter, { emit: (event) => Effect.sync(() => void emitted.push(event)) })
-        )
+            encodeRefusingRedacted(activity.successSchema, value, activity.name, "result")
+        }).pipe(Workflow.intoResult, Effect.provideService(WorkflowInstance, activityInstance))
         if (result._tag === "Suspended") return result
 
-        const own = emitted.filter((event) => event.stream === undefined || event.stream === run.log.stream)
+        const events = activityInstance[emitted]
         const outbox: Array<History.OutboxEvent> = []
-        for (const [index, event] of emitted.entries()) {
-          if (event.stream === undefined || event.stream === run.log.stream) continue
+        const own: Array<EventStore.NewEvent> = []
+        for (let index = 0; index < events.length; index++) {
+          const { stream, ...event } = events[index] as DomainEvent
+          if (stream === undefined || stream === run.log.stream) {
+            own.push(event)
+            continue
+          }
           outbox.push({
-            stream: event.stream,
+            stream,
             event: {
               type: event.type,
               data: event.data,
               schemaVersion: event.schemaVersion ?? 1,
               metadata: event.metadata ?? {},
-              eventId: event.eventId ?? (yield* uuidFrom(`${run.log.stream}/${seq}/${index}`))
+              eventId: event.eventId ?? uuidFromSync(`${run.log.stream}/${seq}/${index}`)
             }
           })
         }
-        const record = (exit: Exit.Exit<unknown, unknown>, withEvents: boolean) =>
-          appendTo(run.log, (current) =>
-            current.activities.has(seq)
-              ? undefined
-              : [
-                  engineEvent(
-                    {
-                      _tag: "ActivityCompleted",
-                      seq,
-                      name: activity.name,
-                      attempt,
-                      exit: exit as EngineEvent.ExitJson
-                    },
-                    withEvents && outbox.length > 0 ? { outbox: outbox.map(outboxJson) } : undefined
-                  ),
-                  ...(withEvents ? own.map(({ stream: _stream, ...event }) => event) : [])
-                ]
-          )
-        yield* record(result.exit, true).pipe(
+        const appended = yield* Effect.either(
+          recordStep(run.log, seq, activity.name, attempt, result.exit, own, outbox)
+        )
+        if (Either.isLeft(appended)) {
           // A result the store refuses (a secret, not JSON) is recorded as the refusal:
           // the workflow sees a defect instead of a value that must not be stored.
-          Effect.catchAll((refusal) => Effect.orDie(record(Exit.die(refusal), false)))
-        )
+          yield* Effect.orDie(
+            recordStep(run.log, seq, activity.name, attempt, Exit.die(appended.left), [], [])
+          )
+        }
         const final = history.activities.get(seq)
         if (final === undefined) {
-          return yield* Effect.dieMessage(`Activity ${requested} was not recorded`)
+          return yield* Effect.dieMessage(
+            `Activity ${describeActivity(activity.name, attempt)} was not recorded`
+          )
         }
         if (final.event.name !== activity.name || final.event.attempt !== attempt) {
           // Another worker (whose lease had expired) recorded a different step here.
@@ -977,12 +1046,31 @@ export const make = (
             run,
             seq,
             describeActivity(final.event.name, final.event.attempt),
-            requested
+            describeActivity(activity.name, attempt)
           )
         }
-        yield* deliver(final.outbox)
+        if (final.outbox.length > 0) yield* deliver(final.outbox)
         return new Workflow.Complete({ exit: final.event.exit })
-      }) // no span of its own: @effect/workflow's activity span (its name, executionId) wraps it
+      })
+
+    /** Appends a step's `ActivityCompleted` (with its domain events) unless `seq` is recorded. */
+    const recordStep = (
+      log: Log,
+      seq: number,
+      name: string,
+      attempt: number,
+      exit: Exit.Exit<unknown, unknown>,
+      own: ReadonlyArray<EventStore.NewEvent>,
+      outbox: ReadonlyArray<History.OutboxEvent>
+    ) =>
+      appendTo(log, (current) => {
+        if (current.activities.has(seq)) return undefined
+        const completed = engineEvent(
+          { _tag: "ActivityCompleted", seq, name, attempt, exit: exit as EngineEvent.ExitJson },
+          outbox.length > 0 ? { outbox: outbox.map(outboxJson) } : undefined
+        )
+        return own.length === 0 ? [completed] : [completed, ...own]
+      })
 
     const deferredResult: WorkflowEngineModule.Encoded["deferredResult"] = (deferred) =>
       Effect.gen(function* () {
@@ -1173,7 +1261,7 @@ export const make = (
             result._tag === "Suspended"
               ? Effect.succeed(result)
               : Effect.map(
-                  Effect.orDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode(result.exit)),
+                  decodeOrDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode, result.exit),
                   (exit) => new Workflow.Complete({ exit })
                 )
         )) as WorkflowEngine["Type"]["activityExecute"],

@@ -284,6 +284,48 @@ export const engineContract = <E>(
     )
 
     it.effect(
+      "awaiting an execution whose completion this engine kept reads the result from it, without asking the queue",
+      () =>
+        Effect.gen(function* () {
+          const asked: Array<string> = []
+          const Kept = Workflow.make({
+            name: "Kept",
+            payload: { id: Schema.String },
+            success: Schema.String,
+            idempotencyKey: (payload) => payload.id
+          })
+          const KeptLive = Kept.toLayer(({ id }) =>
+            Activity.make({ name: "Echo", success: Schema.String, execute: Effect.succeed(`done:${id}`) })
+          )
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const counting = ExecutionQueue.ExecutionQueue.of({
+            ...queue,
+            get: (executionId) =>
+              Effect.suspend(() => {
+                asked.push(executionId)
+                return queue.get(executionId)
+              })
+          })
+          const payload = { id: unique() }
+          const a = yield* manualEngine(KeptLive, { queue: counting })
+          const executionId = yield* Kept.execute(payload, { discard: true }).pipe(Effect.provide(a))
+          const ran = yield* claimAndRun(a, "Kept", executionId, "engine-a")
+          expect(ran.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
+          // The run kept its history, which holds WorkflowCompleted: that is the result.
+          asked.length = 0
+          expect(yield* Kept.execute(payload).pipe(Effect.provide(a))).toBe(`done:${payload.id}`)
+          expect(asked).toEqual([])
+          // An engine that kept nothing asks the queue, and reads the same result.
+          const b = yield* manualEngine(KeptLive, { queue: counting })
+          const polled = yield* Kept.poll(executionId).pipe(Effect.provide(b))
+          expect(polled?._tag === "Complete" ? polled.exit : undefined).toEqual(
+            Exit.succeed(`done:${payload.id}`)
+          )
+          expect(asked).toEqual([executionId])
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect(
       "a deferred resolved by its own run wakes nothing while it runs; a run that suspends after it is due at once",
       () =>
         Effect.gen(function* () {
