@@ -35,48 +35,77 @@ export const path = "/callbacks/:attemptId"
 
 const empty = (status: number) => HttpServerResponse.empty({ status })
 
-/** Handles one delivery. */
+/** One delivery to `attemptId` (the path's last segment), with the request in context. */
+const deliver = (attemptId: string) =>
+  Effect.gen(function* () {
+    const receiver = yield* CallbackReceiver.CallbackReceiver
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const remoteAddress = Option.getOrUndefined(request.remoteAddress)
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (Number.isFinite(declared) && declared > CallbackReceiver.maxBodyBytes) {
+      const reply = yield* receiver.refuse(attemptId, "TooLarge", remoteAddress)
+      return empty(reply.status)
+    }
+    const body = yield* request.text.pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(CallbackReceiver.maxBodyBytes)),
+      Effect.either
+    )
+    if (body._tag === "Left") {
+      const tooLarge = String(body.left.cause).includes("maxBytes")
+      const reply = yield* receiver.refuse(attemptId, tooLarge ? "TooLarge" : "MalformedBody", remoteAddress)
+      return empty(reply.status)
+    }
+    const token = request.headers[authTokenHeader]
+    const reply = yield* receiver.receive({
+      attemptId,
+      token: Option.fromNullable(token).pipe(Option.filter((t) => t.length > 0)),
+      body: body.right,
+      remoteAddress
+    })
+    return reply.status === 200 ? HttpServerResponse.unsafeJson({ received: true }) : empty(reply.status)
+  })
+
+const authTokenHeader = RemoteApi.AUTH_TOKEN_HEADER.toLowerCase()
+
+/** Handles one delivery, as the route `path` of a router. */
 export const handle: Effect.Effect<
   HttpServerResponse.HttpServerResponse,
   never,
   CallbackReceiver.CallbackReceiver | HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext
-> = Effect.gen(function* () {
-  const receiver = yield* CallbackReceiver.CallbackReceiver
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const params = yield* HttpRouter.params
-  const attemptId = params["attemptId"] ?? ""
-  const remoteAddress = Option.getOrUndefined(request.remoteAddress)
-  const declared = Number(request.headers["content-length"] ?? "0")
-  if (Number.isFinite(declared) && declared > CallbackReceiver.maxBodyBytes) {
-    const reply = yield* receiver.refuse(attemptId, "TooLarge", remoteAddress)
-    return empty(reply.status)
-  }
-  const body = yield* request.text.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(CallbackReceiver.maxBodyBytes)),
-    Effect.either
-  )
-  if (body._tag === "Left") {
-    const tooLarge = String(body.left.cause).includes("maxBytes")
-    const reply = yield* receiver.refuse(attemptId, tooLarge ? "TooLarge" : "MalformedBody", remoteAddress)
-    return empty(reply.status)
-  }
-  const token = request.headers[RemoteApi.AUTH_TOKEN_HEADER.toLowerCase()]
-  const reply = yield* receiver.receive({
-    attemptId,
-    token: Option.fromNullable(token).pipe(Option.filter((t) => t.length > 0)),
-    body: body.right,
-    remoteAddress
-  })
-  return reply.status === 200 ? HttpServerResponse.unsafeJson({ received: true }) : empty(reply.status)
-})
+> = Effect.flatMap(HttpRouter.params, (params) => deliver(params["attemptId"] ?? ""))
 
 /** The route, to mount into a host application's router. */
 export const router: HttpRouter.HttpRouter<never, CallbackReceiver.CallbackReceiver> = HttpRouter.empty.pipe(
   HttpRouter.post(path, handle)
 )
 
-/** The receiver as an HTTP app on its own (404 for any other path). */
-export const app = router.pipe(HttpRouter.catchAll(() => empty(404)))
+// `POST /callbacks/<attemptId>`, a query string ignored: what `router` matches, without
+// building a router's context per request.
+const callbackUrl = /^\/callbacks\/([^/?#]+)(?:\?[^#]*)?$/
+
+const segment = (raw: string): string => {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return raw
+  }
+}
+
+/**
+ * The receiver as an HTTP app on its own: `router`'s one route matched directly, 404 for
+ * any other method or path. For one route, a router's matching and the route context it
+ * builds per request are work to spare: measured ~0.07 ms of CPU per request, of the
+ * ~0.4 ms @effect/platform's server adds to bare `node:http` on a loaded 2-CPU machine.
+ */
+export const app: Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  never,
+  CallbackReceiver.CallbackReceiver | HttpServerRequest.HttpServerRequest
+> = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const match = request.method === "POST" ? callbackUrl.exec(request.url) : null
+  const raw = match?.[1]
+  return raw === undefined ? Effect.succeed(empty(404)) : deliver(segment(raw))
+})
 
 /**
  * `AUTH-TOKEN` added to the header names @effect/platform redacts when its server tracing

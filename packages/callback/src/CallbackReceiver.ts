@@ -103,7 +103,6 @@ type Received = typeof CallbackRegistration.ResultReceived.schema.Type
 interface ForwardJob {
   readonly registered: Registered
   readonly received: Received
-  readonly result: TransactionResult.TransactionResult
   readonly isNew: boolean
   /** Its key among the results forwarded or being forwarded. */
   readonly key: string
@@ -315,16 +314,19 @@ export const make = (
         return true
       })
 
-    const resolve = (
-      registered: Registered,
-      received: Received,
-      result: TransactionResult.TransactionResult
-    ) =>
-      engine.deferredDone(CallbackRegistration.resultDeferred(registered.attemptId), {
+    // Resolved with the result as the JSON it was decoded from (`resultDeferredJson`): the
+    // engine stores the exit encoded, and encoding the decoded result back would only
+    // rebuild that JSON. The workflow decodes it as `resultDeferred`'s `DeliveredResult`.
+    const resolve = (registered: Registered, received: Received) =>
+      engine.deferredDone(CallbackRegistration.resultDeferredJson(registered.attemptId), {
         workflowName: registered.workflowName,
         executionId: registered.executionId,
         deferredName: registered.deferredName,
-        exit: Exit.succeed({ result, resultHash: received.resultHash, receivedAt: received.receivedAt })
+        exit: Exit.succeed({
+          result: received.result,
+          resultHash: received.resultHash,
+          receivedAt: received.receivedAt
+        })
       })
 
     /**
@@ -333,12 +335,7 @@ export const make = (
      * and the execution woken. Retried while the store fails; given up with an error log,
      * in which case the workflow still finds the result in the attempt's stream.
      */
-    const forward = (
-      registered: Registered,
-      received: Received,
-      result: TransactionResult.TransactionResult,
-      isNew: boolean
-    ) =>
+    const forward = (registered: Registered, received: Received, isNew: boolean) =>
       Effect.gen(function* () {
         // A duplicate of a result received in time is not late.
         if (isNew) {
@@ -347,7 +344,7 @@ export const make = (
           )
         }
         // The engine dies on a store failure: resolving is idempotent, so any failure is retried.
-        yield* resolve(registered, received, result).pipe(
+        yield* resolve(registered, received).pipe(
           Effect.sandbox,
           Effect.retry({ schedule: forwardRetry, while: (cause) => !Cause.isInterruptedOnly(cause) }),
           Effect.unsandbox
@@ -367,12 +364,7 @@ export const make = (
     // not forwarded again. A forwarding given up is forgotten, so a resend tries again.
     const forwardedKeys = new Set<string>()
     const maxForwardedKeys = 10_000
-    const startForward = (
-      registered: Registered,
-      received: Received,
-      result: TransactionResult.TransactionResult,
-      isNew: boolean
-    ) =>
+    const startForward = (registered: Registered, received: Received, isNew: boolean) =>
       Effect.suspend(() => {
         const key = `${registered.attemptId}/${received.resultHash}`
         if (forwardedKeys.has(key)) return Effect.void
@@ -384,7 +376,7 @@ export const make = (
         outstanding++
         idle.unsafeClose()
         // Waits while the line is full (the reply waits with it); interrupted, it was not offered.
-        return Queue.offer(line, { registered, received, result, isNew, key }).pipe(
+        return Queue.offer(line, { registered, received, isNew, key }).pipe(
           Effect.onInterrupt(() =>
             Effect.zipRight(
               Effect.sync(() => forwardedKeys.delete(key)),
@@ -401,7 +393,7 @@ export const make = (
     // within) is forgotten and the forwarder goes on with the next.
     const forwarder = Effect.forever(
       Effect.flatMap(Queue.take(line), (job) =>
-        Effect.exit(forward(job.registered, job.received, job.result, job.isNew)).pipe(
+        Effect.exit(forward(job.registered, job.received, job.isNew)).pipe(
           Effect.flatMap((exit) =>
             Exit.isSuccess(exit) && exit.value
               ? Effect.void
@@ -541,13 +533,13 @@ export const make = (
           receivedAt,
           ...(result.finStatus === undefined ? {} : { finStatus: result.finStatus })
         }
-        const event = yield* Effect.orDie(encodeEvent(CallbackRegistration.ResultReceived.make(received)))
+        const event = CallbackRegistration.resultReceivedEvent(received)
         const isNew = yield* appendOnce(known, resultHash, event)
         // Durable now: the reply need not wait for the rest. A duplicate is forwarded again
         // unless this process forwarded it already (harmless either way: a late note and a
         // resolution are written once), which covers a process that stopped after recording
         // it and before forwarding it.
-        yield* startForward(registered, received, result, isNew)
+        yield* startForward(registered, received, isNew)
         yield* Effect.logInfo("callback result recorded").pipe(
           Effect.annotateLogs({ attemptId, duplicate: !isNew, recovered: received.recovered })
         )

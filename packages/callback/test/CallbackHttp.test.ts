@@ -1,4 +1,5 @@
 import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -71,6 +72,40 @@ describe("CallbackHttp: authentication", () => {
         "AttemptRegistered"
       ])
     }).pipe(Effect.provide(layer()))
+  )
+})
+
+describe("CallbackHttp: the receiver on its own", () => {
+  it.effect(
+    "answers POST /callbacks/<attemptId> only (a query string ignored, the id percent-decoded); any other method or path gets 404 and stores nothing",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* HttpClient.HttpClient
+        const send = (method: "POST" | "GET" | "PUT", url: string) =>
+          client
+            .execute(
+              HttpClientRequest.make(method)(url).pipe(
+                method === "GET" ? (r) => r : HttpClientRequest.bodyText(result(), "application/json"),
+                HttpClientRequest.setHeader("AUTH-TOKEN", token)
+              )
+            )
+            .pipe(
+              Effect.map((response) => response.status),
+              Effect.orDie
+            )
+        yield* register(attemptId, token)
+        expect(yield* send("GET", `/callbacks/${attemptId}`)).toBe(404)
+        expect(yield* send("PUT", `/callbacks/${attemptId}`)).toBe(404)
+        expect(yield* send("POST", `/callbacks/${attemptId}/more`)).toBe(404)
+        expect(yield* send("POST", "/callbacks/")).toBe(404)
+        expect(yield* send("POST", `/elsewhere/${attemptId}`)).toBe(404)
+        expect(types(yield* everything)).toEqual(["AttemptRegistered"])
+        expect(yield* send("POST", `/callbacks/${attemptId.replace("-", "%2D")}?from=terminal`)).toBe(200)
+        expect(types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)))).toEqual([
+          "AttemptRegistered",
+          "ResultReceived"
+        ])
+      }).pipe(Effect.provide(layer()))
   )
 })
 

@@ -121,6 +121,37 @@ export const resultDeferred = (attemptId: string): typeof resultDeferredTemplate
   deferredNamed(`${resultDeferredPrefix}${attemptId}`)
 
 /**
+ * A {@link DeliveredResult} whose result is still in its JSON form: the body the receiver
+ * decoded, made storable. Its encoded form is itself (no transformation), and it is what
+ * `DeliveredResult` decodes from.
+ */
+export const DeliveredResultJson = Schema.Struct({
+  result: EventStore.Json,
+  resultHash: Schema.String,
+  receivedAt: Schema.Number
+}).annotations({ identifier: "DeliveredResultJson" })
+/** @see DeliveredResultJson */
+export type DeliveredResultJson = typeof DeliveredResultJson.Type
+
+const resultJsonDeferredTemplate = DurableDeferred.make(resultDeferredPrefix, {
+  success: DeliveredResultJson
+})
+
+/**
+ * The same deferred as {@link resultDeferred} (same name), for the one resolving it with a
+ * result it holds as JSON (the callback receiver): the engine stores the exit in its
+ * encoded form, and `DeliveredResultJson`'s is the JSON itself, where `DeliveredResult`'s
+ * would encode back, field by field, a result decoded from that very JSON. The workflow
+ * awaiting `resultDeferred` decodes what is stored with `DeliveredResult`: the result it
+ * gets is the one the receiver decoded (the decode is deterministic). Only for a JSON
+ * value that decodes as a `TransactionResult`.
+ */
+export const resultDeferredJson = (attemptId: string): typeof resultJsonDeferredTemplate => ({
+  ...resultJsonDeferredTemplate,
+  name: `${resultDeferredPrefix}${attemptId}`
+})
+
+/**
  * The identity of a delivered result: SHA-256 of its canonical JSON without
  * `recoveredTransaction` (a resend by the recovery loop is the same result).
  */
@@ -180,6 +211,24 @@ export const ResultReceived = EventRegistry.define(
     receivedAt: Schema.Number
   })
 )
+
+/**
+ * A `ResultReceived` as the event to append: what `events.encode` makes of it, without the
+ * encoding pass. The schema has no transformation, so the encoded data is the data itself;
+ * the parameter is typed as the encoded form, so a caller holding the decoded type stops
+ * compiling the day a field gains one. The callback receiver appends one per delivery.
+ */
+export const resultReceivedEvent = (
+  data: Schema.Schema.Encoded<typeof ResultReceived.schema>
+): EventStore.NewEvent => {
+  // `finStatus` may be given as `undefined`, which JSON has no room for.
+  const { finStatus, ...rest } = data
+  return {
+    type: ResultReceived.type,
+    schemaVersion: ResultReceived.schemaVersion,
+    data: finStatus === undefined ? rest : { ...rest, finStatus }
+  }
+}
 
 /** A delivery whose JSON is not a result: kept raw (sanitised), acknowledged, surfaced. */
 export const ResultUndecodable = EventRegistry.define(

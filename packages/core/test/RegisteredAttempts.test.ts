@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { CallbackRegistration } from "@tillflow/core"
+import { CallbackRegistration, TransactionResult } from "@tillflow/core"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 
 const registration = (attemptId: string): CallbackRegistration.Registration => ({
   attemptId,
@@ -44,4 +47,62 @@ describe("resultDeferred", () => {
     expect(b.name).toBe("tillflow/result/b")
     expect(a.exitSchema).toBe(b.exitSchema)
   })
+})
+
+describe("resultDeferredJson", () => {
+  // A body as a terminal may send it: an amount as a string, a null and an empty field, a
+  // field this version does not know. Its decoded result encodes back to other JSON.
+  const body = {
+    finStatus: "AUTHORISED",
+    totalAmount: "1000",
+    currency: "EUR",
+    authorisationCode: null,
+    cardHolderName: "",
+    efttimestamp: 1615374961000,
+    recoveredTransaction: "false",
+    newField: { nested: [1, "two"] }
+  }
+
+  it("resolves the deferred the workflow awaits, which decodes what it stores as the result decoded from the JSON", () => {
+    const json = CallbackRegistration.resultDeferredJson("a")
+    const awaited = CallbackRegistration.resultDeferred("a")
+    expect(json.name).toBe(awaited.name)
+    // The engine encodes the exit with the resolving deferred's schema, stores its value as
+    // JSON, and decodes it with the awaiting deferred's schema.
+    const encoded = Schema.encodeSync(json.exitSchema)(
+      Exit.succeed({ result: body, resultHash: "h", receivedAt: 7 })
+    )
+    if (!Exit.isSuccess(encoded)) throw new Error("expected a success")
+    const stored = JSON.parse(JSON.stringify(encoded.value)) as unknown
+    const decoded = Schema.decodeUnknownSync(awaited.exitSchema)(Exit.succeed(stored))
+    expect(decoded).toStrictEqual(
+      Exit.succeed({
+        result: Schema.decodeUnknownSync(TransactionResult.TransactionResult)(body),
+        resultHash: "h",
+        receivedAt: 7
+      })
+    )
+  })
+})
+
+describe("resultReceivedEvent", () => {
+  it("is what the registry's encode makes of a ResultReceived, with or without finStatus", () =>
+    Effect.gen(function* () {
+      const data = {
+        attemptId: "a",
+        resultHash: "h",
+        recovered: false,
+        result: { finStatus: "AUTHORISED", totalAmount: 1000 },
+        redactedFields: ["$.unMaskedPan"],
+        receivedAt: 7
+      }
+      for (const received of [data, { ...data, finStatus: "AUTHORISED" }]) {
+        const encoded = yield* CallbackRegistration.events.encode(
+          CallbackRegistration.ResultReceived.make(received)
+        )
+        expect(CallbackRegistration.resultReceivedEvent(received)).toStrictEqual(
+          JSON.parse(JSON.stringify(encoded))
+        )
+      }
+    }).pipe(Effect.runSync))
 })
