@@ -1369,6 +1369,31 @@ export const engineContract = <E>(
         }).pipe(Effect.scoped)
     )
 
+    it.effect("DurableEngine.emit outside an activity is a defect, and appends nothing", () =>
+      Effect.gen(function* () {
+        const Emitting = Workflow.make({
+          name: "EmittingOutside",
+          payload: { id: Schema.String },
+          success: Schema.String,
+          idempotencyKey: (payload) => payload.id
+        })
+        const EmittingLive = Emitting.toLayer(() =>
+          DurableEngine.emit({ type: "Outside", data: {} }).pipe(Effect.as("emitted"))
+        )
+        const payload = { id: unique() }
+        const node = yield* startNode(EmittingLive)
+        const exit = yield* Emitting.execute(payload).pipe(provideNode(node.context), Effect.exit)
+        expect(Exit.isFailure(exit) && String(Cause.squash(exit.cause))).toContain(
+          "DurableEngine.emit is only available inside an activity"
+        )
+        expect(yield* historyTypes(yield* Emitting.executionId(payload))).toEqual([
+          "WorkflowStarted",
+          "WorkflowCompleted"
+        ])
+        yield* node.stop
+      }).pipe(Effect.scoped)
+    )
+
     it.effect(
       "an activity result the store refuses as a secret is recorded as that refusal: the workflow sees a defect",
       () =>
