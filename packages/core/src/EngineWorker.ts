@@ -126,20 +126,16 @@ export const start = (
         if (looked.full || names.length === 0) {
           return yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(pollMs)))
         }
-        // A due time answered by the claim is after the claim's `now`: if it has passed
-        // since, look again at once. One from `nextDueAt` may be a row due but not
-        // claimable (held by another worker or key): then wait for a signal or the poll.
-        const fromClaim = looked.next !== undefined
+        // A due time that has passed by now is not slept on (as `nextDueAt`'s rows due but
+        // not claimable, held by another worker or key, never were): rows made due since
+        // the claim's `now` by an enqueue or a wake signal the workers (here at once,
+        // elsewhere by NOTIFY), and claiming again at once claimed back to back for as long
+        // as rows kept becoming due (measured: 4.4 claims per payment instead of 1.4). Only
+        // a timer falling due in that gap waits for the poll, as it did before.
         const next = looked.next ?? (yield* queue.nextDueAt(names))
         const time = yield* Clock.currentTimeMillis
-        const sleepMs = Option.isNone(next)
-          ? pollMs
-          : next.value > time
-            ? Math.min(pollMs, next.value - time)
-            : fromClaim
-              ? 0
-              : pollMs
-        if (sleepMs === 0) return
+        const sleepMs =
+          Option.isSome(next) && next.value > time ? Math.min(pollMs, next.value - time) : pollMs
         yield* Effect.raceFirst(engine.awaitSignal, Effect.sleep(Duration.millis(sleepMs)))
       })
 

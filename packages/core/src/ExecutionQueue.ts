@@ -153,10 +153,12 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
 
     /**
      * `claim`, answering with the claims the earliest time AFTER `now` at which an
-     * execution of these workflows becomes due (its run time, timer or lease expiry), as
-     * the claim saw the queue: a worker whose claim took fewer than `limit` knows that
-     * nothing else is claimable now, and sleeps until that time (or a signal) without
-     * asking `nextDueAt`. Optional: a queue without it is asked `claim` and `nextDueAt`.
+     * execution of these workflows falls due by the clock alone (a timer, a retry's run
+     * time, a lease expiry: due after its row last changed), as the claim saw the queue.
+     * Rows made due when they changed (enqueued, woken) are left out: their change is
+     * announced (`changes`) and signalled by the engine that made it. A worker whose claim
+     * took fewer than `limit` sleeps until that time (or a signal) without asking
+     * `nextDueAt`. Optional: a queue without it is asked `claim` and `nextDueAt`.
      */
     readonly claimWithNextDue?: (options: {
       readonly workerId: string
@@ -359,6 +361,9 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
           if (row.status !== "pending" && row.status !== "suspended" && row.status !== "running") continue
           // Not the leases just granted: the claim's own view is of the queue before it.
           if (claimed.has(row.executionId)) continue
+          // Only what falls due by the clock (timers, retries, leases): a row made due when it
+          // changed is announced by its change.
+          if (row.dueAt <= row.updatedAt) continue
           if (row.dueAt > options.now && (next === undefined || row.dueAt < next)) next = row.dueAt
         }
         return { claims, nextDueAt: Option.fromNullable(next) }

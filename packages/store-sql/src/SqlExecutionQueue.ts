@@ -313,16 +313,20 @@ export const makeWith = (
     const columns = sql`execution_id, workflow_name, status, due_at, lease_owner, concurrency_key, parent_id,
       attributes, claims, created_at, updated_at`
 
-    // The earliest due time after `now` of the workflows' executions, each part on its
-    // own partial index (`3_claim_started_first`), as `nextDueAt` reads it.
+    // The earliest time after `now` at which an execution of the workflows falls due by
+    // the clock alone: a timer, a retry or a lease, due after its row last changed. A row
+    // made due when it changed (enqueued, woken) is announced by its change (a signal in
+    // the process, a NOTIFY to the others), so a worker need not sleep for it; counting
+    // those made the loop claim back to back while rows kept becoming due. Each part on its
+    // own partial index (`3_claim_started_first`), as `nextDueAt` reads them.
     const nextDue = (workflowNames: ReadonlyArray<string>, now: number) => sql`
       SELECT LEAST(
         (SELECT min(due_at) FROM tillflow_executions
          WHERE status IN ${sql.in(activeStatuses)} AND claims > 0
-           AND workflow_name IN ${sql.in(workflowNames)} AND due_at > ${now}),
+           AND workflow_name IN ${sql.in(workflowNames)} AND due_at > ${now} AND due_at > updated_at),
         (SELECT min(due_at) FROM tillflow_executions
          WHERE status = 'pending' AND claims = 0 AND workflow_name IN ${sql.in(workflowNames)}
-           AND due_at > ${now}))`
+           AND due_at > ${now} AND due_at > updated_at))`
     const nextDueAfter = (workflowNames: ReadonlyArray<string>, now: number) =>
       sql`${nextDue(workflowNames, now)} AS next`.pipe(
         Effect.flatMap(decodeNext),
