@@ -60,7 +60,7 @@ interface Run {
 let census: Map<string, number> | undefined
 const statementKind = (text: string): string => {
   const flat = text.replace(/\s+/g, " ").trim()
-  const cte = /^WITH (\w+) AS \((\w+)/i.exec(flat)
+  const cte = /^WITH (\w+) AS \(\s*(\w+)/i.exec(flat)
   if (cte !== null)
     return `WITH ${cte[1]} AS (${cte[2]} …) ${/\)\s*(INSERT INTO \w+|SELECT|UPDATE \w+)/i.exec(flat)?.[1] ?? ""}`
   const words = /^(SELECT .*? FROM \w+|SELECT \w+\(|INSERT INTO \w+|UPDATE \w+|DELETE FROM \w+|\w+)/i.exec(
