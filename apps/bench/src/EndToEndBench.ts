@@ -38,6 +38,13 @@ interface Report {
   readonly cpuMs: number
   readonly givenUp: number
   readonly statuses: Readonly<Record<string, number>>
+  /** The first executions that did not succeed: their execution stream's event types and last event. */
+  readonly unsuccessful: ReadonlyArray<{
+    readonly executionId: string
+    readonly status: string
+    readonly types: ReadonlyArray<string>
+    readonly last: string
+  }>
   readonly timeline: ReadonlyArray<Sample>
   readonly checkpoints: ReadonlyArray<{
     readonly completed: number
@@ -266,6 +273,10 @@ export const section: Section.Section = {
             `${f(workRate)} payments/s; completed over the last 40 %: ${f(sustained)} payments/s. The worker used ` +
             `${f(report.cpuMs / 1000)} s of CPU in ${f(report.seconds)} s: ${f(report.cpuMs / Math.max(1, appendsInRun))} ms ` +
             `per durable append, ${f((report.cpuMs / Math.max(1, appendsInRun)) * appendsPerPayment)} ms per payment's worth.`,
+          ...report.unsuccessful.flatMap((u) => [
+            "",
+            `Not succeeded: execution \`${u.executionId}\` (${u.status}), events ${u.types.join(", ")}; last: \`${u.last.replace(/`/g, "'")}\``
+          ]),
           "",
           "| t (s) | completed | payments/s since previous | RSS MB | heap used MB |",
           "|---:|---:|---:|---:|---:|",

@@ -162,6 +162,8 @@ const drive = (run: Run) =>
       const deadline = started + run.maxSeconds * 1000
       const elapsed = () => (performance.now() - started) / 1000
       const statuses: Record<string, number> = {}
+      // The first executions that did not succeed, explained in the report by their events.
+      const unsuccessful: Array<{ readonly executionId: string; readonly status: string }> = []
       let completed = 0
       let givenUp = 0
       const timeline: Array<{
@@ -260,6 +262,7 @@ const drive = (run: Run) =>
               return
             }
             statuses[status] = (statuses[status] ?? 0) + 1
+            if (status !== "succeeded" && unsuccessful.length < 5) unsuccessful.push({ executionId, status })
             completed++
           }
         })
@@ -278,7 +281,24 @@ const drive = (run: Run) =>
       const statements = census === undefined ? [] : [...census.entries()].sort((a, b) => b[1] - a[1])
       census = undefined
       yield* checkpoint
+      // Each one's execution stream, as event types, and the data of its last event (the
+      // store holds nothing secret: it refuses card numbers and keeps no token).
+      const explained = yield* Effect.forEach(unsuccessful, ({ executionId, status }) =>
+        Effect.map(
+          sql<{ readonly type: string; readonly data: unknown }>`
+            /* bench */ SELECT e.type, e.data FROM events e
+            JOIN tillflow_executions x ON x.stream_id = e.stream_id
+            WHERE x.execution_id = ${executionId} ORDER BY e.version`,
+          (rows) => ({
+            executionId,
+            status,
+            types: rows.map((row) => row.type),
+            last: JSON.stringify(rows[rows.length - 1]?.data ?? null).slice(0, 600)
+          })
+        )
+      ).pipe(Effect.orDie)
       return {
+        unsuccessful: explained,
         seconds,
         completed,
         inFlightAtEnd: waiting.size,
