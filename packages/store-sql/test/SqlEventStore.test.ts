@@ -6,7 +6,6 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Statement from "@effect/sql/Statement"
 import { EventStore, HashChain } from "@tillflow/core"
 import { EventStoreMigrations, PgliteEventStore, SqlEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Arr from "effect/Array"
@@ -18,36 +17,26 @@ import * as Option from "effect/Option"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { endOfLog, freshStream } from "./EventStoreContract.js"
+import * as StatementCensus from "./StatementCensus.js"
 
 /**
- * Runs `effect` and lists the statements it sent through @effect/sql (a statement
- * transformer sees every statement the fiber executes), by kind: `append` (the append
- * function), `head` (a read of the `streams` table) or the statement's text.
+ * The statements an effect sent, by kind: `append` (the append function), `coalesced`
+ * (appends coalesced), `head` (a read of the `streams` table), `coalesced read`, `read`, or
+ * the statement's text.
  */
-const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const sent: Array<string> = []
-    const result = yield* Statement.withTransformer(effect, (statement) =>
-      Effect.sync(() => {
-        const [text] = statement.compile()
-        sent.push(
-          text.includes("tillflow_append_chained(")
-            ? "append"
-            : text.includes("tillflow_append_many(")
-              ? "coalesced"
-              : text.includes("FROM streams")
-                ? "head"
-                : text.includes("AS wanted")
-                  ? "coalesced read"
-                  : text.includes("FROM events")
-                    ? "read"
-                    : text
-        )
-        return statement
-      })
-    )
-    return { result, sent }
-  })
+const statementsOf = StatementCensus.statementsOf((text) =>
+  text.includes("tillflow_append_chained(")
+    ? "append"
+    : text.includes("tillflow_append_many(")
+      ? "coalesced"
+      : text.includes("FROM streams")
+        ? "head"
+        : text.includes("AS wanted")
+          ? "coalesced read"
+          : text.includes("FROM events")
+            ? "read"
+            : text
+)
 
 const happened = (n: number): EventStore.NewEvent => ({ type: "Happened", data: { n } })
 

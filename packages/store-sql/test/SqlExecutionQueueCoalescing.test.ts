@@ -8,7 +8,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Statement from "@effect/sql/Statement"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ExecutionQueue } from "@tillflow/core"
 import { PgliteClient, SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
@@ -20,40 +19,30 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
+import * as StatementCensus from "./StatementCensus.js"
 
 const unique = () => globalThis.crypto.randomUUID()
 
 type Service = ExecutionQueue.ExecutionQueue["Type"]
 
 /**
- * Runs `effect` and lists the statements it sent (and the fibers it forked sent) through
- * @effect/sql, by kind: a coalesced statement of wakes and releases (`transitions`) or of
- * enqueues (`enqueues`), a statement alone (`wake`, `release`, `enqueue`), or its text.
+ * The statements an effect sent, by kind: a coalesced statement of wakes and releases
+ * (`transitions`) or of enqueues (`enqueues`), a statement alone (`wake`, `release`,
+ * `enqueue`), or its text.
  */
-const statementsOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const sent: Array<string> = []
-    const result = yield* Statement.withTransformer(effect, (statement) =>
-      Effect.sync(() => {
-        const [text] = statement.compile()
-        sent.push(
-          text.includes("jsonb_to_recordset")
-            ? text.includes("INSERT")
-              ? "enqueues"
-              : "transitions"
-            : text.includes("INSERT INTO tillflow_executions")
-              ? "enqueue"
-              : text.includes("SET wake_requested = (status = 'running')")
-                ? "wake"
-                : text.includes("lease_owner = NULL")
-                  ? "release"
-                  : text
-        )
-        return statement
-      })
-    )
-    return { result, sent }
-  })
+const statementsOf = StatementCensus.statementsOf((text) =>
+  text.includes("jsonb_to_recordset")
+    ? text.includes("INSERT")
+      ? "enqueues"
+      : "transitions"
+    : text.includes("INSERT INTO tillflow_executions")
+      ? "enqueue"
+      : text.includes("SET wake_requested = (status = 'running')")
+        ? "wake"
+        : text.includes("lease_owner = NULL")
+          ? "release"
+          : text
+)
 
 /**
  * Group commit under control: `queue` (ONE statement of each kind in flight at most) gets
