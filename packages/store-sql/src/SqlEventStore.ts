@@ -68,10 +68,10 @@ export interface Options {
 }
 
 /** The default number of append statements in flight before appends are coalesced. */
-export const defaultMaxInFlight = 2
+export const defaultMaxInFlight: number = Coalescer.defaultMaxInFlight
 
 /** The most appends coalesced into one statement. */
-export const maxCoalesced = 256
+export const maxCoalesced: number = Coalescer.maxCoalesced
 
 /** The default least time between two notifications of one store. */
 export const defaultNotifyInterval: Duration.Duration = Duration.millis(50)
@@ -237,14 +237,7 @@ export const make = (
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const pollInterval = options.pollInterval ?? EventStore.defaultPollInterval
-    const maxInFlight = options.maxInFlight ?? defaultMaxInFlight
-    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
-      // A programming error in the composition, not a runtime condition: with no slot no
-      // append would ever be sent.
-      return yield* Effect.dieMessage(
-        `SqlEventStore: maxInFlight must be a positive integer (append statements in flight), got ${String(maxInFlight)}`
-      )
-    }
+    const maxInFlight = yield* Coalescer.maxInFlightOption("SqlEventStore", options.maxInFlight)
 
     // Wake-ups for subscriptions: one LISTEN per store (PgClient shares one connection for
     // all listeners, and an UNLISTEN by one subscription would silence the others), fanned

@@ -152,10 +152,10 @@ export interface Options {
 }
 
 /** The default number of statements of one kind in flight before calls are coalesced. */
-export const defaultMaxInFlight = 2
+export const defaultMaxInFlight: number = Coalescer.defaultMaxInFlight
 
 /** The most calls coalesced into one statement. */
-export const maxCoalesced = 256
+export const maxCoalesced: number = Coalescer.maxCoalesced
 
 /** The default least time between two NOTIFY statements of one queue. */
 export const defaultNotifyInterval: Duration.Duration = Duration.millis(50)
@@ -248,13 +248,7 @@ export const makeWith = (
         )
     })
 
-    const maxInFlight = options.maxInFlight ?? defaultMaxInFlight
-    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
-      // A programming error in the composition: with no slot no statement would be sent.
-      return yield* Effect.dieMessage(
-        `SqlExecutionQueue: maxInFlight must be a positive integer (statements in flight), got ${String(maxInFlight)}`
-      )
-    }
+    const maxInFlight = yield* Coalescer.maxInFlightOption("SqlExecutionQueue", options.maxInFlight)
 
     // Announcements, sent after the statement that made them commits, by one fiber, at
     // most one NOTIFY statement per `notifyInterval`: the first announcement after a quiet

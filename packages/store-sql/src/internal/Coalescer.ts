@@ -13,6 +13,26 @@ interface Waiter<Req, Res> {
   resume: (signal: Signal<Res>) => void
 }
 
+/** The default number of statements of one kind in flight before calls are coalesced. */
+export const defaultMaxInFlight = 2
+
+/** The most calls coalesced into one statement. */
+export const maxCoalesced = 256
+
+/**
+ * The `maxInFlight` option of `owner`, its default when absent. One that is not a positive
+ * integer is a programming error in the composition, not a runtime condition: with no slot
+ * no statement would ever be sent, so it dies at construction, naming the option.
+ */
+export const maxInFlightOption = (owner: string, maxInFlight: number | undefined): Effect.Effect<number> => {
+  const value = maxInFlight ?? defaultMaxInFlight
+  return Number.isSafeInteger(value) && value >= 1
+    ? Effect.succeed(value)
+    : Effect.dieMessage(
+        `${owner}: maxInFlight must be a positive integer (statements in flight), got ${String(value)}`
+      )
+}
+
 const leadSignal: Signal<never> = { _tag: "Lead" }
 const aloneSignal: Signal<never> = { _tag: "Alone" }
 
