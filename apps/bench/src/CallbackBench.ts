@@ -157,9 +157,9 @@ export const section: Section.Section = {
 
         // Registers `count` attempts as the protocol does (token hash in the attempt's stream).
         let registered = 0
-        // A random id or hash the store's card-number rule refuses (a run of decimal digits
-        // in the hex that passes Luhn: about 1 in 800 UUIDs, 1 in 600 SHA-256 hex digests)
-        // is drawn again, and counted: see "Findings" in docs/performance.md.
+        // A random id or hash the store's card-number rule would refuse is drawn again, and
+        // counted: the rule now passes UUIDs and digit runs touching a letter (hex digests),
+        // so this stays 0 unless it regresses (see "Findings" in docs/performance.md).
         let redrawn = 0
         const draw = <A>(make: () => A, refused: (a: A) => boolean): A => {
           const value = make()

@@ -158,6 +158,8 @@ const mostDigitsInARun = (text: string): number => {
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A UUID inside a longer text (`attempt-<uuid>`), not part of a longer alphanumeric token. */
+const uuidToken = /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi
 const digitRuns = /\d+(?:[ -]\d+)*/g
 
 const letter = /[A-Za-z]/
@@ -165,17 +167,20 @@ const letter = /[A-Za-z]/
 /**
  * True when `text` holds a card number: a run of digit groups separated by single spaces or
  * dashes, any consecutive groups of which join to a card number. Not examined: a run right
- * after `+` (a phone number), a whole-string UUID, and a run touching a letter — a piece of
- * a longer alphanumeric token such as a hex digest or an id, where digit runs passing Luhn
- * occur by chance (about 1 in 600 SHA-256 digests) and would refuse tillflow's own events.
+ * after `+` (a phone number), a UUID (the whole string or a token in it, as in the stream
+ * id `attempt-<uuid>`), and a run touching a letter — a piece of a longer alphanumeric
+ * token such as a hex digest or an id. In those, digit runs passing Luhn occur by chance
+ * (about 1 in 600 SHA-256 digests; 1 in 55,000 `attempt-<uuid>` ids, whose UUID's first
+ * groups can be all digits) and would refuse tillflow's own events.
  */
 export const containsCardNumber = (text: string): boolean => {
   if (text.length < 13 || mostDigitsInARun(text) < 13 || uuidPattern.test(text)) return false
-  for (const match of text.matchAll(digitRuns)) {
+  const scanned = text.includes("-") ? text.replace(uuidToken, "uuid") : text
+  for (const match of scanned.matchAll(digitRuns)) {
     const index = match.index ?? 0
-    if (index > 0 && text[index - 1] === "+") continue
-    const before = index > 0 ? text[index - 1] : undefined
-    const after = text[index + match[0].length]
+    if (index > 0 && scanned[index - 1] === "+") continue
+    const before = index > 0 ? scanned[index - 1] : undefined
+    const after = scanned[index + match[0].length]
     if ((before !== undefined && letter.test(before)) || (after !== undefined && letter.test(after))) continue
     const groups = match[0].split(/[ -]/)
     for (let start = 0; start < groups.length; start++) {
