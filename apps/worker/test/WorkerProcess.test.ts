@@ -1,6 +1,8 @@
 /**
- * End to end, as an operator runs it: the worker started as a process on embedded
- * defaults (a temporary data folder, port 0, the built-in simulator), driven through its
+ * End to end, as an operator runs it: the worker started as `npm start` starts it (the
+ * launcher `apps/worker/bin/start.mjs`: bundled, plain node; here into a build folder of
+ * the test's own) on embedded defaults (a temporary data folder, port 0, the built-in
+ * simulator), driven through its
  * intake API over HTTP and through the `tillflow` command line as another process, then
  * stopped with SIGTERM, and its ledger read back with `tillflow audit` from the folder.
  */
@@ -11,7 +13,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Processes from "./support/Processes.js"
 
-const worker = "apps/worker/src/main.ts"
+const worker = "apps/worker/bin/start.mjs"
 const cli = "apps/cli/src/main.ts"
 
 const http = (url: string, init: RequestInit = {}) =>
@@ -41,10 +43,15 @@ describe("the worker as a process", () => {
       Effect.gen(function* () {
         const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-e2e-"))
         const dataDir = Path.join(folder, "data")
+        const buildDir = Processes.testBuildDir()
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => Fs.rmSync(buildDir, { recursive: true, force: true }))
+        )
         const env = Processes.cleanEnv({
           TILLFLOW_DATA_DIR: dataDir,
           TILLFLOW_INTAKE_PORT: "0",
-          TILLFLOW_LOG_LEVEL: "Warning"
+          TILLFLOW_LOG_LEVEL: "Warning",
+          TILLFLOW_WORKER_BUILD_DIR: buildDir
         })
         const running = yield* Processes.start(worker, [], env)
         const [, intake] = yield* running.waitFor(/ {2}intake {6}(http:\/\/\S+)/, 180_000)

@@ -6,11 +6,23 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 /** The repository root. */
 export const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../../..")
+
+/**
+ * A build folder of a test's own for the worker's launcher (`TILLFLOW_WORKER_BUILD_DIR`):
+ * under the repository's `apps/worker/build`, where the bundle finds PGlite (external) in
+ * the repository's node_modules.
+ */
+export const testBuildDir = (): string => {
+  const parent = Path.join(root, "apps/worker/build")
+  Fs.mkdirSync(parent, { recursive: true })
+  return Fs.mkdtempSync(Path.join(parent, "test-"))
+}
 
 /** A running process and what it printed so far. */
 export interface Running {
@@ -33,7 +45,10 @@ export const cleanEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   return { ...env, ...extra }
 }
 
-/** Starts `node --import tsx <script> ...args`, killed when the scope closes if still running. */
+/**
+ * Starts `node --import tsx <script> ...args` (plain `node` for a `.mjs` script, such as the
+ * worker's launcher), killed when the scope closes if still running.
+ */
 export const start = (
   script: string,
   args: ReadonlyArray<string>,
@@ -41,7 +56,8 @@ export const start = (
 ): Effect.Effect<Running, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+      const loader = script.endsWith(".mjs") ? [] : ["--import", "tsx"]
+      const child = spawn(process.execPath, [...loader, script, ...args], {
         cwd: root,
         env,
         stdio: ["ignore", "pipe", "pipe"]
