@@ -31,7 +31,7 @@ const batchSize = 100
 
 /**
  * Unkept rounds before the PostgreSQL rounds: 4 of the full run's 500 single appends (2,000,
- * with 80 batches). The targets are steady-state rates, and V8 takes that long to settle the
+ * with 400 batches). The targets are steady-state rates, and V8 takes that long to settle the
  * store's code: Node CPU per single append, in rounds of 500 from a fresh process (two runs,
  * load 5): 1.77, 1.40, 1.19, 1.04, 0.76, 0.73, 0.64, 0.68 ms and 1.64, 1.15, 0.87, 0.56, 0.60,
  * 0.47, 0.44, 0.46 ms; the raw side (less code) 0.79, 0.58, 0.38, 0.29, 0.30 … settles after
@@ -259,7 +259,9 @@ export const section: Section.Section = {
   run: async (context) => {
     measuredRounds = context.rounds
     cpuPerEvent.clear()
-    const sizes: Sizes = context.quick ? { singles: 200, batches: 10 } : { singles: 500, batches: 20 }
+    // 100 batches (10,000 events) a round: 20 made rounds of ~0.1 s, in which one stall of
+    // the disk halved a round's rate (session 5: per-round ratios 0.61–1.23 on an idle host).
+    const sizes: Sizes = context.quick ? { singles: 200, batches: 10 } : { singles: 500, batches: 100 }
     const figures: Array<Measure.Figure> = []
 
     const pgValues = await Scratch.using("store", (storeDb) =>
