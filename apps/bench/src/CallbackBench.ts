@@ -10,6 +10,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import {
   CallbackRegistration,
+  DomainEvents,
   DurableEngine,
   EventStore,
   Redaction,
@@ -214,6 +215,34 @@ export const section: Section.Section = {
                     yield* store.append(CallbackRegistration.attemptStream(attemptId), EventStore.NoStream, [
                       event
                     ])
+                    // The payment's stream as a sale's holds when its result comes: what the
+                    // forwarding reads to tell a late result.
+                    const at = Date.now()
+                    const attemptFields = { attempt: 1, attemptId, at }
+                    yield* store.append(
+                      registration.data.paymentStream,
+                      EventStore.NoStream,
+                      yield* DomainEvents.events.encodeAll([
+                        DomainEvents.OperationRequested.make({
+                          executionId: registration.data.executionId,
+                          operation: "sale",
+                          serialNumber: "0821032398",
+                          terminalType: "A920",
+                          delivery: "callback",
+                          requestedAt: at,
+                          deadlineAt: at + 300_000,
+                          at
+                        }),
+                        DomainEvents.AttemptRecorded.make({
+                          ...attemptFields,
+                          transactionReference: globalThis.crypto.randomUUID()
+                        }),
+                        DomainEvents.AttemptAccepted.make({
+                          ...attemptFields,
+                          transactionResultId: `0821032398-${at}`
+                        })
+                      ])
+                    )
                     // As the protocol's send step does once the registration is stored.
                     if (notedInMemory) {
                       const attempts = yield* CallbackRegistration.RegisteredAttempts
@@ -380,7 +409,8 @@ export const section: Section.Section = {
             `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
             "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
             "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
-            "200; after the reply one of its forwarders (16) looks for a settled outcome in the payment's stream and " +
+            "200; after the reply one of its forwarders (16) looks for a settled outcome in the payment's stream (holding " +
+            "`OperationRequested`, `AttemptRecorded` and `AttemptAccepted`, as a sale's does when its result comes) and " +
             "resolves the workflow's deferred (appends `DeferredResolved` without reading the execution's stream, wakes " +
             "the execution): three statements. A round ends when " +
             "the last forwarding has too (its CPU counted in the receiver's). The executions are not running (nothing is " +
