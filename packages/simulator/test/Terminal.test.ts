@@ -194,6 +194,27 @@ describe("duplicate payment check", () => {
     )
   )
 
+  it.live("compares with the same card's latest transaction, whatever other cards paid since", () =>
+    withSimulator({}, (h) =>
+      Effect.gen(function* () {
+        expect((yield* h.run(sale("2500"))).json.finStatus).toBe("AUTHORISED")
+        const visa = { pan: "4761739001010010", scheme: "VISA" }
+        yield* h.admin("PATCH", `/terminals/${h.serial}`, {
+          card: { pan: "5500000000000004", scheme: "MASTERCARD" }
+        })
+        expect((yield* h.run(sale("2500"))).json.finStatus).toBe("AUTHORISED")
+        expect((yield* h.run(sale("1200"))).json.finStatus).toBe("AUTHORISED")
+        yield* h.admin("PATCH", `/terminals/${h.serial}`, { card: visa })
+        const again = yield* h.run(sale("2500"))
+        expect(again.json.finStatus).toBe("CANCELLED")
+        expect(again.json.statusMessage).toBe("DuplicatePayment")
+        // A cancelled duplicate charged nothing: the approved payment stays the card's latest.
+        expect((yield* h.run(sale("2500"))).json.finStatus).toBe("CANCELLED")
+        expect((yield* h.counters()).charges).toBe(3)
+      })
+    )
+  )
+
   it.live("lets the duplicate through when duplicate_check is false, or when the cashier continues", () =>
     withSimulator({}, (h) =>
       Effect.gen(function* () {

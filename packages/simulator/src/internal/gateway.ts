@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import { type BusinessRule, rule } from "../SimulatorError.js"
 import * as Triggers from "../Triggers.js"
 import * as CaptureRules from "./captureRules.js"
-import type { Card, Merchant, Store, Terminal, Txn } from "./model.js"
+import { type Card, cardKey, type Merchant, type Store, type Terminal, type Txn } from "./model.js"
 import { statusRow } from "./results.js"
 
 export type Outcome<A> = Either.Either<A, BusinessRule>
@@ -85,6 +85,11 @@ export const record = (store: Store, input: NewTxn): Txn => {
     released: false
   }
   store.txns.set(txn.guid, txn)
+  if (txn.card !== undefined) {
+    const key = cardKey(txn.merchantId, txn.card.pan)
+    const last = store.lastOfCard.get(key)
+    if (last === undefined || txn.createdAt >= last.createdAt) store.lastOfCard.set(key, txn)
+  }
   return txn
 }
 
@@ -124,11 +129,7 @@ export const isDuplicate = (
   currency: string,
   now: number
 ): boolean => {
-  let last: Txn | undefined
-  for (const txn of store.txns.values()) {
-    if (txn.merchantId !== merchantId || txn.card?.pan !== card.pan) continue
-    if (last === undefined || txn.createdAt >= last.createdAt) last = txn
-  }
+  const last = store.lastOfCard.get(cardKey(merchantId, card.pan))
   if (last === undefined || last.approved <= 0n) return false
   const lastKind = saleLike.has(last.operation) || preAuthLike.has(last.operation) ? "charge" : "refund"
   return (
