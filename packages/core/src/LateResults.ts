@@ -126,7 +126,11 @@ export const disagrees = (recorded: string, finStatus: string | undefined): bool
     : OperationOutcome.outcomeOf(received) !== undefined && !OperationOutcome.agrees(recorded, received)
 }
 
-/** The `ResultMismatch` of a result that disagrees with the conclusion, with its note id. */
+/**
+ * The `ResultMismatch` of a result that disagrees with the conclusion, with its note id;
+ * dated when the result was received, not when it is written, so that every writer
+ * builds the same event.
+ */
 export const mismatchOf = (options: {
   readonly executionId: string
   readonly attemptId: string
