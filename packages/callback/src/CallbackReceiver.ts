@@ -4,8 +4,10 @@
  * `AUTH-TOKEN` hashed and compared in constant time with the hash the attempt registered),
  * makes the result storable (`ResultRedaction`), appends it to the attempt's stream once
  * (a recovered resend or a duplicate is acknowledged and not recorded again), notes a
- * result that came after its operation was settled and raises `ResultMismatch` when it
- * disagrees, and resolves the waiting workflow's `DurableDeferred`.
+ * result that its attempt's conclusion did not weigh and raises `ResultMismatch` when it
+ * disagrees (`LateResults`: the protocol's settle step notes the same results, so that a
+ * race between the two loses none and writes none twice), and resolves the waiting
+ * workflow's `DurableDeferred`.
  *
  * The 2xx waits for one thing only: the append of the result to the attempt's stream (one
  * statement when the attempt is known to this process, `CallbackRegistration.RegisteredAttempts`,
@@ -25,10 +27,9 @@
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import {
   CallbackRegistration,
-  DomainEvents,
   EventStore,
   type HashChain,
-  OperationOutcome,
+  LateResults,
   ResultRedaction,
   TransactionResult
 } from "@tillflow/core"
@@ -103,7 +104,8 @@ type Received = typeof CallbackRegistration.ResultReceived.schema.Type
 interface ForwardJob {
   readonly registered: Registered
   readonly received: Received
-  readonly isNew: boolean
+  /** Its version in the attempt's stream when this delivery appended it; none for a duplicate. */
+  readonly version: number | undefined
   /** Its key among the results forwarded or being forwarded. */
   readonly key: string
 }
@@ -228,89 +230,36 @@ export const make = (
       })
 
     /**
-     * The recorded conclusion about this attempt in its payment stream, if settled and this
-     * result is not noted there as late already.
+     * Notes the result in the payment's stream if its attempt was concluded without it:
+     * a conclusion is recorded there, and the result's version in the attempt's stream is
+     * above the conclusion's horizon (`LateResults`). The protocol's settle step reads the
+     * attempt's stream again after its conclusion has landed and notes such a result too:
+     * whichever of the two looks last sees the other's append, so one of them notes it
+     * (the argument is written at `PaymentProtocol`'s settle), and the notes' ids make the
+     * other's a no-op. A result the conclusion weighed is not late: its mismatch, if any,
+     * was raised with the conclusion.
      */
-    const conclusionOf = (registered: Registered, resultHash: string) =>
+    const recordLate = (registered: Registered, received: Received, version: number) =>
       Effect.gen(function* () {
+        const attemptId = registered.attemptId
         const events = yield* store.readStream(registered.paymentStream)
-        const noted = events.some(
-          (event) =>
-            event.type === DomainEvents.LateResultRecorded.type &&
-            isObject(event.data) &&
-            event.data["attemptId"] === registered.attemptId &&
-            event.data["resultHash"] === resultHash
-        )
-        if (noted) return Option.none<string>()
-        for (const event of events) {
-          const data = event.data
-          if (!isObject(data)) continue
-          if (DomainEvents.outcomeTypes.includes(event.type)) {
-            const facts = data["facts"]
-            if (
-              isObject(facts) &&
-              facts["attemptId"] === registered.attemptId &&
-              typeof facts["finStatus"] === "string"
-            ) {
-              return Option.some(facts["finStatus"])
-            }
-          }
-          if (
-            event.type === DomainEvents.AttemptNotCharged.type &&
-            data["attemptId"] === registered.attemptId
-          ) {
-            return Option.some("NOT_CHARGED")
-          }
-        }
-        return Option.none<string>()
-      })
-
-    const recordLate = (registered: Registered, received: Received) =>
-      Effect.gen(function* () {
-        const conclusion = yield* conclusionOf(registered, received.resultHash)
-        if (Option.isNone(conclusion)) return false
-        const recorded = conclusion.value
-        const finStatus = received.finStatus ?? "UNDEFINED"
-        const at = received.receivedAt
-        const late = [
-          DomainEvents.LateResultRecorded.make({
-            attemptId: registered.attemptId,
-            resultHash: received.resultHash,
-            recovered: received.recovered,
-            at,
-            ...(received.finStatus === undefined ? {} : { finStatus: received.finStatus })
-          })
-        ]
-        const charged = (s: string) => {
-          const outcome = OperationOutcome.outcomeOf(s)
-          return outcome === "Approved" || outcome === "PartiallyApproved"
-        }
-        const disagrees =
-          recorded === "NOT_CHARGED"
-            ? charged(finStatus)
-            : OperationOutcome.outcomeOf(finStatus) !== undefined &&
-              !OperationOutcome.agrees(recorded, finStatus)
-        const events = yield* DomainEvents.events.encodeAll(
-          disagrees
-            ? [
-                ...late,
-                DomainEvents.ResultMismatch.make({
-                  attemptId: registered.attemptId,
-                  recorded,
-                  received: finStatus,
-                  resultHash: received.resultHash,
-                  source: "callback",
-                  at
-                })
-              ]
-            : late
-        )
-        if (disagrees) {
+        // A note with this hash is not written again.
+        if (LateResults.isNoted(events, attemptId, received.resultHash)) return false
+        const conclusion = LateResults.conclusionOf(events, attemptId)
+        if (Option.isNone(conclusion) || !LateResults.isLate(conclusion.value, version)) return false
+        const recorded = conclusion.value.recorded
+        const notes = yield* LateResults.notesOf({
+          executionId: registered.executionId,
+          attemptId,
+          recorded,
+          result: received
+        })
+        if (LateResults.disagrees(recorded, received.finStatus)) {
           yield* Effect.logError("a late result disagrees with the recorded outcome").pipe(
-            Effect.annotateLogs({ attemptId: registered.attemptId, recorded, received: finStatus })
+            Effect.annotateLogs({ attemptId, recorded, received: received.finStatus ?? "UNDEFINED" })
           )
         }
-        yield* store.append(registered.paymentStream, EventStore.AnyVersion, events)
+        yield* LateResults.appendEach(store, registered.paymentStream, notes)
         return true
       })
 
@@ -330,16 +279,16 @@ export const make = (
       })
 
     /**
-     * After the reply: a late result noted in the payment's stream (once: a note with this
-     * hash is not written again), then the deferred resolved (the first resolution wins)
+     * After the reply: a late result noted in the payment's stream (once: the notes' ids
+     * are the same whoever writes them), then the deferred resolved (the first resolution wins)
      * and the execution woken. Retried while the store fails; given up with an error log,
      * in which case the workflow still finds the result in the attempt's stream.
      */
-    const forward = (registered: Registered, received: Received, isNew: boolean) =>
+    const forward = (registered: Registered, received: Received, version: number | undefined) =>
       Effect.gen(function* () {
         // A duplicate of a result received in time is not late.
-        if (isNew) {
-          yield* recordLate(registered, received).pipe(
+        if (version !== undefined) {
+          yield* recordLate(registered, received, version).pipe(
             Effect.retry({ schedule: forwardRetry, while: (e) => e._tag === "EventStoreError" })
           )
         }
@@ -364,7 +313,7 @@ export const make = (
     // not forwarded again. A forwarding given up is forgotten, so a resend tries again.
     const forwardedKeys = new Set<string>()
     const maxForwardedKeys = 10_000
-    const startForward = (registered: Registered, received: Received, isNew: boolean) =>
+    const startForward = (registered: Registered, received: Received, version: number | undefined) =>
       Effect.suspend(() => {
         const key = `${registered.attemptId}/${received.resultHash}`
         if (forwardedKeys.has(key)) return Effect.void
@@ -376,7 +325,7 @@ export const make = (
         outstanding++
         idle.unsafeClose()
         // Waits while the line is full (the reply waits with it); interrupted, it was not offered.
-        return Queue.offer(line, { registered, received, isNew, key }).pipe(
+        return Queue.offer(line, { registered, received, version, key }).pipe(
           Effect.onInterrupt(() =>
             Effect.zipRight(
               Effect.sync(() => forwardedKeys.delete(key)),
@@ -393,7 +342,7 @@ export const make = (
     // within) is forgotten and the forwarder goes on with the next.
     const forwarder = Effect.forever(
       Effect.flatMap(Queue.take(line), (job) =>
-        Effect.exit(forward(job.registered, job.received, job.isNew)).pipe(
+        Effect.exit(forward(job.registered, job.received, job.version)).pipe(
           Effect.flatMap((exit) =>
             Exit.isSuccess(exit) && exit.value
               ? Effect.void
@@ -444,7 +393,8 @@ export const make = (
 
     /**
      * Appends the event unless a result with this hash is already in the stream: at the
-     * version known, and on a conflict again after reading the stream. True when appended.
+     * version known, and on a conflict again after reading the stream. Its version in the
+     * stream when appended, none when it was there already.
      */
     const appendOnce = (
       known: CallbackRegistration.KnownAttempt,
@@ -456,7 +406,7 @@ export const make = (
         let version = known.version
         let hashes = known.resultHashes
         for (let round = 0; round < 5; round++) {
-          if (hashes.includes(resultHash)) return false
+          if (hashes.includes(resultHash)) return Option.none<number>()
           const appended = yield* store.append(stream, EventStore.exactVersion(version), [event]).pipe(
             Effect.map((done) => Option.some(done.nextVersion)),
             Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(Option.none<number>()))
@@ -467,7 +417,7 @@ export const make = (
               version: appended.value,
               resultHashes: [...hashes, resultHash]
             })
-            return true
+            return appended
           }
           const events = yield* store.readStream(stream)
           version = events.at(-1)?.version ?? 0
@@ -534,12 +484,13 @@ export const make = (
           ...(result.finStatus === undefined ? {} : { finStatus: result.finStatus })
         }
         const event = CallbackRegistration.resultReceivedEvent(received)
-        const isNew = yield* appendOnce(known, resultHash, event)
+        const appended = yield* appendOnce(known, resultHash, event)
+        const isNew = Option.isSome(appended)
         // Durable now: the reply need not wait for the rest. A duplicate is forwarded again
         // unless this process forwarded it already (harmless either way: a late note and a
         // resolution are written once), which covers a process that stopped after recording
         // it and before forwarding it.
-        yield* startForward(registered, received, isNew)
+        yield* startForward(registered, received, Option.getOrUndefined(appended))
         yield* Effect.logInfo("callback result recorded").pipe(
           Effect.annotateLogs({ attemptId, duplicate: !isNew, recovered: received.recovered })
         )

@@ -3,7 +3,7 @@
  * operation (`payment-<executionId>`) telling what was asked, each attempt and what
  * became of it (accepted, not processed, outcome unknown, reconciled), and how it ended
  * (`PaymentAuthorised`, `PaymentDeclined`, `ReceiptPrinted` …), plus results that came
- * late and disagree (`ResultMismatch`). Amounts are Money in JSON (`{amount: "1050",
+ * late (`LateResultRecorded`) or disagree (`ResultMismatch`). Amounts are Money in JSON (`{amount: "1050",
  * currency: "EUR"}`), cards masked; no token, key or full card number is ever here.
  */
 import * as Schema from "effect/Schema"
@@ -154,7 +154,11 @@ export const StopRefused = EventRegistry.define(
   Schema.Struct({ serialNumber: Schema.String, message: Schema.String, at: Schema.Number })
 )
 
-/** A result that came after the outcome was settled, recorded once. */
+/**
+ * A result its attempt's conclusion did not weigh (recorded in the attempt's stream after
+ * the version the conclusion read), noted once by the receiver or the settle step
+ * (`LateResults`).
+ */
 export const LateResultRecorded = EventRegistry.define(
   "LateResultRecorded",
   Schema.Struct({
@@ -166,7 +170,10 @@ export const LateResultRecorded = EventRegistry.define(
   })
 )
 
-/** A result disagrees with the recorded outcome of its attempt: an alert for a human. */
+/**
+ * A result disagrees with the recorded outcome of its attempt (`recorded` is `NOT_CHARGED`
+ * for an attempt proved not charged): an alert for a human, one per result.
+ */
 export const ResultMismatch = EventRegistry.define(
   "ResultMismatch",
   Schema.Struct({

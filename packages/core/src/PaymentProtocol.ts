@@ -19,7 +19,10 @@
  *    come or says UNDEFINED: IN_PROGRESS → ask again; NOT FOUND within 90 s → wait;
  *    NOT FOUND after 90 s → not charged (a new attempt if allowed, else `NotCharged`).
  * 6. `attempt-N/settle`: the outcome events (`DomainEvents`), and `ResultMismatch` for
- *    any delivered result that disagrees.
+ *    any delivered result that disagrees; then a second look at the attempt's stream,
+ *    which notes a result the callback receiver recorded meanwhile (`LateResults`): the
+ *    ordering point of a race with the receiver, argued at `settle`. A not-charged
+ *    conclusion takes the same second look.
  *
  * The workflow carries a concurrency key per terminal (`terminal:<serial>`): on tillflow's
  * engine one operation runs per terminal at a time across all workers, and a second caller
@@ -47,6 +50,7 @@ import * as EventStore from "./EventStore.js"
 import * as Identifiers from "./Identifiers.js"
 import { uuidFrom } from "./internal/DeterministicId.js"
 import * as SchemaCache from "./internal/SchemaCache.js"
+import * as LateResults from "./LateResults.js"
 import * as Money from "./Money.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import * as ProtocolSettings from "./ProtocolSettings.js"
@@ -235,23 +239,38 @@ const appendPaymentEvents = (
   events: ReadonlyArray<PaymentEvent>
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const encoded = yield* DomainEvents.events.encodeAll(events)
-    const withIds = yield* Effect.forEach(encoded, (event, index) =>
-      Effect.map(uuidFrom(`${executionId}/${step}/${index}`), (eventId) => ({
-        ...event,
-        eventId,
-        metadata: { executionId }
-      }))
-    )
+    const withIds = yield* withStepIds(executionId, step, events, {})
     yield* store.append(DomainEvents.paymentStream(executionId), EventStore.AnyVersion, withIds).pipe(
       Effect.asVoid,
       Effect.catchTag("DuplicateEventId", () => Effect.void),
-      Effect.retry({
-        schedule: storeRetry,
-        while: (e) => e._tag === "EventStoreError" || e._tag === "ConcurrencyConflict"
-      })
+      retryStore
     )
   }).pipe(Effect.orDie)
+
+/** A step's events encoded, with ids derived from the execution, the step and their place. */
+const withStepIds = (
+  executionId: string,
+  step: string,
+  events: ReadonlyArray<PaymentEvent>,
+  metadata: EventStore.JsonObject
+): Effect.Effect<ReadonlyArray<EventStore.NewEvent>> =>
+  Effect.gen(function* () {
+    const encoded = yield* DomainEvents.events.encodeAll(events)
+    return yield* Effect.forEach(encoded, (event, index) =>
+      Effect.map(uuidFrom(`${executionId}/${step}/${index}`), (eventId) => ({
+        ...event,
+        eventId,
+        metadata: { ...metadata, executionId }
+      }))
+    )
+  }).pipe(Effect.orDie)
+
+/** Retries what the store may answer transiently. */
+const retryStore = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.retry(effect, {
+    schedule: storeRetry,
+    while: (e) => e._tag === "EventStoreError" || e._tag === "ConcurrencyConflict"
+  })
 
 const isOriginal = (request: TransactionRequest.TransactionRequest): boolean =>
   "transactionReference" in request
@@ -308,6 +327,11 @@ const run = (payload: Payload, executionId: string) =>
     const serialNumber = request.serialNumber
     const emit = (step: string, events: ReadonlyArray<PaymentEvent>) =>
       appendPaymentEvents(store, executionId, step, events)
+    // Proved not charged, an attempt's conclusion weighed no result: its horizon is 0, and
+    // every result of the attempt, delivered before or after it, is late (`settle` says why
+    // they are read once the conclusion has landed).
+    const noteNotCharged = (attemptId: string) =>
+      noteLateResults(store, executionId, attemptId, LateResults.notCharged, 0)
 
     // 1. The plan --------------------------------------------------------------------
     const plan: Plan = yield* Activity.make({
@@ -477,7 +501,16 @@ const run = (payload: Payload, executionId: string) =>
         // The 90 s window counts from when the POST ended, not from when the attempt was
         // recorded before it: the later instant is the safe one for "never reached".
         const windowFrom = { ...attempt, attemptedAt: Math.max(attempt.attemptedAt, sent.at) }
-        reconciled = yield* reconcile(payload, plan, windowFrom, context, cloud, emit, recoveryDelay)
+        reconciled = yield* reconcile(
+          payload,
+          plan,
+          windowFrom,
+          context,
+          cloud,
+          emit,
+          recoveryDelay,
+          noteNotCharged
+        )
       }
 
       if (reconciled._tag === "NotCharged") {
@@ -521,7 +554,7 @@ const run = (payload: Payload, executionId: string) =>
       const outcome = reconciled.outcome
       yield* Activity.make({
         name: `${prefix}/settle`,
-        execute: settle(outcome, attempt, store, emit, `${prefix}/settle`)
+        execute: settle(outcome, attempt, executionId, store, `${prefix}/settle`)
       })
       return outcome
     }
@@ -831,7 +864,8 @@ const reconcile = (
   context: OperationOutcome.AttemptContext,
   cloud: TerminalCloud.Service,
   emit: (step: string, events: ReadonlyArray<PaymentEvent>) => Effect.Effect<void>,
-  recoveryDelay: (step: number) => number
+  recoveryDelay: (step: number) => number,
+  noteNotCharged: (attemptId: string) => Effect.Effect<void>
 ) =>
   Effect.gen(function* () {
     const prefix = `attempt-${attempt.attempt}`
@@ -896,6 +930,9 @@ const reconcile = (
             )
           }
           yield* emit(step, events)
+          // Its results, once the conclusion has landed: those the receiver could not
+          // yet note against it, those delivered during reconciliation included.
+          if (reading._tag === "NotCharged") yield* noteNotCharged(attempt.attemptId)
           return check
         })
       })
@@ -929,44 +966,110 @@ const reconcile = (
     }
   })
 
-/** Step 6: the outcome events, and a mismatch for every delivered result that disagrees. */
+/**
+ * Step 6: the outcome events, a `ResultMismatch` for every delivered result it weighs that
+ * disagrees, then the notes of any result recorded while it concluded.
+ *
+ * This is the ordering point of a race with the callback receiver. The receiver appends a
+ * result R to the attempt's stream, then reads the payment's stream for a conclusion to
+ * note R against; settle reads the attempt's stream, appends the outcome to the payment's,
+ * then reads the attempt's stream again (`noteLateResults`). Appends and reads of a stream
+ * are linearizable, so either R's append precedes that second read, which finds R, or it
+ * follows it, hence follows the outcome's append, and the receiver's read, after R's
+ * append, finds the outcome. Either way R is noted; both sides may note it, and the notes'
+ * ids make the second writer's a no-op (`LateResults`). With the first read alone, settle
+ * could read before R was appended and the receiver read before the outcome was: R, a
+ * charge perhaps, would be noted by neither.
+ *
+ * The version of the first read is the outcome's horizon, recorded in the metadata of the
+ * events appended here: a result at or below it is weighed by the outcome (a mismatch when
+ * it disagrees, and it is not late); one above it is late, whichever side notes it. Run
+ * again after a crash, the step finds its events stored already: the horizon is then the
+ * one the first run recorded, read back, and whatever that run did not note is noted now.
+ */
 const settle = (
   outcome: OperationOutcome.Outcome,
   attempt: AttemptInfo,
+  executionId: string,
   store: EventStore.Service,
-  emit: (step: string, events: ReadonlyArray<PaymentEvent>) => Effect.Effect<void>,
   step: string
 ) =>
   Effect.gen(function* () {
     const at = yield* now
-    const events: Array<PaymentEvent> = [...DomainEvents.outcomeEventsOf(outcome, at)]
-    const delivered = yield* store
-      .readStream(CallbackRegistration.attemptStream(attempt.attemptId))
+    const attemptId = attempt.attemptId
+    const paymentStream = DomainEvents.paymentStream(executionId)
+    const recorded = outcome.facts.finStatus
+    // Unreadable, the attempt's stream is weighed as empty: horizon 0, and any result in it
+    // is noted as late by the second read.
+    const first = yield* store
+      .readStream(CallbackRegistration.attemptStream(attemptId))
       .pipe(Effect.orElseSucceed((): ReadonlyArray<EventStore.RecordedEvent> => []))
-    for (const recorded of delivered) {
-      if (recorded.type !== CallbackRegistration.ResultReceived.type) continue
-      const decoded = yield* Effect.option(CallbackRegistration.events.decode(recorded))
-      if (Option.isNone(decoded) || decoded.value.type !== "ResultReceived") continue
-      const received = decoded.value.data as typeof CallbackRegistration.ResultReceived.schema.Type
-      const finStatus = received.finStatus ?? "UNDEFINED"
-      if (
-        OperationOutcome.outcomeOf(finStatus) !== undefined &&
-        !OperationOutcome.agrees(finStatus, outcome.facts.finStatus)
-      ) {
-        events.push(
-          DomainEvents.ResultMismatch.make({
-            attemptId: attempt.attemptId,
-            recorded: outcome.facts.finStatus,
-            received: finStatus,
-            resultHash: received.resultHash,
-            source: "callback",
-            at
-          })
+    const horizon = first.at(-1)?.version ?? 0
+    const disagreeing = (yield* LateResults.resultsIn(first)).filter((result) =>
+      LateResults.disagrees(recorded, result.finStatus)
+    )
+    const outcomeEvents = yield* withStepIds(executionId, step, DomainEvents.outcomeEventsOf(outcome, at), {
+      [LateResults.horizonKey]: horizon
+    })
+    const mismatches = yield* Effect.forEach(disagreeing, (result) =>
+      LateResults.mismatchOf({ executionId, attemptId, recorded, result })
+    )
+    yield* logMismatches(attemptId, recorded, disagreeing)
+    const landed = yield* retryStore(
+      LateResults.appendEach(store, paymentStream, [...outcomeEvents, ...mismatches])
+    ).pipe(Effect.orDie)
+    const settledHorizon = landed
+      ? horizon
+      : yield* retryStore(store.readStream(paymentStream)).pipe(
+          Effect.orDie,
+          Effect.map((events) =>
+            Option.match(LateResults.conclusionOf(events, attemptId), {
+              onNone: () => horizon,
+              onSome: (conclusion) => conclusion.horizon ?? horizon
+            })
+          )
         )
-      }
-    }
-    yield* emit(step, events)
+    yield* noteLateResults(store, executionId, attemptId, recorded, settledHorizon)
   })
+
+/**
+ * After a conclusion about an attempt has landed in the payment's stream: reads the
+ * attempt's stream again and notes every result recorded above the conclusion's horizon
+ * (`LateResults.notesOf`, the same events the receiver would write). Why this closes the
+ * race with the receiver: see `settle`. A store that stays down is a defect of the step,
+ * which then runs again, notes included.
+ */
+const noteLateResults = (
+  store: EventStore.Service,
+  executionId: string,
+  attemptId: string,
+  recorded: string,
+  horizon: number
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const events = yield* retryStore(store.readStream(CallbackRegistration.attemptStream(attemptId)))
+    const late = (yield* LateResults.resultsIn(events)).filter((result) => result.version > horizon)
+    if (late.length === 0) return
+    const notes = yield* Effect.forEach(late, (result) =>
+      LateResults.notesOf({ executionId, attemptId, recorded, result })
+    )
+    yield* logMismatches(
+      attemptId,
+      recorded,
+      late.filter((result) => LateResults.disagrees(recorded, result.finStatus))
+    )
+    yield* retryStore(LateResults.appendEach(store, DomainEvents.paymentStream(executionId), notes.flat()))
+  }).pipe(Effect.orDie)
+
+const logMismatches = (attemptId: string, recorded: string, results: ReadonlyArray<LateResults.Result>) =>
+  Effect.forEach(
+    results,
+    (result) =>
+      Effect.logError("a delivered result disagrees with the recorded outcome").pipe(
+        Effect.annotateLogs({ attemptId, recorded, received: result.finStatus ?? "UNDEFINED" })
+      ),
+    { discard: true }
+  )
 
 // ---------------------------------------------------------------------------------------
 // Stop

@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
+  CallbackRegistration,
   DurableEngine,
   EngineWorker,
+  EventStore,
   ExecutionQueue,
   Identifiers,
   MemoryEventStore,
@@ -24,7 +26,15 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
-import { advanceUntil, callbackBase, Cloud, receive, runToEnd, typesOf } from "./support/protocol.js"
+import {
+  advanceUntil,
+  callbackBase,
+  Cloud,
+  everything,
+  receive,
+  runToEnd,
+  typesOf
+} from "./support/protocol.js"
 
 const terminal = {
   serialNumber: Identifiers.SerialNumber.make("0821032398"),
@@ -32,7 +42,10 @@ const terminal = {
 }
 const other = { ...terminal, serialNumber: Identifiers.SerialNumber.make("0821099999") }
 
-const engineLayer = (scripts: ReadonlyArray<ScriptedTerminalCloud.Script>) => {
+const engineLayer = (
+  scripts: ReadonlyArray<ScriptedTerminalCloud.Script>,
+  store: Layer.Layer<EventStore.EventStore> = MemoryEventStore.layer()
+) => {
   const cloud = Layer.scopedContext(
     Effect.map(ScriptedTerminalCloud.make({ scripts, deliver: receive({ badTokens: [] }) }), (handle) =>
       Context.make(Cloud, handle).pipe(Context.add(TerminalCloud.TerminalCloud, handle.service))
@@ -43,7 +56,7 @@ const engineLayer = (scripts: ReadonlyArray<ScriptedTerminalCloud.Script>) => {
     Layer.provideMerge(ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase) })),
     Layer.provideMerge(DurableEngine.layer()),
     Layer.provideMerge(ExecutionQueue.layerMemory),
-    Layer.provideMerge(MemoryEventStore.layer())
+    Layer.provideMerge(store)
   )
 }
 
@@ -114,3 +127,104 @@ describe("PaymentProtocol on the durable engine", () => {
     }).pipe(Effect.scoped, Effect.provide(engineLayer([{}])))
   )
 })
+
+/**
+ * The memory store, with `afterRead` and `afterAppend` run after each read and each append
+ * that landed (a test's hooks into the order of the workflow's steps).
+ */
+const hookedStore = (hooks: {
+  afterRead: (streamId: string) => Effect.Effect<void>
+  afterAppend: (streamId: string, events: ReadonlyArray<EventStore.NewEvent>) => Effect.Effect<void>
+}) =>
+  Layer.effect(
+    EventStore.EventStore,
+    Effect.map(MemoryEventStore.make(), ({ store }): EventStore.Service => ({
+      ...store,
+      readStream: (streamId, options) =>
+        Effect.tap(store.readStream(streamId, options), () => hooks.afterRead(streamId)),
+      append: (streamId, expected, events) =>
+        Effect.tap(store.append(streamId, expected, events), () => hooks.afterAppend(streamId, events))
+    }))
+  )
+
+describe("PaymentProtocol on the durable engine: settle run again", () => {
+  // The status endpoint settles the sale DECLINED (no callback in time). Right after settle
+  // has read the attempt's stream, an AUTHORISED callback is recorded there, as the receiver
+  // does, and its forwarding found no outcome to note it against. Settle's worker then stops
+  // at `stopAt`; another runs settle again.
+  for (const stopAt of ["PaymentDeclined", "LateResultRecorded"] as const) {
+    it.effect(
+      `stopped after appending its ${stopAt === "PaymentDeclined" ? "outcome" : "notes"}, settle run again notes the late result once, with one mismatch`,
+      () => {
+        let armed = false
+        let stopped = false
+        const hooks = {
+          afterRead: (streamId: string): Effect.Effect<void> =>
+            !(armed && streamId.startsWith("attempt-"))
+              ? Effect.void
+              : Effect.gen(function* () {
+                  armed = false
+                  const attemptId = streamId.slice("attempt-".length)
+                  const result = { finStatus: "AUTHORISED", totalAmount: 1050, currency: "EUR" }
+                  yield* appendDirect(
+                    streamId,
+                    CallbackRegistration.resultReceivedEvent({
+                      attemptId,
+                      resultHash: yield* CallbackRegistration.resultHash(result),
+                      finStatus: "AUTHORISED",
+                      recovered: false,
+                      result,
+                      redactedFields: [],
+                      receivedAt: 0
+                    })
+                  )
+                }),
+          afterAppend: (
+            streamId: string,
+            events: ReadonlyArray<EventStore.NewEvent>
+          ): Effect.Effect<void> => {
+            if (!streamId.startsWith("payment-")) return Effect.void
+            if (events.some((e) => e.type === "ReconciliationChecked" && isSettled(e.data))) armed = true
+            if (!stopped && events.some((e) => e.type === stopAt)) {
+              stopped = true
+              return Effect.never
+            }
+            return Effect.void
+          }
+        }
+        let appendDirect: (streamId: string, event: EventStore.NewEvent) => Effect.Effect<void> = () =>
+          Effect.void
+        return Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          appendDirect = (streamId, event) =>
+            Effect.orDie(Effect.asVoid(store.append(streamId, EventStore.AnyVersion, [event])))
+          const first = yield* Scope.make()
+          yield* Layer.buildWithScope(EngineWorker.layer({ shutdownTimeout: "1 second" }), first)
+          const caller = yield* Effect.fork(sale("settle-again", terminal, "callback"))
+          yield* advanceUntil(() => stopped, "10 minutes")
+          expect(Exit.isSuccess(yield* runToEnd(Scope.close(first, Exit.void)))).toBe(true)
+          yield* Layer.build(EngineWorker.layer({ workerId: "second" }))
+          const exit = yield* runToEnd(Fiber.join(caller))
+          expect(Exit.isSuccess(exit) && exit.value._tag).toBe("Declined")
+          const all = yield* Effect.orDie(everything)
+          const count = (type: string) => all.filter((e) => e.type === type).length
+          expect(count("PaymentDeclined")).toBe(1)
+          expect(count("LateResultRecorded")).toBe(1)
+          expect(count("ResultMismatch")).toBe(1)
+          expect(all.find((e) => e.type === "ResultMismatch")?.data).toMatchObject({
+            recorded: "DECLINED",
+            received: "AUTHORISED"
+          })
+        }).pipe(
+          Effect.scoped,
+          Effect.provide(
+            engineLayer([{ result: { finStatus: "DECLINED" }, deliver: false }], hookedStore(hooks))
+          )
+        )
+      }
+    )
+  }
+})
+
+const isSettled = (data: EventStore.Json): boolean =>
+  typeof data === "object" && data !== null && "verdict" in data && data["verdict"] === "Settled"
