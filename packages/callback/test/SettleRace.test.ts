@@ -16,6 +16,7 @@ import {
   type ScriptedTerminalCloud,
   TerminalOperations
 } from "@tillflow/core"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -140,6 +141,15 @@ const declinedByStatus: ReadonlyArray<ScriptedTerminalCloud.Script> = [
   { result: { finStatus: "DECLINED" }, deliver: false }
 ]
 
+// The request's answer is lost (502) and the terminal never had it: the status endpoint
+// finds nothing, and after 90 s the attempt is proved not charged.
+const unknownThenNotFound: ReadonlyArray<ScriptedTerminalCloud.Script> = [
+  {
+    answer: new RemoteError.OutcomeUnknown({ message: "502", reason: "ServerError", status: 502 }),
+    processed: false
+  }
+]
+
 describe("The receiver and the settle step, racing", () => {
   it.effect(
     "a result appended after settle's read and forwarded before its outcome landed: one late note, one mismatch",
@@ -262,7 +272,7 @@ describe("The receiver and the settle step, racing", () => {
   )
 
   it.effect(
-    "a charge delivered while reconciliation proves the attempt not charged, forwarded before that lands: noted, with a mismatch",
+    "a charge delivered while reconciliation proves the attempt not charged, forwarded before that lands: noted, with a mismatch, and the operation unresolved",
     () => {
       const hooks = makeHooks()
       return Effect.gen(function* () {
@@ -286,28 +296,52 @@ describe("The receiver and the settle step, racing", () => {
         expect(done).toBe(true)
         yield* receiver.forwarded
         const all = yield* everything
-        expect(ofType(all, "PaymentNotCharged")).toHaveLength(1)
+        // Not "not charged": the terminal says otherwise (below, with retries allowed).
+        expect(ofType(all, "PaymentNotCharged")).toHaveLength(0)
+        expect(ofType(all, "OutcomeUnresolved")).toHaveLength(1)
         expect(ofType(all, "LateResultRecorded")).toHaveLength(1)
         const mismatches = ofType(all, "ResultMismatch")
         expect(mismatches).toHaveLength(1)
         expect(mismatches[0]?.data).toMatchObject({ recorded: "NOT_CHARGED", received: "AUTHORISED" })
-      }).pipe(
-        Effect.provide(
-          layer({
-            scripts: [
-              {
-                answer: new RemoteError.OutcomeUnknown({
-                  message: "502",
-                  reason: "ServerError",
-                  status: 502
-                }),
-                processed: false
-              }
-            ],
-            store: hookedStore(hooks)
-          })
-        )
-      )
+      }).pipe(Effect.provide(layer({ scripts: unknownThenNotFound, store: hookedStore(hooks) })))
+    }
+  )
+
+  it.effect(
+    "a charge delivered while reconciliation proves the attempt not charged: no new attempt (it could charge twice), the operation ends unresolved",
+    () => {
+      const hooks = makeHooks()
+      return Effect.gen(function* () {
+        const run = yield* withServices
+        const receiver = yield* CallbackReceiver.CallbackReceiver
+        const cloud = yield* Cloud
+        let done = false
+        hooks.beforeAppend = (streamId, events) =>
+          done || !isPayment(streamId) || !has(events, "AttemptNotCharged")
+            ? Effect.void
+            : run(
+                Effect.gen(function* () {
+                  done = true
+                  yield* deliver("AUTHORISED")
+                })
+              )
+        // Retrying an attempt proved not charged is allowed: the delivered charge stops it.
+        const exit = yield* runToEnd(sale("race-5", { retryNotCharged: true }))
+        expect(done).toBe(true)
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          expect(Option.map(Cause.failureOption(exit.cause), (e) => e._tag)).toEqual(
+            Option.some("OutcomeUnresolved")
+          )
+        }
+        expect(cloud.recorded.sends).toHaveLength(1)
+        yield* receiver.forwarded
+        const all = yield* everything
+        expect(ofType(all, "AttemptRecorded")).toHaveLength(1)
+        expect(ofType(all, "PaymentNotCharged")).toHaveLength(0)
+        expect(ofType(all, "OutcomeUnresolved")).toHaveLength(1)
+        expect(ofType(all, "ResultMismatch")).toHaveLength(1)
+      }).pipe(Effect.provide(layer({ scripts: unknownThenNotFound, store: hookedStore(hooks) })))
     }
   )
 })

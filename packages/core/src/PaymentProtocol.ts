@@ -199,6 +199,8 @@ const StatusCheck = Schema.Struct({
   entry: Schema.optional(TransactionStatusResult),
   waitMillis: Schema.optional(Schema.Number),
   detail: Schema.optional(Schema.String),
+  /** Proved not charged, yet a charge was delivered by callback for the attempt. */
+  chargeDelivered: Schema.optional(Schema.Boolean),
   at: Schema.Number
 })
 type StatusCheck = typeof StatusCheck.Type
@@ -865,7 +867,7 @@ const reconcile = (
   cloud: TerminalCloud.Service,
   emit: (step: string, events: ReadonlyArray<PaymentEvent>) => Effect.Effect<void>,
   recoveryDelay: (step: number) => number,
-  noteNotCharged: (attemptId: string) => Effect.Effect<void>
+  noteNotCharged: (attemptId: string) => Effect.Effect<{ readonly disagreeing: number }>
 ) =>
   Effect.gen(function* () {
     const prefix = `attempt-${attempt.attempt}`
@@ -931,8 +933,12 @@ const reconcile = (
           }
           yield* emit(step, events)
           // Its results, once the conclusion has landed: those the receiver could not
-          // yet note against it, those delivered during reconciliation included.
-          if (reading._tag === "NotCharged") yield* noteNotCharged(attempt.attemptId)
+          // yet note against it, those delivered during reconciliation included. A charge
+          // among them contradicts the status endpoint: the attempt is not retried.
+          if (reading._tag === "NotCharged") {
+            const noted = yield* noteNotCharged(attempt.attemptId)
+            if (noted.disagreeing > 0) return { ...check, chargeDelivered: true }
+          }
           return check
         })
       })
@@ -945,6 +951,16 @@ const reconcile = (
           break
         }
         case "NotCharged":
+          // The terminal delivered a charge the status endpoint does not know: a new
+          // attempt could charge the card twice, so the operation ends unresolved, its
+          // `ResultMismatch` recorded, for a person to look at.
+          if (check.chargeDelivered === true) {
+            return {
+              _tag: "Unresolved",
+              message:
+                "the status endpoint found no transaction, but the terminal delivered a charge for this attempt: not retried, see its ResultMismatch"
+            } satisfies Reconciled
+          }
           return { _tag: "NotCharged", at: check.at } satisfies Reconciled
         case "NotFoundYet":
           yield* durableSleep(
@@ -1045,20 +1061,18 @@ const noteLateResults = (
   attemptId: string,
   recorded: string,
   horizon: number
-): Effect.Effect<void> =>
+): Effect.Effect<{ readonly disagreeing: number }> =>
   Effect.gen(function* () {
     const events = yield* retryStore(store.readStream(CallbackRegistration.attemptStream(attemptId)))
     const late = (yield* LateResults.resultsIn(events)).filter((result) => result.version > horizon)
-    if (late.length === 0) return
+    if (late.length === 0) return { disagreeing: 0 }
     const notes = yield* Effect.forEach(late, (result) =>
       LateResults.notesOf({ executionId, attemptId, recorded, result })
     )
-    yield* logMismatches(
-      attemptId,
-      recorded,
-      late.filter((result) => LateResults.disagrees(recorded, result.finStatus))
-    )
+    const disagreeing = late.filter((result) => LateResults.disagrees(recorded, result.finStatus))
+    yield* logMismatches(attemptId, recorded, disagreeing)
     yield* retryStore(LateResults.appendEach(store, DomainEvents.paymentStream(executionId), notes.flat()))
+    return { disagreeing: disagreeing.length }
   }).pipe(Effect.orDie)
 
 const logMismatches = (attemptId: string, recorded: string, results: ReadonlyArray<LateResults.Result>) =>
