@@ -159,7 +159,8 @@ const mostDigitsInARun = (text: string): number => {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** A UUID inside a longer text (`attempt-<uuid>`), not part of a longer alphanumeric token. */
-const uuidToken = /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi
+const uuidToken =
+  /(?<![0-9A-Za-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9A-Za-z])/gi
 const digitRuns = /\d+(?:[ -]\d+)*/g
 
 const letter = /[A-Za-z]/
