@@ -239,7 +239,7 @@ export const make = (
      * other's a no-op. A result the conclusion weighed is not late: its mismatch, if any,
      * was raised with the conclusion.
      */
-    const recordLate = (registered: Registered, received: Received, version: number) =>
+    const recordLate = (registered: Registered, received: Received, version: number, duplicate: boolean) =>
       Effect.gen(function* () {
         const attemptId = registered.attemptId
         const events = yield* store.readStream(registered.paymentStream)
@@ -247,6 +247,9 @@ export const make = (
         if (LateResults.isNoted(events, attemptId, received.resultHash)) return false
         const conclusion = LateResults.conclusionOf(events, attemptId)
         if (Option.isNone(conclusion) || !LateResults.isLate(conclusion.value, version)) return false
+        // An outcome recorded before horizons were says nothing of what it weighed: a resend
+        // is not taken as late against it (its first delivery was, if it was).
+        if (duplicate && conclusion.value.horizon === undefined) return false
         const recorded = conclusion.value.recorded
         const notes = yield* LateResults.notesOf({
           executionId: registered.executionId,
@@ -278,6 +281,17 @@ export const make = (
         })
       })
 
+    /** The version at which the result with this hash is recorded in the attempt's stream. */
+    const recordedVersion = (attemptId: string, resultHash: string) =>
+      Effect.map(
+        store.readStream(CallbackRegistration.attemptStream(attemptId)),
+        (events) =>
+          events.find(
+            (event) =>
+              isResultType(event.type) && isObject(event.data) && event.data["resultHash"] === resultHash
+          )?.version
+      ).pipe(Effect.retry({ schedule: forwardRetry, while: (e) => e._tag === "EventStoreError" }))
+
     /**
      * After the reply: a late result noted in the payment's stream (once: the notes' ids
      * are the same whoever writes them), then the deferred resolved (the first resolution wins)
@@ -286,9 +300,12 @@ export const make = (
      */
     const forward = (registered: Registered, received: Received, version: number | undefined) =>
       Effect.gen(function* () {
-        // A duplicate of a result received in time is not late.
-        if (version !== undefined) {
-          yield* recordLate(registered, received, version).pipe(
+        // A duplicate is weighed at the version its first delivery was recorded at: a
+        // result received in time is not late, and one whose first forwarding was lost
+        // (the process stopped after its 2xx) is noted now, on its resend.
+        const at = version ?? (yield* recordedVersion(registered.attemptId, received.resultHash))
+        if (at !== undefined) {
+          yield* recordLate(registered, received, at, version === undefined).pipe(
             Effect.retry({ schedule: forwardRetry, while: (e) => e._tag === "EventStoreError" })
           )
         }

@@ -15,6 +15,7 @@ import {
   MemoryEventStore,
   Money,
   Redaction,
+  ResultRedaction,
   TerminalOperations
 } from "@tillflow/core"
 import * as Cause from "effect/Cause"
@@ -22,8 +23,19 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Tracer from "effect/Tracer"
-import { Answers, Cloud, everything, layer, post, register, runToEnd, streamOf } from "./support.js"
+import {
+  Answers,
+  callbackBase,
+  Cloud,
+  everything,
+  layer,
+  post,
+  register,
+  runToEnd,
+  streamOf
+} from "./support.js"
 
 const attemptId = "6f9619ff-8b86-4d01-b42d-00cf4fc964ff"
 const token = "s3cret-token-value-for-tests-only"
@@ -237,6 +249,59 @@ describe("CallbackHttp with the payment protocol", () => {
         })
       )
     )
+  )
+
+  it.effect(
+    "a late result whose first forwarding was lost (stopped after its 2xx) is noted when it is sent again",
+    () =>
+      Effect.gen(function* () {
+        // No callback in time: the status endpoint settles it AUTHORISED.
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "h-resend", delivery: "callback" }
+          )
+        )
+        expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("status")
+        const sent = (yield* Cloud).recorded.sends[0]?.request
+        const delivery = sent !== undefined && "delivery" in sent ? sent.delivery : undefined
+        if (delivery === undefined) return yield* Effect.dieMessage("sent without a callback")
+        const lateId = delivery.callbackUrl.slice(callbackBase.length + 1)
+        const body = JSON.stringify({ finStatus: "DECLINED", totalAmount: 1050, currency: "EUR" })
+        // A receiver recorded it, answered 200 and stopped before forwarding it: the
+        // result is in the attempt's stream, the payment's stream knows nothing of it.
+        const sanitised = ResultRedaction.sanitise(JSON.parse(body) as Record<string, unknown>)
+        const store = yield* EventStore.EventStore
+        yield* store.append(CallbackRegistration.attemptStream(lateId), EventStore.AnyVersion, [
+          CallbackRegistration.resultReceivedEvent({
+            attemptId: lateId,
+            resultHash: yield* CallbackRegistration.resultHash(sanitised.value),
+            recovered: false,
+            result: sanitised.value,
+            redactedFields: sanitised.redactedFields,
+            receivedAt: 0,
+            finStatus: "DECLINED"
+          })
+        ])
+        // The terminal sends it again: a duplicate, acknowledged and now noted.
+        const reply = yield* post(lateId, body, Redacted.value(delivery.token))
+        expect(reply.status).toBe(200)
+        yield* (yield* CallbackReceiver.CallbackReceiver).forwarded
+        const all = yield* everything
+        expect(all.filter((e) => e.type === "ResultReceived")).toHaveLength(1)
+        expect(all.filter((e) => e.type === "LateResultRecorded")).toHaveLength(1)
+        const mismatch = all.filter((e) => e.type === "ResultMismatch")
+        expect(mismatch).toHaveLength(1)
+        expect(mismatch[0]?.data).toMatchObject({ recorded: "AUTHORISED", received: "DECLINED" })
+      }).pipe(
+        Effect.provide(
+          layer({
+            scripts: [
+              { result: { finStatus: "DECLINED" }, statusResult: { finStatus: "AUTHORISED" }, deliver: false }
+            ]
+          })
+        )
+      )
   )
 
   it.effect("a store that cannot take the result gets 503, never 2xx, and the workflow is not resolved", () =>
