@@ -22,8 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { callbackBase, Cloud, everything, layer, runToEnd } from "./support.js"
+import { Cloud, everything, firstAttempt, layer, runToEnd } from "./support.js"
 
 const terminal = {
   serialNumber: Identifiers.SerialNumber.make("0821032398"),
@@ -93,14 +92,11 @@ const settledByStatus = (events: ReadonlyArray<EventStore.NewEvent>) =>
 /** A delivery of `finStatus` to the first attempt, with the token the cloud was sent, as the terminal makes it. */
 const deliver = (finStatus: string) =>
   Effect.gen(function* () {
-    const cloud = yield* Cloud
     const receiver = yield* CallbackReceiver.CallbackReceiver
-    const sent = cloud.recorded.sends[0]?.request
-    const delivery = sent !== undefined && "delivery" in sent ? sent.delivery : undefined
-    if (delivery === undefined) return yield* Effect.dieMessage("the attempt was sent without a callback")
+    const { attemptId, token } = yield* firstAttempt
     const reply = yield* receiver.receive({
-      attemptId: delivery.callbackUrl.slice(callbackBase.length + 1),
-      token: Option.some(Redacted.value(delivery.token)),
+      attemptId,
+      token: Option.some(token),
       body: JSON.stringify({
         finStatus,
         totalAmount: 1050,

@@ -25,6 +25,7 @@ import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 
 export const callbackBase = "https://pos.test/callbacks"
@@ -53,6 +54,17 @@ const deliver = (answers: Array<number>) => (delivery: ScriptedTerminalCloud.Del
     const reply = yield* post(attemptId, JSON.stringify(delivery.body), delivery.token)
     answers.push(reply.status)
   })
+
+/** The first attempt's id and token, from the callback address the cloud was sent. */
+export const firstAttempt = Effect.gen(function* () {
+  const sent = (yield* Cloud).recorded.sends[0]?.request
+  const delivery = sent !== undefined && "delivery" in sent ? sent.delivery : undefined
+  if (delivery === undefined) return yield* Effect.dieMessage("the attempt was sent without a callback")
+  return {
+    attemptId: delivery.callbackUrl.slice(callbackBase.length + 1),
+    token: Redacted.value(delivery.token)
+  }
+})
 
 /** Options of the harness. */
 export interface Options {
