@@ -8,15 +8,8 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import {
-  CallbackRegistration,
-  DomainEvents,
-  DurableEngine,
-  EventStore,
-  Redaction,
-  RemoteApi,
-  ResultRedaction
-} from "@tillflow/core"
+import { CallbackRegistration, DomainEvents, RemoteApi, ResultRedaction } from "@tillflow/core"
+import { DurableEngine, EventStore, Redaction } from "@tillflow/engine"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -7,7 +7,7 @@
  * verify the hash chain (`verify` does), so the generated rows carry a placeholder hash.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { PgEventStore } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

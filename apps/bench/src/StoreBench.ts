@@ -8,7 +8,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { PGlite } from "@electric-sql/pglite"
-import { EventStore, HashChain } from "@tillflow/core"
+import { EventStore, HashChain } from "@tillflow/engine"
 import { PgEventStore, PgliteEventStore } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -8,7 +8,8 @@
  * API answers: amounts are strings, never numbers of major units.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { ExecutionQueue, Ledger, OperationReport } from "@tillflow/core"
+import { Ledger, OperationReport } from "@tillflow/core"
+import { ExecutionQueue } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -12,7 +12,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { ExecutionQueue } from "@tillflow/core"
+import { ExecutionQueue } from "@tillflow/engine"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
 

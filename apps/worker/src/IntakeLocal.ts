@@ -8,35 +8,8 @@
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import type * as Workflow from "@effect/workflow/Workflow"
-import {
-  BatchWorkflow,
-  DeferredTokenizationWorkflow,
-  DeviceCommandWorkflow,
-  DomainEvents,
-  DurableEngine,
-  EngineEvent,
-  EventStore,
-  ExecutionQueue,
-  HashChain,
-  Identifiers,
-  Ledger,
-  LedgerProjection,
-  LifecycleEvent,
-  Money,
-  MotoWorkflow,
-  OperationReport,
-  OperationTimeline,
-  PaymentProtocol,
-  PreAuthorizationWorkflow,
-  type RemoteError,
-  ReversalWorkflow,
-  TerminalCloud,
-  TerminalOutcomeRecorder,
-  Timeline,
-  TipAdjustmentWorkflow,
-  TransactionRequest,
-  TransactionResult
-} from "@tillflow/core"
+import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, DomainEvents, Identifiers, Ledger, LedgerProjection, LifecycleEvent, Money, MotoWorkflow, OperationReport, OperationTimeline, PaymentProtocol, PreAuthorizationWorkflow, type RemoteError, ReversalWorkflow, TerminalCloud, TerminalOutcomeRecorder, Timeline, TipAdjustmentWorkflow, TransactionRequest, TransactionResult } from "@tillflow/core"
+import { DurableEngine, EngineEvent, EventStore, ExecutionQueue, HashChain } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -8,16 +8,8 @@
  */
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackReceiver } from "@tillflow/callback"
-import {
-  DurableEngine,
-  EngineWorker,
-  type EventStore,
-  type ExecutionQueue,
-  Lifecycles,
-  PaymentProtocol,
-  ProtocolSettings,
-  type TerminalCloud
-} from "@tillflow/core"
+import { Lifecycles, PaymentProtocol, ProtocolSettings, type TerminalCloud } from "@tillflow/core"
+import { DurableEngine, EngineWorker, type EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
 import { PgEventStore, PgliteEventStore, PgliteLock, SqlExecutionQueue } from "@tillflow/store-sql"

@@ -25,14 +25,8 @@
  * the token. Nothing here logs a token, a body or a card number.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import {
-  CallbackRegistration,
-  EventStore,
-  type HashChain,
-  LateResults,
-  ResultRedaction,
-  TransactionResult
-} from "@tillflow/core"
+import { CallbackRegistration, LateResults, ResultRedaction, TransactionResult } from "@tillflow/core"
+import { EventStore, type HashChain } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"

@@ -7,15 +7,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { CallbackReceiver } from "@tillflow/callback"
-import {
-  EventStore,
-  Identifiers,
-  MemoryEventStore,
-  Money,
-  RemoteError,
-  type ScriptedTerminalCloud,
-  TerminalOperations
-} from "@tillflow/core"
+import { Identifiers, Money, RemoteError, TerminalOperations } from "@tillflow/core"
+import { type ScriptedTerminalCloud } from "@tillflow/core/testing"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

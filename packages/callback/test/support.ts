@@ -9,15 +9,9 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import {
-  CallbackRegistration,
-  EventStore,
-  MemoryEventStore,
-  PaymentProtocol,
-  ProtocolSettings,
-  ScriptedTerminalCloud,
-  TerminalCloud
-} from "@tillflow/core"
+import { CallbackRegistration, PaymentProtocol, ProtocolSettings, TerminalCloud } from "@tillflow/core"
+import { ScriptedTerminalCloud } from "@tillflow/core/testing"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -1,73 +1,93 @@
 /**
- * @tillflow/core: the typed model of the terminal cloud API, its remote contract, the
- * ports the rest of the system uses, and (later) the workflows and the engine.
+ * @tillflow/core: the payments domain on the tillflow engine, in layers, each importing
+ * only the layers below it (an ESLint rule keeps it so):
+ *
+ * - `model/`: the remote interface: schemas of every resource, `Money`, `Currency`, the
+ *   remote errors, `RemoteApi` (the one contract the HTTP client and the simulator derive
+ *   from) and the `TerminalCloud` port;
+ * - `terminal/`: the payment protocol for operations sent to a terminal, with
+ *   `TerminalOperations` as its front door;
+ * - `lifecycle/`: the terminal-less operations, decided from a transaction's history;
+ * - `projections/`: what is read back from the log (ledger, timelines, reports, metrics);
+ * - `testing/`: scripted clouds for tests, exported from `@tillflow/core/testing` only.
  */
-export * as Accepted from "./Accepted.js"
-export * as Balance from "./Balance.js"
-export * as Batch from "./Batch.js"
-export * as BatchWorkflow from "./BatchWorkflow.js"
-export * as Billing from "./Billing.js"
-export * as BypassOptions from "./BypassOptions.js"
-export * as CallbackRegistration from "./CallbackRegistration.js"
-export * as CaptureRules from "./CaptureRules.js"
-export * as Credential from "./Credential.js"
-export * as Currency from "./Currency.js"
-export * as DeferredTokenization from "./DeferredTokenization.js"
-export * as DeferredTokenizationWorkflow from "./DeferredTokenizationWorkflow.js"
-export * as Device from "./Device.js"
-export * as DeviceCommand from "./DeviceCommand.js"
-export * as DeviceCommandWorkflow from "./DeviceCommandWorkflow.js"
-export * as DeviceStatus from "./DeviceStatus.js"
-export * as DomainEvents from "./DomainEvents.js"
-export * as DurableEngine from "./DurableEngine.js"
-export * as EftTimestamp from "./EftTimestamp.js"
-export * as EngineEvent from "./EngineEvent.js"
-export * as EngineWorker from "./EngineWorker.js"
-export * as Enumerations from "./Enumerations.js"
-export * as EventRegistry from "./EventRegistry.js"
-export * as EventStore from "./EventStore.js"
-export * as ExecutionQueue from "./ExecutionQueue.js"
-export * as HashChain from "./HashChain.js"
-export * as Identifiers from "./Identifiers.js"
-export * as LateResults from "./LateResults.js"
-export * as Ledger from "./Ledger.js"
-export * as LedgerProjection from "./LedgerProjection.js"
-export * as LifecycleError from "./LifecycleError.js"
-export * as LifecycleEvent from "./LifecycleEvent.js"
-export * as Lifecycles from "./Lifecycles.js"
-export * as LogMetrics from "./LogMetrics.js"
-export * as MemoryEventStore from "./MemoryEventStore.js"
-export * as Metadata from "./Metadata.js"
-export * as Money from "./Money.js"
-export * as MoneyRemittanceOptions from "./MoneyRemittanceOptions.js"
-export * as Moto from "./Moto.js"
-export * as MotoWorkflow from "./MotoWorkflow.js"
-export * as OperationOutcome from "./OperationOutcome.js"
-export * as OperationReport from "./OperationReport.js"
-export * as OperationTimeline from "./OperationTimeline.js"
-export * as PaymentProtocol from "./PaymentProtocol.js"
-export * as PolicyError from "./PolicyError.js"
-export * as PreAuthorization from "./PreAuthorization.js"
-export * as PreAuthorizationWorkflow from "./PreAuthorizationWorkflow.js"
-export * as ProtocolSettings from "./ProtocolSettings.js"
-export * as ReceiptRef from "./ReceiptRef.js"
-export * as Reconciliation from "./Reconciliation.js"
-export * as RecoverySchedule from "./RecoverySchedule.js"
-export * as Redaction from "./Redaction.js"
-export * as RemoteApi from "./RemoteApi.js"
-export * as RemoteError from "./RemoteError.js"
-export * as ResultRedaction from "./ResultRedaction.js"
-export * as Reversal from "./Reversal.js"
-export * as ReversalWorkflow from "./ReversalWorkflow.js"
-export * as ScriptedTerminalCloud from "./ScriptedTerminalCloud.js"
-export * as ScriptedTerminalLessCloud from "./ScriptedTerminalLessCloud.js"
-export * as TerminalCloud from "./TerminalCloud.js"
-export * as TerminalOperations from "./TerminalOperations.js"
-export * as TerminalOutcomeRecorder from "./TerminalOutcomeRecorder.js"
-export * as Timeline from "./Timeline.js"
-export * as TipAdjustment from "./TipAdjustment.js"
-export * as TipAdjustmentWorkflow from "./TipAdjustmentWorkflow.js"
-export * as TipConfiguration from "./TipConfiguration.js"
-export * as TransactionHistory from "./TransactionHistory.js"
-export * as TransactionRequest from "./TransactionRequest.js"
-export * as TransactionResult from "./TransactionResult.js"
+
+// The remote interface
+export * as Accepted from "./model/Accepted.js"
+export * as Balance from "./model/Balance.js"
+export * as Batch from "./model/Batch.js"
+export * as Billing from "./model/Billing.js"
+export * as BypassOptions from "./model/BypassOptions.js"
+export * as Credential from "./model/Credential.js"
+export * as Currency from "./model/Currency.js"
+export * as DeferredTokenization from "./model/DeferredTokenization.js"
+export * as Device from "./model/Device.js"
+export * as DeviceCommand from "./model/DeviceCommand.js"
+export * as DeviceStatus from "./model/DeviceStatus.js"
+export * as EftTimestamp from "./model/EftTimestamp.js"
+export * as Enumerations from "./model/Enumerations.js"
+export * as Identifiers from "./model/Identifiers.js"
+export * as Metadata from "./model/Metadata.js"
+export * as Money from "./model/Money.js"
+export * as MoneyRemittanceOptions from "./model/MoneyRemittanceOptions.js"
+export * as Moto from "./model/Moto.js"
+export * as PreAuthorization from "./model/PreAuthorization.js"
+export * as ReceiptRef from "./model/ReceiptRef.js"
+export * as RemoteApi from "./model/RemoteApi.js"
+export * as RemoteError from "./model/RemoteError.js"
+export * as Reversal from "./model/Reversal.js"
+export * as TerminalCloud from "./model/TerminalCloud.js"
+export * as TipAdjustment from "./model/TipAdjustment.js"
+export * as TipConfiguration from "./model/TipConfiguration.js"
+export * as TransactionRequest from "./model/TransactionRequest.js"
+export * as TransactionResult from "./model/TransactionResult.js"
+
+// The payment protocol (operations sent to a terminal)
+export * as CallbackRegistration from "./terminal/CallbackRegistration.js"
+export * as DomainEvents from "./terminal/DomainEvents.js"
+export * as LateResults from "./terminal/LateResults.js"
+export * as OperationOutcome from "./terminal/OperationOutcome.js"
+export * as PaymentProtocol from "./terminal/PaymentProtocol.js"
+export * as ProtocolSettings from "./terminal/ProtocolSettings.js"
+export * as Reconciliation from "./terminal/Reconciliation.js"
+export * as RecoverySchedule from "./terminal/RecoverySchedule.js"
+export * as ResultRedaction from "./terminal/ResultRedaction.js"
+export * as TerminalOperations from "./terminal/TerminalOperations.js"
+
+// Terminal-less lifecycles
+export * as BatchWorkflow from "./lifecycle/BatchWorkflow.js"
+export * as CaptureRules from "./lifecycle/CaptureRules.js"
+export * as DeferredTokenizationWorkflow from "./lifecycle/DeferredTokenizationWorkflow.js"
+export * as DeviceCommandWorkflow from "./lifecycle/DeviceCommandWorkflow.js"
+export * as LifecycleError from "./lifecycle/LifecycleError.js"
+export * as LifecycleEvent from "./lifecycle/LifecycleEvent.js"
+export * as Lifecycles from "./lifecycle/Lifecycles.js"
+export * as MotoWorkflow from "./lifecycle/MotoWorkflow.js"
+export * as PolicyError from "./lifecycle/PolicyError.js"
+export * as PreAuthorizationWorkflow from "./lifecycle/PreAuthorizationWorkflow.js"
+export * as ReversalWorkflow from "./lifecycle/ReversalWorkflow.js"
+export * as TerminalOutcomeRecorder from "./lifecycle/TerminalOutcomeRecorder.js"
+export * as TipAdjustmentWorkflow from "./lifecycle/TipAdjustmentWorkflow.js"
+export * as TransactionHistory from "./lifecycle/TransactionHistory.js"
+
+// Read models of the log
+export * as Ledger from "./projections/Ledger.js"
+export * as LedgerProjection from "./projections/LedgerProjection.js"
+export * as LogMetrics from "./projections/LogMetrics.js"
+export * as OperationReport from "./projections/OperationReport.js"
+export * as OperationTimeline from "./projections/OperationTimeline.js"
+export * as Timeline from "./projections/Timeline.js"
+
+// The engine's modules, re-exported so that code written against `@tillflow/core` before the
+// engine became its own package keeps compiling. New code imports them from `@tillflow/engine`.
+export {
+  DurableEngine,
+  EngineEvent,
+  EngineWorker,
+  EventRegistry,
+  EventStore,
+  ExecutionQueue,
+  HashChain,
+  MemoryEventStore,
+  Redaction
+} from "@tillflow/engine"

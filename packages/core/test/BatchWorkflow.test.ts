@@ -1,12 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  BatchWorkflow,
-  Identifiers,
-  LifecycleEvent,
-  Lifecycles,
-  Money,
-  ScriptedTerminalLessCloud
-} from "@tillflow/core"
+import { BatchWorkflow, Identifiers, LifecycleEvent, Lifecycles, Money } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { stepClock, atStart, environment, inEnvironment, typesOf } from "./support/lifecycle.js"

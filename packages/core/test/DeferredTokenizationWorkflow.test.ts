@@ -4,9 +4,9 @@ import {
   Identifiers,
   LifecycleEvent,
   Lifecycles,
-  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import {

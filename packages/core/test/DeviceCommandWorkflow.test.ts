@@ -1,11 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  DeviceCommandWorkflow,
-  Identifiers,
-  LifecycleEvent,
-  Lifecycles,
-  ScriptedTerminalLessCloud
-} from "@tillflow/core"
+import { DeviceCommandWorkflow, Identifiers, LifecycleEvent, Lifecycles } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { stepClock, atStart, environment, eventsOf, inEnvironment } from "./support/lifecycle.js"

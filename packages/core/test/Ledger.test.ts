@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DomainEvents, EventStore, Ledger, LedgerProjection, MemoryEventStore, Money } from "@tillflow/core"
-import type { EventRegistry, OperationOutcome } from "@tillflow/core"
+import { DomainEvents, Ledger, LedgerProjection, Money } from "@tillflow/core"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
+import type { OperationOutcome } from "@tillflow/core"
+import type { EventRegistry } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 

@@ -5,21 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
-  DurableEngine,
-  EngineWorker,
-  EventStore,
-  ExecutionQueue,
   Identifiers,
   LifecycleEvent,
   Lifecycles,
-  MemoryEventStore,
   Money,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalLessCloud,
   Timeline,
   TransactionHistory
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

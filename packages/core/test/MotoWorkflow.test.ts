@@ -6,9 +6,9 @@ import {
   Lifecycles,
   Money,
   Moto,
-  MotoWorkflow,
-  ScriptedTerminalLessCloud
+  MotoWorkflow
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"

@@ -2,16 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   CallbackRegistration,
   DomainEvents,
-  EngineEvent,
-  EventStore,
   LogMetrics,
-  MemoryEventStore,
   Money,
   OperationOutcome,
   OperationReport,
   OperationTimeline
 } from "@tillflow/core"
-import type { EventRegistry } from "@tillflow/core"
+import { EngineEvent, EventStore, MemoryEventStore } from "@tillflow/engine"
+import type { EventRegistry } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"

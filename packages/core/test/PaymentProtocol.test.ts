@@ -1,15 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   DomainEvents,
-  EventStore,
   Identifiers,
   Money,
   PaymentProtocol,
-  Redaction,
   RemoteError,
   TerminalOperations,
   TransactionRequest
 } from "@tillflow/core"
+import { EventStore, Redaction } from "@tillflow/engine"
 import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -6,19 +6,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   CallbackRegistration,
-  DurableEngine,
-  EngineWorker,
-  EventStore,
-  ExecutionQueue,
   Identifiers,
-  MemoryEventStore,
   Money,
   PaymentProtocol,
   ProtocolSettings,
-  ScriptedTerminalCloud,
   TerminalCloud,
   TerminalOperations
 } from "@tillflow/core"
+import { ScriptedTerminalCloud } from "@tillflow/core/testing"
+import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

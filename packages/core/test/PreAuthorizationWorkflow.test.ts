@@ -4,9 +4,9 @@ import {
   LifecycleEvent,
   PreAuthorizationWorkflow,
   RemoteError,
-  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { CallbackRegistration, Redaction, ResultRedaction, TransactionResult } from "@tillflow/core"
+import { CallbackRegistration, ResultRedaction, TransactionResult } from "@tillflow/core"
+import { Redaction } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"

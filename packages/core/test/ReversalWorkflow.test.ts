@@ -6,9 +6,9 @@ import {
   Lifecycles,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalLessCloud,
   TransactionHistory
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

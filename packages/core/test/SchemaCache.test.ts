@@ -5,7 +5,7 @@ import { Identifiers, Money, OperationOutcome, PaymentProtocol } from "@tillflow
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { construct, withCompiledCalls, workflowExecutionId } from "../src/internal/SchemaCache.js"
+import { construct, withCompiledCalls, workflowExecutionId } from "@tillflow/engine/SchemaCache"
 
 class Priced extends Schema.TaggedClass<Priced>()("Priced", {
   price: Money.Money,

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   DomainEvents,
-  EventStore,
   Ledger,
   LifecycleEvent,
-  MemoryEventStore,
   Money,
   TerminalOutcomeRecorder,
   TransactionHistory
 } from "@tillflow/core"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { OperationOutcome } from "@tillflow/core"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

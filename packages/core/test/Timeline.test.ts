@@ -5,10 +5,10 @@ import {
   Lifecycles,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
-  ScriptedTerminalLessCloud,
   Timeline,
   TipAdjustmentWorkflow
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import {
   advance,

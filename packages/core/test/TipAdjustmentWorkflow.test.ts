@@ -5,10 +5,10 @@ import {
   LifecycleEvent,
   Lifecycles,
   RemoteError,
-  ScriptedTerminalLessCloud,
   TipAdjustmentWorkflow,
   TransactionHistory
 } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
-  EventStore,
   LifecycleEvent,
-  MemoryEventStore,
   Money,
   OperationOutcome,
   TransactionHistory,
   TransactionResult
 } from "@tillflow/core"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

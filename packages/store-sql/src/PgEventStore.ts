@@ -5,7 +5,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"

@@ -7,7 +7,7 @@
  * system or a power loss. The layer says so in a warning at start-up. Production: PostgreSQL.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"

@@ -28,7 +28,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { EventStore, HashChain } from "@tillflow/core"
+import { EventStore, HashChain } from "@tillflow/engine"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"

@@ -1,6 +1,6 @@
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Layer from "effect/Layer"
-import { engineContract } from "./EngineContract.js"
+import { engineContract } from "@tillflow/engine/testing"
 
 // A fresh database on the PostgreSQL of DATABASE_URL (PGlite, with a warning, when unset).
 engineContract(

@@ -1,6 +1,6 @@
 import { PgliteEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Layer from "effect/Layer"
-import { engineContract } from "./EngineContract.js"
+import { engineContract } from "@tillflow/engine/testing"
 
 engineContract(
   "PGlite in memory",

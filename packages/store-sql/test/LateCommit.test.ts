@@ -7,14 +7,14 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { TestDatabase } from "@tillflow/store-sql"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import { endOfLog, freshStream } from "./EventStoreContract.js"
+import { endOfLog, freshStream } from "@tillflow/engine/testing"
 
 const postgresAvailable =
   (process.env.DATABASE_URL ?? "") !== "" || process.env.TILLFLOW_REQUIRE_POSTGRES === "1"

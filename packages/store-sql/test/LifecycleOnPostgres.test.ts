@@ -11,19 +11,9 @@
  */
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
-import {
-  EventStore,
-  Identifiers,
-  LifecycleEvent,
-  Lifecycles,
-  Money,
-  PreAuthorizationWorkflow,
-  ReversalWorkflow,
-  ScriptedTerminalLessCloud,
-  TerminalCloud,
-  Timeline,
-  TransactionHistory
-} from "@tillflow/core"
+import { Identifiers, LifecycleEvent, Lifecycles, Money, PreAuthorizationWorkflow, ReversalWorkflow, TerminalCloud, Timeline, TransactionHistory } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import { EventStore } from "@tillflow/engine"
 import { PgEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"

@@ -1,6 +1,6 @@
 import { TestDatabase } from "@tillflow/store-sql"
 import * as Layer from "effect/Layer"
-import { eventStoreContract } from "./EventStoreContract.js"
+import { eventStoreContract } from "@tillflow/engine/testing"
 import { sqlTamper } from "./SqlTamper.js"
 
 // A fresh database on the PostgreSQL of DATABASE_URL (PGlite, with a warning, when unset).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { PgliteEventStore } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -7,7 +7,7 @@ import * as Logger from "effect/Logger"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { eventStoreContract } from "./EventStoreContract.js"
+import { eventStoreContract } from "@tillflow/engine/testing"
 import { sqlTamper } from "./SqlTamper.js"
 
 eventStoreContract(

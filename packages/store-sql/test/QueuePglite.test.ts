@@ -1,6 +1,6 @@
 import { PgliteClient, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Layer from "effect/Layer"
-import { queueContract, queueNotificationContract } from "./QueueContract.js"
+import { queueContract, queueNotificationContract } from "@tillflow/engine/testing"
 
 queueContract("PGlite in memory", SqlExecutionQueue.layer.pipe(Layer.provide(PgliteClient.layer({}))))
 queueNotificationContract(

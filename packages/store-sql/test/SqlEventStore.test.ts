@@ -6,7 +6,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore, HashChain } from "@tillflow/core"
+import { EventStore, HashChain } from "@tillflow/engine"
 import { EventStoreMigrations, PgliteEventStore, SqlEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
@@ -16,7 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { endOfLog, freshStream } from "./EventStoreContract.js"
+import { endOfLog, freshStream } from "@tillflow/engine/testing"
 import * as StatementCensus from "./StatementCensus.js"
 
 /**

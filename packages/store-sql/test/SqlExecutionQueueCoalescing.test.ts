@@ -9,7 +9,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ExecutionQueue } from "@tillflow/core"
+import { ExecutionQueue } from "@tillflow/engine"
 import { PgliteClient, SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"

@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { ExecutionQueue } from "@tillflow/core"
+import { ExecutionQueue } from "@tillflow/engine"
 import { PgliteClient, SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -6,7 +6,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it, layer } from "@effect/vitest"
-import { EventStore, ExecutionQueue } from "@tillflow/core"
+import { EventStore, ExecutionQueue } from "@tillflow/engine"
 import { PgliteClient, PgliteEventStore, SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

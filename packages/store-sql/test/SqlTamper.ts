@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SqlEventStore } from "@tillflow/store-sql"
-import { OtherInstance, Tamper } from "./EventStoreContract.js"
+import { OtherInstance, Tamper } from "@tillflow/engine/testing"
 
 /** A direct UPDATE of a row's data. */
 const tamper = Layer.effect(

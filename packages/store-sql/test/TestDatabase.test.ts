@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { TestDatabase } from "@tillflow/store-sql"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  * executions, `inFlight` at a time, each started here and awaited, and answers
  * `{"driven": {executions, steps, seconds, cpuMs}}` (this process's CPU time meanwhile). Prints `{"ready": true}` once started.
  */
-import { DurableEngine, EngineWorker } from "@tillflow/core"
+import { DurableEngine, EngineWorker } from "@tillflow/engine"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -4,7 +4,8 @@
  * finishes it. Exactly one charge, whatever the simulator did with the cut request.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DurableEngine, Identifiers, Money, TerminalOperations } from "@tillflow/core"
+import { Identifiers, Money, TerminalOperations } from "@tillflow/core"
+import { DurableEngine } from "@tillflow/engine"
 import { Simulator, SimulatorServer } from "@tillflow/simulator"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Cause from "effect/Cause"

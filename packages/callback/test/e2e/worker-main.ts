@@ -5,7 +5,8 @@
  * prints `ready` once it claims work, and runs until killed.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { DurableEngine, EngineWorker, PaymentProtocol, ProtocolSettings } from "@tillflow/core"
+import { PaymentProtocol, ProtocolSettings } from "@tillflow/core"
+import { DurableEngine, EngineWorker } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Config from "effect/Config"

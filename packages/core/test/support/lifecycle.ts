@@ -4,15 +4,9 @@
  * open the histories the workflows read.
  */
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
-import {
-  EventStore,
-  LifecycleEvent,
-  MemoryEventStore,
-  Money,
-  ScriptedTerminalLessCloud,
-  type TerminalCloud,
-  TransactionHistory
-} from "@tillflow/core"
+import { LifecycleEvent, Money, type TerminalCloud, TransactionHistory } from "@tillflow/core"
+import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -6,15 +6,14 @@
  */
 import {
   CallbackRegistration,
-  EventStore,
-  MemoryEventStore,
   PaymentProtocol,
   ProtocolSettings,
   ResultRedaction,
-  ScriptedTerminalCloud,
   TerminalCloud,
   TransactionResult
 } from "@tillflow/core"
+import { ScriptedTerminalCloud } from "@tillflow/core/testing"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Clock from "effect/Clock"

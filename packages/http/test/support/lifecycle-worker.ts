@@ -6,7 +6,8 @@
  * prints `ready` once it is claiming work, and runs until killed.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { DurableEngine, EngineWorker, Lifecycles } from "@tillflow/core"
+import { Lifecycles } from "@tillflow/core"
+import { DurableEngine, EngineWorker } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Config from "effect/Config"

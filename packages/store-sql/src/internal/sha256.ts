@@ -3,7 +3,7 @@
  * digest, so the SQL stores and the memory store (core's default) compute identical chains. `crypto.hash` (Node 20.12+), a
  * one-shot digest, where the runtime has it; a `Hash` object otherwise.
  */
-import type { HashChain } from "@tillflow/core"
+import type { HashChain } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as crypto from "node:crypto"
 

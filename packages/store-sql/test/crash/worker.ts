@@ -8,7 +8,7 @@
  * Environment: DATABASE_URL, WORKER_ID, HOLD=1 (stop at CrashFlow's hold points),
  * LOG_LEVEL=debug.
  */
-import { DurableEngine, EngineWorker } from "@tillflow/core"
+import { DurableEngine, EngineWorker } from "@tillflow/engine"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

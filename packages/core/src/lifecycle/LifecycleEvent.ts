@@ -1,0 +1,357 @@
+/**
+ * The event catalogue of the terminal-less lifecycles: what is appended to the stream of a
+ * gateway transaction (`txn-<guid>`: pre-authorizations, sales, MOTO sales, refunds), of a
+ * MOTO sale attempt (`moto-sale-<transactionReference>`), of a terminal's batches
+ * (`batch-<serial>`) and of a device's commands (`device-<serial>`). Every event carries
+ * its business time `at` (read from the `Clock` by the activity that decided it), so a
+ * replayed history reads the same on any store. Money is written as integer minor units
+ * with its currency; nothing secret is ever written (a `cardToken` is not a secret).
+ */
+import * as Schema from "effect/Schema"
+import * as EventRegistry from "@tillflow/engine/EventRegistry"
+import * as Money from "../model/Money.js"
+
+// ---------------------------------------------------------------------------------------
+// Building blocks
+
+/** Money as stored: `{ amount: "1050", currency: "EUR" }` (integer minor units). */
+export const MoneyJson = Money.FromMinorUnitsFields
+/** An instant as stored: ISO 8601 UTC. */
+export const Instant = Schema.DateTimeUtc
+
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** The financial transactions a `txn-<guid>` stream can hold. */
+export const TransactionKind = Schema.Literal(
+  "sale",
+  "saleAndTokenizeCard",
+  "refund",
+  "preAuthorization",
+  "moToPreAuthorization",
+  "preAuthorizationCapture",
+  "moToSale",
+  "moToRefund"
+)
+/** @see TransactionKind */
+export type TransactionKind = typeof TransactionKind.Type
+
+/** The operations the lifecycles send, each guarded by its rules. */
+export const Operation = Schema.Literal(
+  "increase",
+  "decrease",
+  "capture",
+  "reversal",
+  "motoReversal",
+  "motoRefund",
+  "motoSale",
+  "tipAdjustment",
+  "tokenization",
+  "batchClose",
+  "deviceCommand"
+)
+/** @see Operation */
+export type Operation = typeof Operation.Type
+
+/** What a reversal undoes: a pre-authorization's hold, its capture, or a whole transaction. */
+export const ReversalTarget = Schema.Literal("hold", "capture", "transaction")
+/** @see ReversalTarget */
+export type ReversalTarget = typeof ReversalTarget.Type
+
+const request = { requestId: Schema.String, at: Instant }
+
+// ---------------------------------------------------------------------------------------
+// Opening a transaction's stream
+
+/** A completed transaction recorded from its result (a sale, refund, capture, MOTO sale …). */
+export const TransactionRecorded = EventRegistry.define(
+  "TransactionRecorded",
+  Schema.Struct({
+    guid: Schema.String,
+    kind: TransactionKind,
+    amount: MoneyJson,
+    at: Instant,
+    transactionReference: optional(Schema.String),
+    serialNumber: optional(Schema.String),
+    terminalType: optional(Schema.String),
+    batchNumber: optional(Schema.String),
+    originalGuid: optional(Schema.String)
+  })
+)
+
+/** A pre-authorization authorised (by a terminal or MOTO): its stream is open. */
+export const PreAuthorizationOpened = EventRegistry.define(
+  "PreAuthorizationOpened",
+  Schema.Struct({
+    guid: Schema.String,
+    via: Schema.Literal("preAuthorization", "moToPreAuthorization"),
+    amount: MoneyJson,
+    at: Instant,
+    scheme: Schema.String,
+    mcc: Schema.String,
+    tenderType: optional(Schema.String),
+    transactionReference: optional(Schema.String),
+    serialNumber: optional(Schema.String),
+    terminalType: optional(Schema.String),
+    batchNumber: optional(Schema.String),
+    /** End of the stay (JCB hotel and car rental: the capture window). */
+    stayEndsAt: optional(Instant)
+  })
+)
+
+// ---------------------------------------------------------------------------------------
+// Pre-authorization
+
+/** An increase of the hold was decided and is about to be sent. */
+export const HoldIncreaseRequested = EventRegistry.define(
+  "HoldIncreaseRequested",
+  Schema.Struct({ ...request, delta: MoneyJson, tip: optional(MoneyJson) })
+)
+/** The hold was increased; `hold` is the amount held after it. */
+export const HoldIncreased = EventRegistry.define(
+  "HoldIncreased",
+  Schema.Struct({
+    ...request,
+    delta: MoneyJson,
+    tip: optional(MoneyJson),
+    hold: MoneyJson,
+    gatewayGuid: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+/** A decrease (`subtract: "1"`) was decided and is about to be sent. */
+export const HoldDecreaseRequested = EventRegistry.define(
+  "HoldDecreaseRequested",
+  Schema.Struct({ ...request, delta: MoneyJson })
+)
+/** The hold was decreased; `hold` is the amount held after it. */
+export const HoldDecreased = EventRegistry.define(
+  "HoldDecreased",
+  Schema.Struct({
+    ...request,
+    delta: MoneyJson,
+    hold: MoneyJson,
+    gatewayGuid: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+/**
+ * The capture was decided: appended at the version the decision read, so of two
+ * concurrent captures only one can record it. `warnings` are the rules the caller chose
+ * to be warned about instead of refused.
+ */
+export const CaptureRequested = EventRegistry.define(
+  "CaptureRequested",
+  Schema.Struct({
+    ...request,
+    amount: MoneyJson,
+    tip: optional(MoneyJson),
+    total: MoneyJson,
+    limit: MoneyJson,
+    rule: Schema.String,
+    warnings: Schema.Array(Schema.String)
+  })
+)
+/** The pre-authorization was captured (status CAPTURED). */
+export const PreAuthorizationCaptured = EventRegistry.define(
+  "PreAuthorizationCaptured",
+  Schema.Struct({
+    ...request,
+    total: MoneyJson,
+    captureGuid: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+
+// ---------------------------------------------------------------------------------------
+// Reversal, refund, tip, tokenization
+
+/** A reversal was decided and is about to be sent (`/reversal` or `/moto/reversal`). */
+export const ReversalRequested = EventRegistry.define(
+  "ReversalRequested",
+  Schema.Struct({
+    ...request,
+    endpoint: Schema.Literal("reversal", "motoReversal"),
+    target: ReversalTarget,
+    /** Set for a partial reversal only. */
+    amount: optional(MoneyJson),
+    messageReasonCode: optional(Schema.String)
+  })
+)
+/** The reversal was applied: `amount` is what it undid. */
+export const Reversed = EventRegistry.define(
+  "Reversed",
+  Schema.Struct({
+    ...request,
+    target: ReversalTarget,
+    amount: MoneyJson,
+    gatewayGuid: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+/** A MOTO refund of this sale was decided and is about to be sent. */
+export const RefundRequested = EventRegistry.define(
+  "RefundRequested",
+  Schema.Struct({ ...request, amount: MoneyJson })
+)
+/** The refund was applied. */
+export const Refunded = EventRegistry.define(
+  "Refunded",
+  Schema.Struct({
+    ...request,
+    amount: MoneyJson,
+    refundGuid: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+/** A tip adjustment was decided and is about to be sent. */
+export const TipAdjustmentRequested = EventRegistry.define(
+  "TipAdjustmentRequested",
+  Schema.Struct({ ...request, tip: MoneyJson })
+)
+/** The tip now stands at `tip`, replacing the earlier one (`replaces`) if any. */
+export const TipAdjusted = EventRegistry.define(
+  "TipAdjusted",
+  Schema.Struct({ ...request, tip: MoneyJson, replaces: optional(MoneyJson) })
+)
+/** A deferred tokenization was decided and is about to be sent. */
+export const TokenizationRequested = EventRegistry.define("TokenizationRequested", Schema.Struct(request))
+/** The card of the transaction was tokenized. */
+export const CardTokenized = EventRegistry.define(
+  "CardTokenized",
+  Schema.Struct({
+    ...request,
+    cardToken: Schema.String,
+    cardTokenizationGuid: optional(Schema.String),
+    maskedCardNumber: optional(Schema.String)
+  })
+)
+
+// ---------------------------------------------------------------------------------------
+// MOTO sale attempt, batches, device commands
+
+/** A MOTO sale on a card token was decided and is about to be sent. */
+export const MotoSaleRequested = EventRegistry.define(
+  "MotoSaleRequested",
+  Schema.Struct({
+    ...request,
+    transactionReference: Schema.String,
+    amount: MoneyJson,
+    cardToken: Schema.String,
+    customerReference: optional(Schema.String)
+  })
+)
+/** The MOTO sale was authorised; its own stream `txn-<guid>` is open. */
+export const MotoSaleApproved = EventRegistry.define(
+  "MotoSaleApproved",
+  Schema.Struct({
+    ...request,
+    guid: Schema.String,
+    amount: MoneyJson,
+    approvalCode: optional(Schema.String),
+    reconciled: Schema.Boolean
+  })
+)
+/** The MOTO sale was declined by the issuer or acquirer: not charged. */
+export const MotoSaleDeclined = EventRegistry.define(
+  "MotoSaleDeclined",
+  Schema.Struct({ ...request, finStatus: Schema.String, reason: Schema.String, reconciled: Schema.Boolean })
+)
+/** Closing a batch of the terminal was decided and is about to be sent. */
+export const BatchCloseRequested = EventRegistry.define(
+  "BatchCloseRequested",
+  Schema.Struct({ ...request, batchNumber: Schema.String })
+)
+/** The batch is closed: its sales can no longer be tip-adjusted or captures reversed. */
+export const BatchClosed = EventRegistry.define(
+  "BatchClosed",
+  Schema.Struct({ ...request, batchNumber: Schema.String, reconciled: Schema.Boolean })
+)
+/** A device command passed its local checks and is about to be sent. */
+export const DeviceCommandRequested = EventRegistry.define(
+  "DeviceCommandRequested",
+  Schema.Struct({
+    ...request,
+    command: Schema.String,
+    body: Schema.Record({
+      key: Schema.String,
+      value: Schema.Union(Schema.Boolean, Schema.Number, Schema.String)
+    })
+  })
+)
+/** The device accepted the command (202). */
+export const DeviceCommandAccepted = EventRegistry.define(
+  "DeviceCommandAccepted",
+  Schema.Struct({ ...request, command: Schema.String })
+)
+
+// ---------------------------------------------------------------------------------------
+// Outcomes common to every operation
+
+/** A local rule refused the operation: no request left. */
+export const OperationRefused = EventRegistry.define(
+  "OperationRefused",
+  Schema.Struct({
+    ...request,
+    operation: Operation,
+    error: Schema.String,
+    rule: Schema.String,
+    message: Schema.String
+  })
+)
+/** The service refused the request, or reconciliation showed it was not applied: nothing changed. */
+export const OperationFailed = EventRegistry.define(
+  "OperationFailed",
+  Schema.Struct({ ...request, operation: Operation, error: Schema.String, message: Schema.String })
+)
+/**
+ * The outcome could not be established (5xx and reconciliation inconclusive): the request
+ * stays pending, so nothing that could move money twice is sent until it is resolved.
+ */
+export const OperationInDoubt = EventRegistry.define(
+  "OperationInDoubt",
+  Schema.Struct({ ...request, operation: Operation, message: Schema.String })
+)
+
+/** Every lifecycle event. */
+export const registry = EventRegistry.make(
+  TransactionRecorded,
+  PreAuthorizationOpened,
+  HoldIncreaseRequested,
+  HoldIncreased,
+  HoldDecreaseRequested,
+  HoldDecreased,
+  CaptureRequested,
+  PreAuthorizationCaptured,
+  ReversalRequested,
+  Reversed,
+  RefundRequested,
+  Refunded,
+  TipAdjustmentRequested,
+  TipAdjusted,
+  TokenizationRequested,
+  CardTokenized,
+  MotoSaleRequested,
+  MotoSaleApproved,
+  MotoSaleDeclined,
+  BatchCloseRequested,
+  BatchClosed,
+  DeviceCommandRequested,
+  DeviceCommandAccepted,
+  OperationRefused,
+  OperationFailed,
+  OperationInDoubt
+)
+
+/** A typed lifecycle event, before encoding. */
+export type Event = EventRegistry.Event<(typeof registry.definitions)[number]>
+/** A recorded lifecycle event, decoded. */
+export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number]>
+
+/** The stream of a gateway transaction. */
+export const transactionStream = (guid: string): string => `txn-${guid}`
+/** The stream of a MOTO sale attempt, before the gateway gave it a guid. */
+export const motoSaleStream = (transactionReference: string): string => `moto-sale-${transactionReference}`
+/** The stream of a terminal's batches. */
+export const batchStream = (serialNumber: string): string => `batch-${serialNumber}`
+/** The stream of a device's commands. */
+export const deviceStream = (serialNumber: string): string => `device-${serialNumber}`

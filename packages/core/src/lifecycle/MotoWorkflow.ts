@@ -1,0 +1,632 @@
+/**
+ * MOTO without a terminal (spec 4.10) as durable workflows. A sale on a stored card token
+ * is recorded under its `transactionReference` (`moto-sale-<reference>`) before it is sent
+ * and, once authorised, opens the sale's own history (`txn-<guid>`), which refunds and the
+ * reversal read: refunds add up to at most the sale, in its currency; the reversal is
+ * possible within 24 hours of the recorded sale time (the `Clock`'s time, so simulated
+ * time works), after which `ReversalWindowClosed` is returned without calling the
+ * service. A 5xx is reconciled through the status endpoint, which supports MOTO.
+ *
+ * Amounts: the workflows take `Money`; the wire form of `/moto/sale` is chosen once, in
+ * `Moto.AMOUNT_FORM` (major-unit decimals), and derived by the request schema, so a
+ * minor-unit string cannot be sent by mistake.
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as BatchWorkflow from "./BatchWorkflow.js"
+import * as EventStore from "@tillflow/engine/EventStore"
+import * as Identifiers from "../model/Identifiers.js"
+import { defined } from "./internal/defined.js"
+import * as Guarded from "./internal/guarded.js"
+import * as Ops from "./internal/transactionOps.js"
+import * as LifecycleError from "./LifecycleError.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as Money from "../model/Money.js"
+import {
+  MotoReversalRequest,
+  type MotoRefundRequest,
+  type MotoResponse,
+  type MotoSaleRequest
+} from "../model/Moto.js"
+import * as PolicyError from "./PolicyError.js"
+import * as RemoteError from "../model/RemoteError.js"
+import * as ReversalWorkflow from "./ReversalWorkflow.js"
+import * as TerminalCloud from "../model/TerminalCloud.js"
+import type * as TransactionHistory from "./TransactionHistory.js"
+
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** Every error of the MOTO workflows. */
+export const MotoError = Schema.Union(
+  LifecycleError.TransactionNotRecorded,
+  LifecycleError.OperationNotApplicable,
+  LifecycleError.OperationInProgress,
+  LifecycleError.CurrencyNotOfTransaction,
+  LifecycleError.RefundExceedsSale,
+  LifecycleError.ReversalNotAllowed,
+  LifecycleError.RequestAlreadyFailed,
+  PolicyError.ReversalWindowClosed,
+  PolicyError.NotCharged,
+  Money.InvalidAmount,
+  RemoteError.RemoteError,
+  EventStore.EventStoreError
+)
+/** @see MotoError */
+export type MotoError = typeof MotoError.Type
+
+/** The outcome of a MOTO sale: authorised (with its guid) or declined (not charged). */
+export class SaleOutcome extends Schema.Class<SaleOutcome>("MotoSaleOutcome")({
+  /** PARTIAL_APPROVAL (United States): `amount` is the part approved and charged. */
+  status: Schema.Literal("AUTHORISED", "PARTIAL_APPROVAL", "DECLINED"),
+  transactionReference: Schema.String,
+  amount: LifecycleEvent.MoneyJson,
+  guid: optional(Schema.String),
+  approvalCode: optional(Schema.String),
+  reason: optional(Schema.String),
+  reconciled: Schema.Boolean
+}) {}
+
+/** A refund applied. */
+export class RefundDone extends Schema.Class<RefundDone>("MotoRefundDone")({
+  requestId: Schema.String,
+  amount: LifecycleEvent.MoneyJson,
+  /** Everything refunded on the sale so far, this refund included. */
+  refundedSoFar: LifecycleEvent.MoneyJson,
+  refundGuid: optional(Schema.String),
+  reconciled: Schema.Boolean
+}) {}
+
+/**
+ * A MOTO sale on a card token. `transactionReference` (UUID v4) is generated when not
+ * given, once per execution; an account requiring the security code answers 3107, a
+ * typed `SecurityCodeRequired`.
+ */
+export const Sale = Workflow.make({
+  name: "Moto.Sale",
+  payload: {
+    requestId: Schema.String,
+    cardToken: Identifiers.CardToken,
+    amount: LifecycleEvent.MoneyJson,
+    transactionReference: optional(Identifiers.TransactionReference),
+    customerReference: optional(Schema.String)
+  },
+  success: SaleOutcome,
+  error: MotoError,
+  idempotencyKey: (p) => p.requestId
+})
+
+/** A refund of a MOTO sale: not above what is left of the sale, in its currency. */
+export const Refund = Workflow.make({
+  name: "Moto.Refund",
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    amount: LifecycleEvent.MoneyJson,
+    customerReference: optional(Schema.String)
+  },
+  success: RefundDone,
+  error: MotoError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+/** The reversal of a MOTO sale or refund (`/moto/reversal`): within 24 hours, whole. */
+export const Reverse = Workflow.make({
+  name: "Moto.Reverse",
+  payload: { requestId: Schema.String, originalGuid: Identifiers.Guid },
+  success: ReversalWorkflow.ReversalDone,
+  error: MotoError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+interface SaleAttempt {
+  readonly requested: LifecycleEvent.Decoded | undefined
+}
+
+const isApproved = (response: MotoResponse): boolean =>
+  response.finStatus === undefined ||
+  response.finStatus === "AUTHORISED" ||
+  response.finStatus === "APPROVED" ||
+  response.finStatus === "PARTIAL_APPROVAL"
+
+/** What was charged: the approved part of a partial approval, else the amount asked. */
+const approvedAmount = (response: MotoResponse, asked: Money.Money): Money.Money => {
+  const approved = response["approvedAmount"]
+  return response.finStatus === "PARTIAL_APPROVAL" && typeof approved === "string"
+    ? (Ops.readDecimal(approved, asked.currency) ?? asked)
+    : asked
+}
+
+/**
+ * A 200 whose finStatus is UNDEFINED (no answer from the acquirer) or IN_PROGRESS says
+ * nothing final: it is an unknown outcome, reconciled like a 5xx.
+ */
+const finalOrUnknown = (response: MotoResponse): Effect.Effect<MotoResponse, RemoteError.RemoteError> =>
+  response.finStatus === "UNDEFINED" || response.finStatus === "IN_PROGRESS"
+    ? Effect.fail(
+        new RemoteError.OutcomeUnknown({
+          message: `the MOTO sale answered finStatus ${response.finStatus}: no final outcome from the acquirer`,
+          reason: "Timeout",
+          body: JSON.stringify({ finStatus: response.finStatus })
+        })
+      )
+    : Effect.succeed(response)
+
+const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    // Generated once: the engine records the activity's result, a replay reuses it.
+    const reference =
+      payload.transactionReference ??
+      (yield* Activity.make({
+        name: "Moto.Sale/reference",
+        success: Identifiers.TransactionReference,
+        execute: Identifiers.makeTransactionReference
+      }))
+    const streamId = LifecycleEvent.motoSaleStream(reference)
+    const spec: Guarded.Spec<SaleAttempt, MotoSaleRequest, MotoResponse, SaleOutcome, MotoError> = {
+      operation: "motoSale",
+      streamId,
+      requestId: payload.requestId,
+      requestedType: "MotoSaleRequested",
+      outcomeTypes: ["MotoSaleApproved", "MotoSaleDeclined"],
+      notChargedReference: reference,
+      fold: (events) => Either.right({ requested: events.find((e) => e.type === "MotoSaleRequested") }),
+      decide: (state, at) => {
+        if (state.requested !== undefined)
+          return Either.left(
+            new LifecycleError.OperationNotApplicable({
+              message: `transactionReference ${reference} was already used by request ${Guarded.requestIdOf(state.requested)}: every attempt needs a new reference`,
+              guid: reference,
+              operation: "motoSale",
+              kind: "moToSale",
+              rule: "new-reference-per-attempt"
+            })
+          )
+        const refusal = Ops.positive(payload.amount, "the MOTO sale amount")
+        if (Option.isSome(refusal)) return Either.left(refusal.value)
+        return Either.right(
+          LifecycleEvent.MotoSaleRequested.make(
+            defined({
+              requestId: payload.requestId,
+              at,
+              transactionReference: reference,
+              amount: payload.amount,
+              cardToken: payload.cardToken,
+              customerReference: payload.customerReference
+            })
+          )
+        )
+      },
+      toRequest: (requested) => {
+        const d = requested.data as {
+          readonly amount: Money.Money
+          readonly cardToken: string
+          readonly customerReference?: string
+        }
+        return defined({
+          cardToken: Identifiers.CardToken.make(d.cardToken),
+          amount: d.amount,
+          transactionReference: reference,
+          customerReference: d.customerReference
+        }) as MotoSaleRequest
+      },
+      send: (request) => Effect.flatMap(cloud.motoSale(request), finalOrUnknown),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requestedAt }) =>
+        Ops.reconcileByStatus<MotoResponse>(cloud, reference, requestedAt, (view) => {
+          const head = view.rows[0]
+          if (
+            head !== undefined &&
+            head.finStatus !== undefined &&
+            head.finStatus !== "IN_PROGRESS" &&
+            head.finStatus !== "UNDEFINED"
+          )
+            return Option.some({
+              _tag: "Applied",
+              response: defined({
+                guid: head.efttransactionID ?? head.transactionID,
+                finStatus: head.finStatus,
+                approvalCode: head.authorisationCode,
+                approvedAmount:
+                  head.totalAmount === undefined
+                    ? undefined
+                    : Money.toMajorUnitsString(Money.make(head.totalAmount, payload.amount.currency))
+              })
+            })
+          if (view.notFound && view.graceOver)
+            return Option.some({
+              _tag: "NotApplied",
+              message: "the status endpoint does not know the reference after 90 s"
+            })
+          return Option.none()
+        }),
+      applied: (response, { now, reconciled }) => {
+        const guid = response.guid
+        if (isApproved(response) && guid !== undefined) {
+          const charged = approvedAmount(response, payload.amount)
+          const approved = SaleOutcome.make(
+            defined({
+              status:
+                response.finStatus === "PARTIAL_APPROVAL"
+                  ? ("PARTIAL_APPROVAL" as const)
+                  : ("AUTHORISED" as const),
+              transactionReference: reference,
+              amount: charged,
+              guid,
+              approvalCode: response.approvalCode ?? response.authorisationCode,
+              reconciled
+            })
+          )
+          return Either.right({
+            appends: [
+              {
+                streamId,
+                expected: "any",
+                events: [
+                  LifecycleEvent.MotoSaleApproved.make(
+                    defined({
+                      requestId: payload.requestId,
+                      at: now,
+                      guid,
+                      amount: charged,
+                      approvalCode: approved.approvalCode,
+                      reconciled
+                    })
+                  )
+                ]
+              },
+              {
+                streamId: LifecycleEvent.transactionStream(guid),
+                expected: "noStream",
+                events: [
+                  LifecycleEvent.TransactionRecorded.make({
+                    guid,
+                    kind: "moToSale",
+                    amount: charged,
+                    at: now,
+                    transactionReference: reference
+                  })
+                ]
+              }
+            ],
+            output: approved
+          })
+        }
+        const reason =
+          response.issuerResponseText ??
+          (guid === undefined ? "the answer carried no transaction guid" : `finStatus ${response.finStatus}`)
+        return Either.right({
+          appends: [
+            {
+              streamId,
+              expected: "any",
+              events: [
+                LifecycleEvent.MotoSaleDeclined.make({
+                  requestId: payload.requestId,
+                  at: now,
+                  finStatus: response.finStatus ?? "UNDEFINED",
+                  reason,
+                  reconciled
+                })
+              ]
+            }
+          ],
+          output: SaleOutcome.make(
+            defined({
+              status: "DECLINED" as const,
+              transactionReference: reference,
+              amount: payload.amount,
+              guid,
+              reason,
+              reconciled
+            })
+          )
+        })
+      },
+      output: (outcome) =>
+        outcome.type === "MotoSaleApproved"
+          ? SaleOutcome.make(
+              defined({
+                status:
+                  outcome.data.amount.minorUnits < payload.amount.minorUnits
+                    ? ("PARTIAL_APPROVAL" as const)
+                    : ("AUTHORISED" as const),
+                transactionReference: reference,
+                amount: outcome.data.amount,
+                guid: outcome.data.guid,
+                approvalCode: outcome.data.approvalCode,
+                reconciled: outcome.data.reconciled
+              })
+            )
+          : SaleOutcome.make({
+              status: "DECLINED",
+              transactionReference: reference,
+              amount: payload.amount,
+              reason: outcome.type === "MotoSaleDeclined" ? outcome.data.reason : "declined",
+              reconciled: outcome.type === "MotoSaleDeclined" ? outcome.data.reconciled : false
+            })
+    }
+    return yield* Activity.make({
+      name: "Moto.Sale",
+      success: SaleOutcome,
+      error: MotoError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+const notMoto = (state: TransactionHistory.State, operation: LifecycleEvent.Operation, kinds: string) =>
+  new LifecycleError.OperationNotApplicable({
+    message: `${operation} applies to ${kinds}; ${state.guid} is a ${state.kind}`,
+    guid: state.guid,
+    operation,
+    kind: state.kind,
+    rule: "moto-only"
+  })
+
+/** What a refund is checked against: the sale, its currency, the refunds so far, reversals. */
+export const decideRefund = (
+  state: TransactionHistory.State,
+  amount: Money.Money
+): Option.Option<MotoError> => {
+  if (state.kind !== "moToSale") return Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
+  const refundedSoFar = state.refunds.reduce(
+    (sum, r) => Ops.plus(sum, r.amount),
+    Money.zero(state.amount.currency)
+  )
+  const ceiling = Ops.minus(state.amount, state.reversed)
+  return Ops.firstRefusal<MotoError>(
+    () => Ops.inProgress(state, "motoRefund"),
+    () =>
+      state.fullyReversedAt !== undefined
+        ? Option.some(
+            new LifecycleError.RefundExceedsSale({
+              message: `sale ${state.guid} was reversed: nothing is left to refund`,
+              guid: state.guid,
+              sale: state.amount.toString(),
+              alreadyRefunded: refundedSoFar.toString(),
+              requested: amount.toString(),
+              rule: "refund-not-above-sale"
+            })
+          )
+        : Option.none(),
+    () => Ops.currencyOf(state, amount, "the refund"),
+    () => Ops.positive(amount, "the refund"),
+    () =>
+      refundedSoFar.minorUnits + amount.minorUnits > ceiling.minorUnits
+        ? Option.some(
+            new LifecycleError.RefundExceedsSale({
+              message:
+                `a refund of ${amount} would bring the refunds of sale ${state.guid} to ` +
+                `${Ops.plus(refundedSoFar, amount)}, above the sale's ${ceiling}`,
+              guid: state.guid,
+              sale: ceiling.toString(),
+              alreadyRefunded: refundedSoFar.toString(),
+              requested: amount.toString(),
+              rule: "refund-not-above-sale"
+            })
+          )
+        : Option.none()
+  )
+}
+
+const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    const guid = payload.originalGuid
+    const spec: Guarded.Spec<
+      TransactionHistory.State,
+      MotoRefundRequest,
+      MotoResponse,
+      RefundDone,
+      MotoError
+    > = {
+      operation: "motoRefund",
+      streamId: LifecycleEvent.transactionStream(guid),
+      requestId: payload.requestId,
+      requestedType: "RefundRequested",
+      outcomeTypes: ["Refunded"],
+      notChargedReference: guid,
+      fold: Ops.foldTransaction(guid, "motoRefund"),
+      decide: (state, at) =>
+        Option.match(decideRefund(state, payload.amount), {
+          onSome: Either.left,
+          onNone: () =>
+            Either.right(
+              LifecycleEvent.RefundRequested.make({
+                requestId: payload.requestId,
+                at,
+                amount: payload.amount
+              })
+            )
+        }),
+      toRequest: (requested) =>
+        defined({
+          originalGuid: guid,
+          amount: (requested.data as { readonly amount: Money.Money }).amount,
+          customerReference: payload.customerReference
+        }) as MotoRefundRequest,
+      send: (request) => cloud.motoRefund(request),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requestedAt, state }) =>
+        Ops.reconcileByStatus<MotoResponse>(cloud, state.transactionReference, requestedAt, (view) => {
+          const refundRows = view.rows.filter((r) => /REFUND/i.test(r.type ?? "")).length
+          if (refundRows > state.refunds.length) return Option.some({ _tag: "Applied", response: {} })
+          if (view.graceOver && !Ops.anyInProgress(view.rows))
+            return Option.some({ _tag: "NotApplied", message: "the status endpoint shows no new refund" })
+          return Option.none()
+        }),
+      applied: (response, { now, reconciled, state }) => {
+        const refundedSoFar = Ops.plus(
+          state.refunds.reduce((sum, r) => Ops.plus(sum, r.amount), Money.zero(state.amount.currency)),
+          payload.amount
+        )
+        const refundGuid = response.guid
+        const appends: Array<Guarded.Append> = [
+          {
+            streamId: LifecycleEvent.transactionStream(guid),
+            expected: "any",
+            events: [
+              LifecycleEvent.Refunded.make(
+                defined({
+                  requestId: payload.requestId,
+                  at: now,
+                  amount: payload.amount,
+                  refundGuid,
+                  reconciled
+                })
+              )
+            ]
+          }
+        ]
+        if (refundGuid !== undefined)
+          appends.push({
+            streamId: LifecycleEvent.transactionStream(refundGuid),
+            expected: "noStream",
+            events: [
+              LifecycleEvent.TransactionRecorded.make(
+                defined({
+                  guid: refundGuid,
+                  kind: "moToRefund" as const,
+                  amount: payload.amount,
+                  at: now,
+                  transactionReference: state.transactionReference,
+                  originalGuid: guid
+                })
+              )
+            ]
+          })
+        return Either.right({
+          appends,
+          output: RefundDone.make(
+            defined({
+              requestId: payload.requestId,
+              amount: payload.amount,
+              refundedSoFar,
+              refundGuid,
+              reconciled
+            })
+          )
+        })
+      },
+      output: (outcome, state) => {
+        const d = outcome.data as {
+          readonly amount: Money.Money
+          readonly refundGuid?: string
+          readonly reconciled: boolean
+        }
+        const refundedSoFar = state.refunds.reduce(
+          (sum, r) => Ops.plus(sum, r.amount),
+          Money.zero(state.amount.currency)
+        )
+        return RefundDone.make(
+          defined({
+            requestId: payload.requestId,
+            amount: d.amount,
+            refundedSoFar,
+            refundGuid: d.refundGuid,
+            reconciled: d.reconciled
+          })
+        )
+      }
+    }
+    return yield* Activity.make({
+      name: "Moto.Refund",
+      success: RefundDone,
+      error: MotoError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    const guid = payload.originalGuid
+    const spec: Guarded.Spec<
+      TransactionHistory.State,
+      MotoReversalRequest,
+      MotoResponse,
+      ReversalWorkflow.ReversalDone,
+      MotoError
+    > = {
+      operation: "motoReversal",
+      streamId: LifecycleEvent.transactionStream(guid),
+      requestId: payload.requestId,
+      requestedType: "ReversalRequested",
+      outcomeTypes: ["Reversed"],
+      notChargedReference: guid,
+      fold: Ops.foldTransaction(guid, "motoReversal"),
+      precheck: (state) =>
+        Effect.map(BatchWorkflow.batchedOut(state.serialNumber, state.batchNumber, state.at), (closed) =>
+          Option.map(
+            closed,
+            (batch) =>
+              new LifecycleError.ReversalNotAllowed({
+                message: `a MOTO reversal is possible until the daily batch is submitted: batch ${batch.batchNumber} closed at ${DateTime.formatIso(batch.at)}`,
+                guid,
+                rule: "moto-reversal-before-batch"
+              })
+          )
+        ),
+      decide: (state, at) => {
+        if (state.kind !== "moToSale" && state.kind !== "moToRefund")
+          return Either.left(notMoto(state, "motoReversal", "a MOTO sale or refund"))
+        const refusal = Ops.firstRefusal<MotoError>(
+          () => ReversalWorkflow.motoWindow(state, at),
+          () => Ops.inProgress(state, "motoReversal"),
+          () =>
+            state.fullyReversedAt !== undefined
+              ? Option.some(
+                  new LifecycleError.ReversalNotAllowed({
+                    message: `${guid} is already reversed`,
+                    guid,
+                    rule: "reverse-once"
+                  })
+                )
+              : Option.none()
+        )
+        if (Option.isSome(refusal)) return Either.left(refusal.value)
+        return Either.right(
+          LifecycleEvent.ReversalRequested.make({
+            requestId: payload.requestId,
+            at,
+            endpoint: "motoReversal",
+            target: "transaction"
+          })
+        )
+      },
+      toRequest: () => MotoReversalRequest.make({ originalGuid: guid }),
+      send: (request) => cloud.motoReversal(request),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requestedAt, state }) =>
+        ReversalWorkflow.reconcileReversal<MotoResponse>(cloud, state, "transaction", requestedAt, {}),
+      applied: (response, { now, reconciled, requested, state }) =>
+        Either.right(
+          ReversalWorkflow.reversed(guid, payload.requestId, requested, now, response.guid, reconciled, state)
+        ),
+      output: (outcome) => ReversalWorkflow.doneOf(payload.requestId, outcome)
+    }
+    return yield* Activity.make({
+      name: "Moto.Reverse",
+      success: ReversalWorkflow.ReversalDone,
+      error: MotoError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+/** The MOTO workflows, registered with the engine. */
+export const layer: Layer.Layer<
+  never,
+  never,
+  WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
+> = Layer.mergeAll(
+  Sale.toLayer((payload) => sale(payload)),
+  Refund.toLayer((payload) => refund(payload)),
+  Reverse.toLayer((payload) => reverse(payload))
+)

@@ -1,0 +1,672 @@
+/**
+ * The terminal-less pre-authorization lifecycle (spec 4.9) as durable workflows: increase
+ * and decrease the hold, and capture it once, within the scheme's window and tolerance
+ * (`CaptureRules`). Each decision is made from the pre-authorization's history
+ * (`txn-<guid>`, opened by `TransactionHistory.openPreAuthorization` from its recorded
+ * authorisation) and recorded at the version it read before the request leaves, so two
+ * concurrent captures — on one worker or on two — cannot both reach the gateway: the one
+ * that records `CaptureRequested` second re-reads and gets `CaptureAlreadyDone`.
+ * Releasing the hold and reversing the capture are in `ReversalWorkflow`.
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as CaptureRules from "./CaptureRules.js"
+import * as EventStore from "@tillflow/engine/EventStore"
+import { defined } from "./internal/defined.js"
+import * as Guarded from "./internal/guarded.js"
+import * as Identifiers from "../model/Identifiers.js"
+import * as Ops from "./internal/transactionOps.js"
+import * as LifecycleError from "./LifecycleError.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as Money from "../model/Money.js"
+import * as PolicyError from "./PolicyError.js"
+import {
+  PreAuthorizationCaptureRequest,
+  PreAuthorizationIncreaseRequest,
+  type PreAuthorizationResponse
+} from "../model/PreAuthorization.js"
+import * as RemoteError from "../model/RemoteError.js"
+import * as TerminalCloud from "../model/TerminalCloud.js"
+import type * as TransactionHistory from "./TransactionHistory.js"
+
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/**
+ * How a capture that breaks its scheme's window or tolerance is handled: `refuse` (the
+ * default) fails with `CaptureWindowClosed` / `CaptureOverTolerance`; `warn` sends it
+ * anyway (the gateway decides; a late capture may fail or carry fees) and records and
+ * returns the warnings. Capture-once, MCC exclusion and currency are never warnings.
+ */
+export const Enforcement = Schema.Literal("refuse", "warn")
+/** @see Enforcement */
+export type Enforcement = typeof Enforcement.Type
+
+/** Every error of the pre-authorization workflows. */
+export const PreAuthorizationError = Schema.Union(
+  LifecycleError.TransactionNotRecorded,
+  LifecycleError.OperationNotApplicable,
+  LifecycleError.OperationInProgress,
+  LifecycleError.PreAuthorizationNotOpen,
+  LifecycleError.MccExcluded,
+  LifecycleError.DecreaseExceedsHold,
+  LifecycleError.CurrencyNotOfTransaction,
+  LifecycleError.RequestAlreadyFailed,
+  PolicyError.CaptureAlreadyDone,
+  PolicyError.CaptureOverTolerance,
+  PolicyError.CaptureWindowClosed,
+  PolicyError.NotCharged,
+  Money.InvalidAmount,
+  RemoteError.RemoteError,
+  EventStore.EventStoreError
+)
+/** @see PreAuthorizationError */
+export type PreAuthorizationError = typeof PreAuthorizationError.Type
+
+/** The hold after an increase or a decrease. */
+export class HoldChanged extends Schema.Class<HoldChanged>("HoldChanged")({
+  requestId: Schema.String,
+  delta: LifecycleEvent.MoneyJson,
+  hold: LifecycleEvent.MoneyJson,
+  gatewayGuid: optional(Schema.String),
+  /** True when the outcome was established through the status endpoint after a 5xx. */
+  reconciled: Schema.Boolean
+}) {}
+
+/** A capture made. */
+export class Captured extends Schema.Class<Captured>("Captured")({
+  requestId: Schema.String,
+  total: LifecycleEvent.MoneyJson,
+  limit: LifecycleEvent.MoneyJson,
+  rule: Schema.String,
+  warnings: Schema.Array(Schema.String),
+  captureGuid: optional(Schema.String),
+  reconciled: Schema.Boolean
+}) {}
+
+/** Increase the hold of a pre-authorization by `amount` (and `tip`, added to the hold). */
+export const Increase = Workflow.make({
+  name: "PreAuthorization.Increase",
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    amount: LifecycleEvent.MoneyJson,
+    tip: optional(LifecycleEvent.MoneyJson),
+    customerReference: optional(Schema.String)
+  },
+  success: HoldChanged,
+  error: PreAuthorizationError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+/** Decrease the hold of a pre-authorization by `amount` (terminal-less `subtract: "1"`). */
+export const Decrease = Workflow.make({
+  name: "PreAuthorization.Decrease",
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    amount: LifecycleEvent.MoneyJson,
+    customerReference: optional(Schema.String)
+  },
+  success: HoldChanged,
+  error: PreAuthorizationError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+/** Capture a pre-authorization: once, within its scheme's window and tolerance. */
+export const Capture = Workflow.make({
+  name: "PreAuthorization.Capture",
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    amount: LifecycleEvent.MoneyJson,
+    tip: optional(LifecycleEvent.MoneyJson),
+    customerReference: optional(Schema.String),
+    enforcement: optional(Enforcement)
+  },
+  success: Captured,
+  error: PreAuthorizationError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+/** The 403 a partner key gets on these endpoints (spec §5.4), said plainly. */
+export const partnerKeyMessage = (error: RemoteError.RemoteError): RemoteError.RemoteError =>
+  error._tag === "Forbidden"
+    ? new RemoteError.Forbidden({
+        ...error,
+        message:
+          "partner keys cannot increase, decrease or capture a pre-authorization (spec §5.4): " +
+          `use one of the merchant's own API keys (${error.message})`
+      })
+    : error
+
+/** The rule of a pre-authorization's scheme and MCC. */
+export const ruleOf = (preAuth: TransactionHistory.PreAuthorization): CaptureRules.CaptureRule =>
+  CaptureRules.ruleFor({ scheme: preAuth.scheme, mcc: preAuth.mcc, tenderType: preAuth.tenderType })
+
+const notAPreAuthorization = (state: TransactionHistory.State, operation: LifecycleEvent.Operation) =>
+  new LifecycleError.OperationNotApplicable({
+    message: `${operation} applies to a pre-authorization; ${state.guid} is a ${state.kind}`,
+    guid: state.guid,
+    operation,
+    kind: state.kind,
+    rule: "pre-authorization-only"
+  })
+
+const excluded = (state: TransactionHistory.State, preAuth: TransactionHistory.PreAuthorization) =>
+  new LifecycleError.MccExcluded({
+    message:
+      `${preAuth.scheme} excludes MCC ${preAuth.mcc} from pre-authorization (FACTS.md: MCC 5542 is excluded ` +
+      `for Mastercard, Visa and Amex): ${state.guid} cannot be increased or captured`,
+    guid: state.guid,
+    scheme: preAuth.scheme,
+    mcc: preAuth.mcc,
+    rule: "mcc-5542-excluded"
+  })
+
+const describeStatus = (preAuth: TransactionHistory.PreAuthorization): string =>
+  preAuth.captureReversedAt !== undefined
+    ? "AUTHORISED after its capture was reversed (withheld funds released)"
+    : preAuth.status
+
+/** The hold can change only while the pre-authorization is open and not captured. */
+const holdChangeRefusal = (
+  state: TransactionHistory.State,
+  operation: "increase" | "decrease",
+  amount: Money.Money
+): Option.Option<PreAuthorizationError> => {
+  const preAuth = state.preAuthorization
+  if (preAuth === undefined) return Option.some(notAPreAuthorization(state, operation))
+  return Ops.firstRefusal<PreAuthorizationError>(
+    () => (ruleOf(preAuth).excluded ? Option.some(excluded(state, preAuth)) : Option.none()),
+    () =>
+      preAuth.status !== "AUTHORISED" || preAuth.captureReversedAt !== undefined
+        ? Option.some(
+            new LifecycleError.PreAuthorizationNotOpen({
+              message: `${operation} refused: pre-authorization ${state.guid} is ${describeStatus(preAuth)}; its hold can no longer change`,
+              guid: state.guid,
+              status: preAuth.status,
+              rule: "hold-changes-while-open"
+            })
+          )
+        : Option.none(),
+    () => Ops.inProgress(state, operation),
+    () => Ops.currencyOf(state, amount, `the ${operation}`),
+    () => Ops.positive(amount, `the ${operation}`)
+  )
+}
+
+const fromResponse = (
+  response: PreAuthorizationResponse,
+  field: "preAuthorizationIncreaseGuid" | "preAuthorizationCaptureGuid"
+) => response[field] ?? undefined
+
+/** Reconciles a hold change by the hold the status endpoint reports. */
+const reconcileHold = (
+  cloud: TerminalCloud.Service,
+  state: TransactionHistory.State,
+  requestedAt: DateTime.Utc,
+  before: Money.Money,
+  after: Money.Money
+) =>
+  Ops.reconcileByStatus<PreAuthorizationResponse>(cloud, state.transactionReference, requestedAt, (view) => {
+    const hold = view.rows[0]?.holdAmount
+    if (hold === after.minorUnits) return Option.some({ _tag: "Applied", response: {} })
+    if (view.graceOver && !Ops.anyInProgress(view.rows) && (hold === before.minorUnits || view.notFound))
+      return Option.some({
+        _tag: "NotApplied",
+        message: view.notFound
+          ? "the status endpoint does not know the pre-authorization"
+          : `the hold is still ${before}`
+      })
+    return Option.none()
+  })
+
+/** The workflow body of an increase or a decrease. */
+const changeHold = (
+  direction: "increase" | "decrease",
+  payload: {
+    readonly requestId: string
+    readonly originalGuid: Identifiers.Guid
+    readonly amount: Money.Money
+    readonly tip?: Money.Money | undefined
+    readonly customerReference?: string | undefined
+  }
+) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    const guid = payload.originalGuid
+    const spec: Guarded.Spec<
+      TransactionHistory.State,
+      PreAuthorizationIncreaseRequest,
+      PreAuthorizationResponse,
+      HoldChanged,
+      PreAuthorizationError
+    > = {
+      operation: direction,
+      streamId: LifecycleEvent.transactionStream(guid),
+      requestId: payload.requestId,
+      requestedType: direction === "increase" ? "HoldIncreaseRequested" : "HoldDecreaseRequested",
+      outcomeTypes: direction === "increase" ? ["HoldIncreased"] : ["HoldDecreased"],
+      notChargedReference: guid,
+      fold: Ops.foldTransaction(guid, direction),
+      decide: (state, at) => {
+        const total = payload.tip === undefined ? payload.amount : Ops.plus(payload.amount, payload.tip)
+        const refusal = Ops.firstRefusal<PreAuthorizationError>(
+          () => holdChangeRefusal(state, direction, payload.amount),
+          () => (payload.tip === undefined ? Option.none() : Ops.currencyOf(state, payload.tip, "the tip")),
+          () => {
+            const hold = state.preAuthorization?.hold
+            return direction === "decrease" && hold !== undefined && total.minorUnits >= hold.minorUnits
+              ? Option.some(
+                  new LifecycleError.DecreaseExceedsHold({
+                    message:
+                      `a decrease of ${total} would leave nothing of the ${hold} held on ${guid}: ` +
+                      "a decrease must leave a positive hold; reverse the pre-authorization to release it all",
+                    guid,
+                    hold: hold.toString(),
+                    requested: total.toString(),
+                    rule: "decrease-leaves-a-hold"
+                  })
+                )
+              : Option.none()
+          }
+        )
+        if (Option.isSome(refusal)) return Either.left(refusal.value)
+        return Either.right(
+          direction === "increase"
+            ? LifecycleEvent.HoldIncreaseRequested.make(
+                defined({ requestId: payload.requestId, at, delta: payload.amount, tip: payload.tip })
+              )
+            : LifecycleEvent.HoldDecreaseRequested.make({
+                requestId: payload.requestId,
+                at,
+                delta: payload.amount
+              })
+        )
+      },
+      toRequest: (requested) => {
+        const data = requested.data as { readonly delta: Money.Money; readonly tip?: Money.Money }
+        return PreAuthorizationIncreaseRequest.make(
+          defined({
+            originalGuid: guid,
+            increaseAmount: Ops.decimal(data.delta),
+            tipAmount: data.tip === undefined ? undefined : Ops.decimal(data.tip),
+            subtract: direction === "decrease" ? (true as const) : undefined,
+            customerReference: payload.customerReference
+          })
+        )
+      },
+      send: (request) => cloud.preAuthorizationIncrease(request),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requestedAt, state }) => {
+        const before = state.preAuthorization?.hold ?? Money.zero(state.amount.currency)
+        return reconcileHold(
+          cloud,
+          state,
+          requestedAt,
+          before,
+          holdAfter(direction, before, payload.amount, payload.tip)
+        )
+      },
+      mapRemote: partnerKeyMessage,
+      applied: (response, { state, now, reconciled }) => {
+        const before = state.preAuthorization?.hold ?? Money.zero(state.amount.currency)
+        const hold = holdAfter(direction, before, payload.amount, payload.tip)
+        const gatewayGuid = fromResponse(response, "preAuthorizationIncreaseGuid")
+        const event =
+          direction === "increase"
+            ? LifecycleEvent.HoldIncreased.make(
+                defined({
+                  requestId: payload.requestId,
+                  at: now,
+                  delta: payload.amount,
+                  tip: payload.tip,
+                  hold,
+                  gatewayGuid,
+                  reconciled
+                })
+              )
+            : LifecycleEvent.HoldDecreased.make(
+                defined({
+                  requestId: payload.requestId,
+                  at: now,
+                  delta: payload.amount,
+                  hold,
+                  gatewayGuid,
+                  reconciled
+                })
+              )
+        return Either.right({
+          appends: [{ streamId: LifecycleEvent.transactionStream(guid), expected: "any", events: [event] }],
+          output: HoldChanged.make(
+            defined({ requestId: payload.requestId, delta: payload.amount, hold, gatewayGuid, reconciled })
+          )
+        })
+      },
+      output: (outcome) => {
+        const d = outcome.data as {
+          readonly delta: Money.Money
+          readonly hold: Money.Money
+          readonly gatewayGuid?: string
+          readonly reconciled: boolean
+        }
+        return HoldChanged.make(
+          defined({
+            requestId: payload.requestId,
+            delta: d.delta,
+            hold: d.hold,
+            gatewayGuid: d.gatewayGuid,
+            reconciled: d.reconciled
+          })
+        )
+      }
+    }
+    return yield* Activity.make({
+      name: `PreAuthorization.${direction === "increase" ? "Increase" : "Decrease"}`,
+      success: HoldChanged,
+      error: PreAuthorizationError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+const holdAfter = (
+  direction: "increase" | "decrease",
+  before: Money.Money,
+  delta: Money.Money,
+  tip: Money.Money | undefined
+): Money.Money => {
+  const change = tip === undefined ? delta : Ops.plus(delta, tip)
+  return direction === "increase" ? Ops.plus(before, change) : Ops.minus(before, change)
+}
+
+/** Everything the capture decision checks, in order; the warnings it may return instead. */
+export const decideCapture = (
+  state: TransactionHistory.State,
+  input: {
+    readonly requestId: string
+    readonly amount: Money.Money
+    readonly tip?: Money.Money | undefined
+    readonly enforcement: Enforcement
+  },
+  now: DateTime.Utc
+): Either.Either<LifecycleEvent.Event, PreAuthorizationError> => {
+  const guid = state.guid
+  const preAuth = state.preAuthorization
+  if (preAuth === undefined) return Either.left(notAPreAuthorization(state, "capture"))
+  const rule = ruleOf(preAuth)
+  const total = input.tip === undefined ? input.amount : Ops.plus(input.amount, input.tip)
+  const base = Ops.firstRefusal<PreAuthorizationError>(
+    () => (rule.excluded ? Option.some(excluded(state, preAuth)) : Option.none()),
+    () =>
+      preAuth.capture !== undefined
+        ? Option.some(
+            new PolicyError.CaptureAlreadyDone({
+              message:
+                `pre-authorization ${guid} was already captured (${preAuth.capture.total}, request ${preAuth.capture.requestId})` +
+                (preAuth.captureReversedAt === undefined ? "" : " and that capture was reversed") +
+                ": a pre-authorization is captured once only",
+              originalGuid: guid
+            })
+          )
+        : Option.none(),
+    () =>
+      state.pending?.operation === "capture"
+        ? Option.some(
+            new PolicyError.CaptureAlreadyDone({
+              message:
+                `pre-authorization ${guid} is already being captured by request ${state.pending.requestId}` +
+                (state.pending.inDoubt ? " (outcome unknown, to reconcile)" : "") +
+                ": a pre-authorization is captured once only",
+              originalGuid: guid
+            })
+          )
+        : Option.none(),
+    () =>
+      preAuth.status === "RELEASED"
+        ? Option.some(
+            new LifecycleError.PreAuthorizationNotOpen({
+              message: `capture refused: the hold of pre-authorization ${guid} was released (reversed)`,
+              guid,
+              status: preAuth.status,
+              rule: "capture-while-open"
+            })
+          )
+        : Option.none(),
+    () => Ops.inProgress(state, "capture"),
+    () => Ops.currencyOf(state, input.amount, "the capture"),
+    () => (input.tip === undefined ? Option.none() : Ops.currencyOf(state, input.tip, "the tip")),
+    () => Ops.positive(input.amount, "the captured amount")
+  )
+  if (Option.isSome(base)) return Either.left(base.value)
+  const { limit, note } = CaptureRules.captureLimit(rule, preAuth.hold)
+  const violations = CaptureRules.check({
+    rule,
+    hold: preAuth.hold,
+    total,
+    authorisedAt: state.at,
+    now,
+    stayEndsAt: preAuth.stayEndsAt
+  })
+  const named = `rule ${rule.id} (${rule.description}${rule.source === "default" ? "; FACTS.md is silent, this is tillflow's default" : ""})`
+  const warnings: Array<string> = []
+  for (const violation of violations) {
+    switch (violation._tag) {
+      case "OverTolerance": {
+        const message =
+          `capture of ${total} is above the limit of ${violation.limit} over the ${preAuth.hold} held on ${guid}: ` +
+          named +
+          (violation.note === undefined ? "" : `; ${violation.note}`)
+        if (input.enforcement === "refuse")
+          return Either.left(
+            new PolicyError.CaptureOverTolerance({
+              message,
+              originalGuid: guid,
+              authorised: preAuth.hold.toString(),
+              requested: total.toString(),
+              limit: violation.limit.toString()
+            })
+          )
+        warnings.push(message)
+        break
+      }
+      case "WindowClosed": {
+        const message =
+          `the capture window of ${guid} (${CaptureRules.describeWindow(rule.window)} from ${DateTime.formatIso(state.at)}) ` +
+          `closed at ${DateTime.formatIso(violation.closedAt)}: ${named}`
+        if (input.enforcement === "refuse")
+          return Either.left(new PolicyError.CaptureWindowClosed({ message, originalGuid: guid }))
+        warnings.push(message)
+        break
+      }
+      case "WindowUnknown": {
+        const message =
+          `the capture window of ${guid} is the time of stay, which was not recorded when the pre-authorization ` +
+          `was opened (stayEndsAt): ${named}`
+        if (input.enforcement === "refuse")
+          return Either.left(new PolicyError.CaptureWindowClosed({ message, originalGuid: guid }))
+        warnings.push(message)
+        break
+      }
+    }
+  }
+  if (note !== undefined && violations.every((v) => v._tag !== "OverTolerance")) warnings.push(note)
+  return Either.right(
+    LifecycleEvent.CaptureRequested.make(
+      defined({
+        requestId: input.requestId,
+        at: now,
+        amount: input.amount,
+        tip: input.tip,
+        total,
+        limit,
+        rule: rule.id,
+        warnings
+      })
+    )
+  )
+}
+
+const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    const guid = payload.originalGuid
+    const spec: Guarded.Spec<
+      TransactionHistory.State,
+      PreAuthorizationCaptureRequest,
+      PreAuthorizationResponse,
+      Captured,
+      PreAuthorizationError
+    > = {
+      operation: "capture",
+      streamId: LifecycleEvent.transactionStream(guid),
+      requestId: payload.requestId,
+      requestedType: "CaptureRequested",
+      outcomeTypes: ["PreAuthorizationCaptured"],
+      notChargedReference: guid,
+      fold: Ops.foldTransaction(guid, "capture"),
+      decide: (state, now) =>
+        decideCapture(
+          state,
+          defined({
+            requestId: payload.requestId,
+            amount: payload.amount,
+            tip: payload.tip,
+            enforcement: payload.enforcement ?? "refuse"
+          }),
+          now
+        ),
+      toRequest: (requested) => {
+        const data = requested.data as { readonly amount: Money.Money; readonly tip?: Money.Money }
+        return PreAuthorizationCaptureRequest.make(
+          defined({
+            originalGuid: guid,
+            capturedAmount: Ops.decimal(data.amount),
+            tipAmount: data.tip === undefined ? undefined : Ops.decimal(data.tip),
+            customerReference: payload.customerReference
+          })
+        )
+      },
+      send: (request) => cloud.preAuthorizationCapture(request),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requestedAt, state }) =>
+        Ops.reconcileByStatus<PreAuthorizationResponse>(
+          cloud,
+          state.transactionReference,
+          requestedAt,
+          (view) => {
+            const captured = view.rows.some(
+              (r) =>
+                r.finStatus === "CAPTURED" || (r.capturedAmount ?? 0n) > 0n || /CAPTURE/i.test(r.type ?? "")
+            )
+            if (captured) return Option.some({ _tag: "Applied", response: {} })
+            if (view.graceOver && !Ops.anyInProgress(view.rows))
+              return Option.some({
+                _tag: "NotApplied",
+                message: view.notFound
+                  ? "the status endpoint does not know the pre-authorization"
+                  : "the status shows no capture"
+              })
+            return Option.none()
+          }
+        ),
+      mapRemote: partnerKeyMessage,
+      applied: (response, { state, requested, now, reconciled }) => {
+        const data = requested.data as {
+          readonly total: Money.Money
+          readonly limit: Money.Money
+          readonly rule: string
+          readonly warnings: ReadonlyArray<string>
+        }
+        const captureGuid = fromResponse(response, "preAuthorizationCaptureGuid")
+        const appends: Array<Guarded.Append> = [
+          {
+            streamId: LifecycleEvent.transactionStream(guid),
+            expected: "any",
+            events: [
+              LifecycleEvent.PreAuthorizationCaptured.make(
+                defined({ requestId: payload.requestId, at: now, total: data.total, captureGuid, reconciled })
+              )
+            ]
+          }
+        ]
+        if (captureGuid !== undefined)
+          appends.push({
+            streamId: LifecycleEvent.transactionStream(captureGuid),
+            expected: "noStream",
+            events: [
+              LifecycleEvent.TransactionRecorded.make(
+                defined({
+                  guid: captureGuid,
+                  kind: "preAuthorizationCapture" as const,
+                  amount: data.total,
+                  at: now,
+                  transactionReference: state.transactionReference,
+                  serialNumber: state.serialNumber,
+                  terminalType: state.terminalType,
+                  originalGuid: guid
+                })
+              )
+            ]
+          })
+        return Either.right({
+          appends,
+          output: Captured.make(
+            defined({
+              requestId: payload.requestId,
+              total: data.total,
+              limit: data.limit,
+              rule: data.rule,
+              warnings: data.warnings,
+              captureGuid,
+              reconciled
+            })
+          )
+        })
+      },
+      output: (outcome, _state, requested) => {
+        const d = outcome.data as {
+          readonly total: Money.Money
+          readonly captureGuid?: string
+          readonly reconciled: boolean
+        }
+        const r = requested?.data as
+          | { readonly limit: Money.Money; readonly rule: string; readonly warnings: ReadonlyArray<string> }
+          | undefined
+        return Captured.make(
+          defined({
+            requestId: payload.requestId,
+            total: d.total,
+            limit: r?.limit ?? d.total,
+            rule: r?.rule ?? "",
+            warnings: r?.warnings ?? [],
+            captureGuid: d.captureGuid,
+            reconciled: d.reconciled
+          })
+        )
+      }
+    }
+    return yield* Activity.make({
+      name: "PreAuthorization.Capture",
+      success: Captured,
+      error: PreAuthorizationError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+/** The three workflows, registered with the engine; they need the event store and the cloud. */
+export const layer: Layer.Layer<
+  never,
+  never,
+  WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
+> = Layer.mergeAll(
+  Increase.toLayer((payload) => changeHold("increase", payload)),
+  Decrease.toLayer((payload) => changeHold("decrease", payload)),
+  Capture.toLayer((payload) => capture(payload))
+)

@@ -1,0 +1,382 @@
+/**
+ * Reversal without a terminal (`POST /reversal`, spec 4.8) as a durable workflow, decided
+ * from the transaction's history: a pre-authorization's reversal releases its whole hold,
+ * or — once captured, before the batch settles — reverses the capture (status back to
+ * AUTHORISED, withheld funds released); any other transaction is reversed in full, or in
+ * part where the acquirer supports it. MOTO transactions keep their 24-hour window
+ * whichever endpoint reverses them. `messageReasonCode` defaults to CUSTOMER_CANCELLATION.
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as BatchWorkflow from "./BatchWorkflow.js"
+import * as EventStore from "@tillflow/engine/EventStore"
+import * as Identifiers from "../model/Identifiers.js"
+import { defined } from "./internal/defined.js"
+import * as Guarded from "./internal/guarded.js"
+import * as Ops from "./internal/transactionOps.js"
+import * as LifecycleError from "./LifecycleError.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as Money from "../model/Money.js"
+import * as PolicyError from "./PolicyError.js"
+import * as RemoteError from "../model/RemoteError.js"
+import type { ReversalRequest, ReversalResponse } from "../model/Reversal.js"
+import * as TerminalCloud from "../model/TerminalCloud.js"
+import type * as TransactionHistory from "./TransactionHistory.js"
+
+const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** The reason sent when the caller gives none (spec 4.8). */
+export const DEFAULT_REASON = "CUSTOMER_CANCELLATION"
+
+/** How long a MOTO transaction can be reversed (spec 2.5, §8). */
+export const MOTO_REVERSAL_WINDOW = Duration.hours(24)
+
+/**
+ * What the merchant's acquirer supports, which the spec leaves to the acquirer: partial
+ * reversals (default no) and reversing a capture before settlement (default yes).
+ */
+export class AcquirerCapabilities extends Context.Reference<AcquirerCapabilities>()(
+  "tillflow/ReversalWorkflow/AcquirerCapabilities",
+  { defaultValue: () => ({ partialReversal: false, captureReversal: true }) }
+) {}
+
+/** Every error of the reversal workflows (MOTO's included). */
+export const ReversalError = Schema.Union(
+  LifecycleError.TransactionNotRecorded,
+  LifecycleError.OperationInProgress,
+  LifecycleError.ReversalNotAllowed,
+  LifecycleError.CurrencyNotOfTransaction,
+  LifecycleError.RequestAlreadyFailed,
+  PolicyError.ReversalWindowClosed,
+  PolicyError.NotCharged,
+  Money.InvalidAmount,
+  RemoteError.RemoteError,
+  EventStore.EventStoreError
+)
+/** @see ReversalError */
+export type ReversalError = typeof ReversalError.Type
+
+/** A reversal applied. */
+export class ReversalDone extends Schema.Class<ReversalDone>("ReversalDone")({
+  requestId: Schema.String,
+  target: LifecycleEvent.ReversalTarget,
+  amount: LifecycleEvent.MoneyJson,
+  gatewayGuid: optional(Schema.String),
+  reconciled: Schema.Boolean
+}) {}
+
+/** Reverse a transaction without its card: in full, or `amount` where partial reversals are supported. */
+export const Reverse = Workflow.make({
+  name: "Reversal.Reverse",
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    amount: optional(LifecycleEvent.MoneyJson),
+    messageReasonCode: optional(Schema.NonEmptyString)
+  },
+  success: ReversalDone,
+  error: ReversalError,
+  idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`
+})
+
+const notAllowed = (guid: string, rule: string, message: string) =>
+  new LifecycleError.ReversalNotAllowed({ message, guid, rule })
+
+/** The MOTO 24-hour rule, from the recorded time of the transaction. */
+export const motoWindow = (
+  state: TransactionHistory.State,
+  now: DateTime.Utc
+): Option.Option<PolicyError.ReversalWindowClosed> => {
+  if (state.kind !== "moToSale" && state.kind !== "moToRefund") return Option.none()
+  const closes = DateTime.addDuration(state.at, MOTO_REVERSAL_WINDOW)
+  return DateTime.greaterThan(now, closes)
+    ? Option.some(
+        new PolicyError.ReversalWindowClosed({
+          message:
+            `a MOTO reversal is possible within 24 hours of the transaction: ${state.guid} was made at ` +
+            `${DateTime.formatIso(state.at)}, the window closed at ${DateTime.formatIso(closes)}`,
+          originalGuid: state.guid
+        })
+      )
+    : Option.none()
+}
+
+/** What is left to reverse of a transaction. */
+export const remaining = (state: TransactionHistory.State): Money.Money =>
+  Ops.minus(state.amount, state.reversed)
+
+/** What a reversal will undo, or why it cannot. */
+export const decideTarget = (
+  state: TransactionHistory.State,
+  amount: Money.Money | undefined,
+  capabilities: AcquirerCapabilities["Type"],
+  now: DateTime.Utc
+): Either.Either<
+  { readonly target: LifecycleEvent.ReversalTarget; readonly amount: Money.Money; readonly partial: boolean },
+  ReversalError
+> => {
+  const guid = state.guid
+  const busy = Ops.inProgress(state, "reversal")
+  if (Option.isSome(busy)) return Either.left(busy.value)
+  const preAuth = state.preAuthorization
+  if (preAuth !== undefined) {
+    if (preAuth.status === "RELEASED")
+      return Either.left(
+        notAllowed(guid, "reverse-once", `the hold of pre-authorization ${guid} was already released`)
+      )
+    if (preAuth.captureReversedAt !== undefined)
+      return Either.left(
+        notAllowed(
+          guid,
+          "reverse-once",
+          `the capture of ${guid} was already reversed and the withheld funds released: nothing is held`
+        )
+      )
+    if (amount !== undefined)
+      return Either.left(
+        notAllowed(
+          guid,
+          "pre-authorization-reversal-is-whole",
+          preAuth.status === "CAPTURED"
+            ? `a capture is reversed whole; ${guid} cannot be reversed by ${amount}`
+            : `a pre-authorization reversal releases the whole hold; decrease the hold of ${guid} to release ${amount}`
+        )
+      )
+    if (preAuth.status === "CAPTURED") {
+      if (!capabilities.captureReversal)
+        return Either.left(
+          notAllowed(guid, "acquirer-capture-reversal", "the acquirer does not support reversing a capture")
+        )
+      return Either.right({
+        target: "capture",
+        amount: preAuth.capture?.total ?? preAuth.hold,
+        partial: false
+      })
+    }
+    return Either.right({ target: "hold", amount: preAuth.hold, partial: false })
+  }
+  const window = motoWindow(state, now)
+  if (Option.isSome(window)) return Either.left(window.value)
+  const left = remaining(state)
+  if (state.fullyReversedAt !== undefined || left.minorUnits <= 0n)
+    return Either.left(notAllowed(guid, "reverse-once", `${guid} is already reversed`))
+  if (amount === undefined || amount.minorUnits === left.minorUnits)
+    return Either.right({ target: "transaction", amount: left, partial: false })
+  const refusal = Ops.firstRefusal<ReversalError>(
+    () => Ops.currencyOf(state, amount, "the reversal"),
+    () => Ops.positive(amount, "the reversal"),
+    () =>
+      amount.minorUnits > left.minorUnits
+        ? Option.some(
+            notAllowed(
+              guid,
+              "reversal-not-above-remaining",
+              `a reversal of ${amount} is above the ${left} left to reverse on ${guid}`
+            )
+          )
+        : Option.none(),
+    () =>
+      capabilities.partialReversal
+        ? Option.none()
+        : Option.some(
+            notAllowed(
+              guid,
+              "acquirer-partial-reversal",
+              `the acquirer does not support partial reversals: reverse ${guid} in full (${left})`
+            )
+          )
+  )
+  return Option.isSome(refusal)
+    ? Either.left(refusal.value)
+    : Either.right({ target: "transaction", amount, partial: true })
+}
+
+/** Refuses to reverse a capture once its batch has settled. */
+export const settlementCheck = (state: TransactionHistory.State) =>
+  Effect.gen(function* () {
+    const capture = state.preAuthorization?.capture
+    if (state.preAuthorization?.status !== "CAPTURED" || capture === undefined) return Option.none()
+    const closed = yield* BatchWorkflow.batchedOut(state.serialNumber, undefined, capture.at)
+    return Option.map(closed, (batch) =>
+      notAllowed(
+        state.guid,
+        "capture-reversal-before-settlement",
+        `the capture of ${state.guid} settled with batch ${batch.batchNumber} (closed ${DateTime.formatIso(batch.at)}): it can no longer be reversed`
+      )
+    )
+  })
+
+const reversalRows = (rows: ReadonlyArray<{ readonly type?: string | undefined }>) =>
+  rows.filter((r) => /VOID|CANCEL|REVERSAL/i.test(r.type ?? "")).length
+
+/** Reconciles a reversal by what the status endpoint shows of the original. */
+export const reconcileReversal = <Res>(
+  cloud: TerminalCloud.Service,
+  state: TransactionHistory.State,
+  target: LifecycleEvent.ReversalTarget,
+  requestedAt: DateTime.Utc,
+  empty: Res
+) => {
+  const known = [...state.completed.values()].filter((e) => e.type === "Reversed").length
+  return Ops.reconcileByStatus<Res>(cloud, state.transactionReference, requestedAt, (view) => {
+    const head = view.rows[0]
+    const applied =
+      head !== undefined &&
+      (target === "hold"
+        ? head.finStatus === "CANCELLED"
+        : target === "capture"
+          ? head.finStatus === "AUTHORISED" && head.capturedAmount === undefined
+          : head.finStatus === "CANCELLED" || reversalRows(view.rows) > known)
+    if (applied) return Option.some({ _tag: "Applied", response: empty })
+    if (view.graceOver && !Ops.anyInProgress(view.rows))
+      return Option.some({ _tag: "NotApplied", message: "the status endpoint shows no reversal" })
+    return Option.none()
+  })
+}
+
+/** The outcome events of a reversal, and its output. */
+export const reversed = (
+  guid: string,
+  requestId: string,
+  requested: LifecycleEvent.Event,
+  now: DateTime.Utc,
+  gatewayGuid: string | undefined,
+  reconciled: boolean,
+  state: TransactionHistory.State
+) => {
+  const data = requested.data as {
+    readonly target: LifecycleEvent.ReversalTarget
+    readonly amount?: Money.Money
+  }
+  const amount =
+    data.amount ??
+    (data.target === "hold"
+      ? (state.preAuthorization?.hold ?? state.amount)
+      : data.target === "capture"
+        ? (state.preAuthorization?.capture?.total ?? state.amount)
+        : remaining(state))
+  return {
+    appends: [
+      {
+        streamId: LifecycleEvent.transactionStream(guid),
+        expected: "any" as const,
+        events: [
+          LifecycleEvent.Reversed.make(
+            defined({ requestId, at: now, target: data.target, amount, gatewayGuid, reconciled })
+          )
+        ]
+      }
+    ],
+    output: ReversalDone.make(defined({ requestId, target: data.target, amount, gatewayGuid, reconciled }))
+  }
+}
+
+/** The output of a recorded `Reversed`. */
+export const doneOf = (requestId: string, outcome: LifecycleEvent.Decoded): ReversalDone => {
+  const d = outcome.data as {
+    readonly target: LifecycleEvent.ReversalTarget
+    readonly amount: Money.Money
+    readonly gatewayGuid?: string
+    readonly reconciled: boolean
+  }
+  return ReversalDone.make(
+    defined({
+      requestId,
+      target: d.target,
+      amount: d.amount,
+      gatewayGuid: d.gatewayGuid,
+      reconciled: d.reconciled
+    })
+  )
+}
+
+const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
+  Effect.gen(function* () {
+    const cloud = yield* TerminalCloud.TerminalCloud
+    const capabilities = yield* AcquirerCapabilities
+    const guid = payload.originalGuid
+    const spec: Guarded.Spec<
+      TransactionHistory.State,
+      ReversalRequest,
+      ReversalResponse,
+      ReversalDone,
+      ReversalError
+    > = {
+      operation: "reversal",
+      streamId: LifecycleEvent.transactionStream(guid),
+      requestId: payload.requestId,
+      requestedType: "ReversalRequested",
+      outcomeTypes: ["Reversed"],
+      notChargedReference: guid,
+      fold: Ops.foldTransaction(guid, "reversal"),
+      precheck: (state) => settlementCheck(state),
+      decide: (state, at) =>
+        Either.map(decideTarget(state, payload.amount, capabilities, at), (decided) =>
+          LifecycleEvent.ReversalRequested.make(
+            defined({
+              requestId: payload.requestId,
+              at,
+              endpoint: "reversal" as const,
+              target: decided.target,
+              amount: decided.partial ? decided.amount : undefined,
+              messageReasonCode: payload.messageReasonCode ?? DEFAULT_REASON
+            })
+          )
+        ),
+      toRequest: (requested) => {
+        const data = requested.data as { readonly amount?: Money.Money; readonly messageReasonCode?: string }
+        return defined({
+          originalGuid: guid,
+          amount: data.amount,
+          messageReasonCode: data.messageReasonCode ?? DEFAULT_REASON
+        }) as ReversalRequest
+      },
+      send: (request) => cloud.reversal(request),
+      onUnknown: "reconcile",
+      reconcile: (_request, { requested, requestedAt, state }) =>
+        reconcileReversal<ReversalResponse>(
+          cloud,
+          state,
+          (requested.data as { readonly target: LifecycleEvent.ReversalTarget }).target,
+          requestedAt,
+          {}
+        ),
+      applied: (response, { now, reconciled, requested, state }) =>
+        Either.right(
+          reversed(
+            guid,
+            payload.requestId,
+            requested,
+            now,
+            typeof response["reversalGuid"] === "string"
+              ? response["reversalGuid"]
+              : response.cardTokenizationGuid,
+            reconciled,
+            state
+          )
+        ),
+      output: (outcome) => doneOf(payload.requestId, outcome)
+    }
+    return yield* Activity.make({
+      name: "Reversal.Reverse",
+      success: ReversalDone,
+      error: ReversalError,
+      execute: Guarded.run(spec)
+    })
+  })
+
+/** The reversal workflow, registered with the engine. */
+export const layer: Layer.Layer<
+  never,
+  never,
+  WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
+> = Reverse.toLayer((payload) => reverse(payload))

@@ -1,0 +1,139 @@
+/**
+ * The bridge from terminal operations to the terminal-less lifecycles: every approved
+ * financial outcome of a terminal operation (a sale, a refund, a pre-authorization, a
+ * capture …) is recorded into its transaction's history (`txn-<guid>`), so a tip, a
+ * deferred token, a reversal, a MOTO refund or a capture can follow it. It reads the log
+ * from its own checkpoint (kept in the `projection-terminal-outcomes` stream) and records
+ * idempotently: a history already open is left alone, so two processes catching up at
+ * once, or a replay, record nothing twice.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as EventStore from "@tillflow/engine/EventStore"
+import * as OperationOutcome from "../terminal/OperationOutcome.js"
+import * as TransactionHistory from "./TransactionHistory.js"
+
+/** The stream of the recorder's checkpoints. */
+export const checkpointStream = "projection-terminal-outcomes"
+
+const checkpointType = "TerminalOutcomesRecordedUpTo"
+
+const CheckpointJson = Schema.Struct({ transactionId: Schema.BigInt, globalPosition: Schema.BigInt })
+
+/** Options of the recorder. */
+export interface Options {
+  /**
+   * The merchant category code, which decides a pre-authorization's capture window and
+   * tolerance (it is not in the result). Without it pre-authorizations are not opened.
+   */
+  readonly mcc: Option.Option<string>
+}
+
+/** What one event led to. */
+export type Recorded = "recorded" | "already" | "skipped"
+
+/** Records the transaction of one event, if it is an approved financial outcome. */
+export const recordEvent = (
+  event: EventStore.RecordedEvent,
+  options: Options
+): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    if (
+      event.type !== DomainEvents.PaymentAuthorised.type &&
+      event.type !== DomainEvents.PaymentPartiallyApproved.type
+    ) {
+      return "skipped"
+    }
+    const decoded = yield* Effect.either(DomainEvents.events.decode(event))
+    if (Either.isLeft(decoded)) return "skipped"
+    const data = decoded.right.data as { readonly facts: OperationOutcome.Facts; readonly at: number }
+    const outcome =
+      decoded.right.type === DomainEvents.PaymentPartiallyApproved.type
+        ? new OperationOutcome.PartiallyApproved({ facts: data.facts })
+        : new OperationOutcome.Approved({ facts: data.facts })
+    const at = DateTime.unsafeMake(data.at)
+    const store = yield* EventStore.EventStore
+    const operation = data.facts.operation
+    if (operation === "preAuthorization" || operation === "moToPreAuthorization") {
+      if (Option.isNone(options.mcc)) return "skipped"
+      const authorised = TransactionHistory.preAuthorizationFromOutcome(outcome, {
+        mcc: options.mcc.value,
+        authorisedAt: at
+      })
+      if (Either.isLeft(authorised)) return "skipped"
+      const opened = yield* TransactionHistory.openPreAuthorization(store, authorised.right).pipe(
+        Effect.either
+      )
+      return opened._tag === "Right" && opened.right === true ? "recorded" : "already"
+    }
+    const completed = TransactionHistory.completedFromOutcome(outcome, { at })
+    if (Either.isLeft(completed)) return "skipped"
+    const recorded = yield* TransactionHistory.record(store, completed.right).pipe(Effect.either)
+    return recorded._tag === "Right" && recorded.right === true ? "recorded" : "already"
+  })
+
+/** The recorder's checkpoint (the start of the log when it never ran). */
+export const checkpoint: Effect.Effect<
+  { readonly checkpoint: EventStore.Checkpoint; readonly version: number },
+  EventStore.EventStoreError,
+  EventStore.EventStore
+> = Effect.gen(function* () {
+  const store = yield* EventStore.EventStore
+  const version = yield* store.streamVersion(checkpointStream)
+  if (version === 0) return { checkpoint: EventStore.Checkpoint.start, version }
+  const [last] = yield* store.readStream(checkpointStream, { fromVersion: version, maxCount: 1 })
+  const decoded = Schema.decodeUnknownOption(CheckpointJson)(last?.data)
+  return {
+    checkpoint: Option.match(decoded, {
+      onNone: () => EventStore.Checkpoint.start,
+      onSome: (c) => new EventStore.Checkpoint(c)
+    }),
+    version
+  }
+})
+
+/**
+ * Records every approved outcome of the log after the recorder's checkpoint, then moves
+ * the checkpoint. Returns how many transactions it recorded.
+ */
+export const catchUp = (
+  options: Options
+): Effect.Effect<number, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const start = yield* checkpoint
+    let position = start.checkpoint
+    let recorded = 0
+    let moved = false
+    while (true) {
+      const page = yield* store.readAll(position, { maxCount: 1000 })
+      for (const event of page.events) {
+        if (event.streamId === checkpointStream) continue
+        moved = true
+        if ((yield* recordEvent(event, options)) === "recorded") recorded++
+      }
+      position = page.next
+      if (page.caughtUp) break
+    }
+    if (moved) {
+      yield* store
+        .append(checkpointStream, EventStore.exactVersion(start.version), [
+          {
+            type: checkpointType,
+            data: Schema.encodeSync(CheckpointJson)({
+              transactionId: position.transactionId,
+              globalPosition: position.globalPosition
+            })
+          }
+        ])
+        .pipe(
+          // Another process moved it meanwhile: what it recorded is recorded.
+          Effect.catchAll((error) => (error._tag === "EventStoreError" ? Effect.fail(error) : Effect.void))
+        )
+    }
+    return recorded
+  }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))

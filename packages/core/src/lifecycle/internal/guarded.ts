@@ -1,0 +1,397 @@
+/**
+ * The one way every terminal-less operation runs, inside one activity: read the stream,
+ * decide from its history (refuse with a typed error, recorded, before anything is sent),
+ * record the request at the version that was read (a lost race re-reads and decides
+ * again), send it, and record the outcome. A 5xx, a timeout or a network failure is an
+ * unknown outcome: it is reconciled (or, for idempotent requests, resent), never blindly
+ * repeated. Re-running the activity (a crashed worker) finds its own request in the stream
+ * and resumes: a recorded outcome is returned, a request without one is reconciled.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as EventStore from "@tillflow/engine/EventStore"
+import * as HashChain from "@tillflow/engine/HashChain"
+import * as LifecycleError from "../LifecycleError.js"
+import * as LifecycleEvent from "../LifecycleEvent.js"
+import * as PolicyError from "../PolicyError.js"
+import * as RemoteError from "../../model/RemoteError.js"
+
+/** What reconciliation concluded about a request whose outcome was unknown. */
+export type Reconciled<Res> =
+  | { readonly _tag: "Applied"; readonly response: Res }
+  | { readonly _tag: "NotApplied"; readonly message: string }
+  | { readonly _tag: "Unknown"; readonly message: string }
+
+/** Events to append after the outcome, to this stream or another (`noStream`: open it). */
+export interface Append {
+  readonly streamId: string
+  readonly expected: "any" | "noStream"
+  readonly events: ReadonlyArray<LifecycleEvent.Event>
+}
+
+/** What `applied` is told. */
+export interface AppliedContext<S> {
+  readonly state: S
+  readonly requested: LifecycleEvent.Event
+  readonly now: DateTime.Utc
+  readonly reconciled: boolean
+}
+
+/** How an unknown outcome is settled. */
+export type OnUnknown = "reconcile" | "resend" | "inDoubt"
+
+/** One guarded operation. */
+export interface Spec<S, Req, Res, Out, Refusal> {
+  readonly operation: LifecycleEvent.Operation
+  readonly streamId: string
+  readonly requestId: string
+  /** The type of the `…Requested` event of this operation. */
+  readonly requestedType: LifecycleEvent.Event["type"]
+  /** The types of its success outcomes. */
+  readonly outcomeTypes: ReadonlyArray<LifecycleEvent.Event["type"]>
+  /** Folds the stream into the state decisions read; a Left when there is nothing to act on. */
+  readonly fold: (events: ReadonlyArray<LifecycleEvent.Decoded>) => Either.Either<S, Refusal>
+  /** Refuses, or returns the `…Requested` event (its `requestId` and `at` set). */
+  readonly decide: (state: S, now: DateTime.Utc) => Either.Either<LifecycleEvent.Event, Refusal>
+  /**
+   * A check that needs history from other streams (a terminal's batches), run before
+   * `decide`: a refusal, or none.
+   */
+  readonly precheck?:
+    | ((
+        state: S,
+        now: DateTime.Utc
+      ) => Effect.Effect<Option.Option<Refusal>, StoreFailure, EventStore.EventStore>)
+    | undefined
+  /** The request to send, from the `…Requested` event. */
+  readonly toRequest: (requested: LifecycleEvent.Event, state: S) => Req
+  readonly send: (request: Req) => Effect.Effect<Res, RemoteError.RemoteError>
+  readonly onUnknown: OnUnknown
+  readonly reconcile?: (
+    request: Req,
+    context: {
+      readonly state: S
+      readonly requested: LifecycleEvent.Event
+      readonly requestedAt: DateTime.Utc
+    }
+  ) => Effect.Effect<Reconciled<Res>>
+  /** The events recording the outcome and the workflow's output. */
+  readonly applied: (
+    response: Res,
+    context: AppliedContext<S>
+  ) => Either.Either<{ readonly appends: ReadonlyArray<Append>; readonly output: Out }, Refusal>
+  /** The output of an outcome already recorded (a re-run), with the request that led to it. */
+  readonly output: (
+    outcome: LifecycleEvent.Decoded,
+    state: S,
+    requested: LifecycleEvent.Event | undefined
+  ) => Out
+  /** Rewrites a definitive remote error (e.g. a partner key's 403) before it is recorded. */
+  readonly mapRemote?: ((error: RemoteError.RemoteError) => RemoteError.RemoteError) | undefined
+  /** What reconciliation's "not applied" is reported against (a reference or a guid). */
+  readonly notChargedReference: string
+}
+
+/** The store failures an operation can meet, as one typed error. */
+export type StoreFailure = EventStore.EventStoreError
+
+/** Everything `run` itself can fail with, beside the spec's refusals. */
+export type RunError =
+  | RemoteError.RemoteError
+  | PolicyError.NotCharged
+  | LifecycleError.RequestAlreadyFailed
+  | EventStore.EventStoreError
+
+/** Maps any failure of the store or the codec to `EventStoreError`. */
+export const storeFailure =
+  (operation: string) =>
+  (error: { readonly _tag: string; readonly message: string }): EventStore.EventStoreError =>
+    error._tag === "EventStoreError"
+      ? (error as EventStore.EventStoreError)
+      : new EventStore.EventStoreError({ operation, detail: `${error._tag}: ${error.message}` })
+
+/** Reads and decodes a lifecycle stream, with its version. */
+export const read = (store: EventStore.Service, streamId: string) =>
+  Effect.gen(function* () {
+    const recorded = yield* store.readStream(streamId)
+    const events = yield* LifecycleEvent.registry.decodeAll(recorded)
+    const last = recorded[recorded.length - 1]
+    return { events, version: last === undefined ? 0 : last.version }
+  }).pipe(Effect.mapError(storeFailure("read")))
+
+/** A stable event id (a name-based UUID) for an event a request leads to. */
+export const eventId = (...parts: ReadonlyArray<string>): Effect.Effect<string> =>
+  Effect.map(HashChain.sha256Hex(parts.join("\u0000")), (hex) => {
+    const variant = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+  })
+
+/** The `requestId` of a lifecycle event, if it has one. */
+export const requestIdOf = (event: LifecycleEvent.Decoded): string | undefined => {
+  const data = event.data as { readonly requestId?: unknown }
+  return typeof data.requestId === "string" ? data.requestId : undefined
+}
+
+/** A decoded event as the typed event it was built from. */
+export const asEvent = (decoded: LifecycleEvent.Decoded): LifecycleEvent.Event =>
+  ({ type: decoded.type, data: decoded.data }) as LifecycleEvent.Event
+
+const errorMessage = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+const errorTag = (error: unknown): string =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : "Error"
+const ruleOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "rule" in error && typeof error.rule === "string"
+    ? error.rule
+    : errorTag(error)
+
+/** How many times a lost race is re-read and re-decided before giving up. */
+const maxRaces = 25
+/** How an idempotent request is resent after an unknown outcome. */
+const resendDelays = [Duration.seconds(1), Duration.seconds(2), Duration.seconds(4)]
+
+/** Runs one guarded operation (see the module description). */
+export const run = <S, Req, Res, Out, Refusal>(
+  spec: Spec<S, Req, Res, Out, Refusal>
+): Effect.Effect<Out, Refusal | RunError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const idFor = (streamId: string, type: string, index = 0) =>
+      eventId(streamId, spec.operation, spec.requestId, type, String(index))
+
+    /**
+     * Appends, treating an event already stored under its stable id as done; keeps a lost
+     * race (`ConcurrencyConflict`) apart from every other store failure.
+     */
+    const appendRaw = (
+      streamId: string,
+      expected: EventStore.ExpectedVersion,
+      events: ReadonlyArray<LifecycleEvent.Event>
+    ): Effect.Effect<void, EventStore.ConcurrencyConflict | EventStore.EventStoreError> =>
+      Effect.gen(function* () {
+        const withIds = yield* Effect.forEach(events, (event, i) =>
+          Effect.map(
+            idFor(streamId, event.type, i),
+            (id) => ({ ...event, eventId: id }) as LifecycleEvent.Event
+          )
+        )
+        const encoded = yield* LifecycleEvent.registry.encodeAll(withIds)
+        yield* store.append(streamId, expected, encoded)
+      }).pipe(
+        Effect.catchTag("DuplicateEventId", () => Effect.void),
+        Effect.catchTag("ConcurrencyConflict", (conflict) =>
+          expected._tag === "NoStream" ? Effect.void : Effect.fail(conflict)
+        ),
+        Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? e : storeFailure("append")(e)))
+      )
+    const appendOnce = (
+      streamId: string,
+      expected: EventStore.ExpectedVersion,
+      events: ReadonlyArray<LifecycleEvent.Event>
+    ): Effect.Effect<void, EventStore.EventStoreError> =>
+      appendRaw(streamId, expected, events).pipe(
+        Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? storeFailure("append")(e) : e))
+      )
+
+    const now = DateTime.now
+
+    /** Records that the service refused (or never applied) the request, then fails with `error`. */
+    const failed = <E>(error: E) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        const event = LifecycleEvent.OperationFailed.make({
+          requestId: spec.requestId,
+          at,
+          operation: spec.operation,
+          error: errorTag(error),
+          message: errorMessage(error)
+        })
+        // A gateway's message could quote something the redaction guard refuses: keep the tag then.
+        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [event]).pipe(
+          Effect.catchAll(() =>
+            appendOnce(spec.streamId, EventStore.AnyVersion, [
+              LifecycleEvent.OperationFailed.make({ ...event.data, message: errorTag(error) })
+            ])
+          )
+        )
+        return yield* Effect.fail(error)
+      })
+
+    const inDoubt = (error: RemoteError.OutcomeUnknown, why: string) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [
+          LifecycleEvent.OperationInDoubt.make({
+            requestId: spec.requestId,
+            at,
+            operation: spec.operation,
+            message: why
+          })
+        ])
+        return yield* Effect.fail(
+          new RemoteError.OutcomeUnknown({ ...error, message: `${error.message}; ${why}` })
+        )
+      })
+
+    const record = (state: S, requested: LifecycleEvent.Event, response: Res, reconciled: boolean) =>
+      Effect.gen(function* () {
+        const outcome = spec.applied(response, { state, requested, now: yield* now, reconciled })
+        if (Either.isLeft(outcome)) return yield* Effect.fail(outcome.left)
+        for (const append of outcome.right.appends) {
+          yield* appendOnce(
+            append.streamId,
+            append.expected === "noStream" ? EventStore.NoStream : EventStore.AnyVersion,
+            append.events
+          )
+        }
+        return outcome.right.output
+      })
+
+    const settleUnknown = (
+      state: S,
+      requested: LifecycleEvent.Event,
+      request: Req,
+      error: RemoteError.OutcomeUnknown
+    ): Effect.Effect<Out, Refusal | RunError> =>
+      Effect.gen(function* () {
+        switch (spec.onUnknown) {
+          case "inDoubt":
+            return yield* inDoubt(error, "not resent: the request is not idempotent and cannot be reconciled")
+          case "resend": {
+            for (const delay of resendDelays) {
+              yield* Effect.sleep(delay)
+              const again = yield* Effect.either(spec.send(request))
+              if (Either.isRight(again)) return yield* record(state, requested, again.right, false)
+              if (again.left._tag !== "OutcomeUnknown")
+                return yield* failed(spec.mapRemote?.(again.left) ?? again.left)
+            }
+            return yield* inDoubt(
+              error,
+              `still unknown after ${resendDelays.length} resends of an idempotent request`
+            )
+          }
+          case "reconcile": {
+            const requestedAt = (requested.data as { readonly at: DateTime.Utc }).at
+            const verdict: Reconciled<Res> =
+              spec.reconcile === undefined
+                ? { _tag: "Unknown", message: "no way to reconcile this operation" }
+                : yield* spec.reconcile(request, { state, requested, requestedAt })
+            switch (verdict._tag) {
+              case "Applied":
+                return yield* record(state, requested, verdict.response, true)
+              case "NotApplied":
+                return yield* failed(
+                  new PolicyError.NotCharged({
+                    message: `${spec.operation} was not applied (${verdict.message}); a new request is safe`,
+                    transactionReference: spec.notChargedReference
+                  })
+                )
+              case "Unknown":
+                return yield* inDoubt(error, `reconciliation inconclusive: ${verdict.message}`)
+            }
+          }
+        }
+      })
+
+    const proceed = (state: S, requested: LifecycleEvent.Event, resumed: boolean) =>
+      Effect.gen(function* () {
+        const request = spec.toRequest(requested, state)
+        if (resumed && spec.onUnknown !== "resend") {
+          // An earlier run recorded the request but not its outcome: it may have been sent.
+          return yield* settleUnknown(
+            state,
+            requested,
+            request,
+            new RemoteError.OutcomeUnknown({
+              message: "an earlier run recorded this request without its outcome",
+              reason: "Network"
+            })
+          )
+        }
+        const sent = yield* Effect.either(spec.send(request))
+        if (Either.isRight(sent)) return yield* record(state, requested, sent.right, false)
+        const error = sent.left
+        if (error._tag === "OutcomeUnknown") return yield* settleUnknown(state, requested, request, error)
+        return yield* failed(spec.mapRemote?.(error) ?? error)
+      })
+
+    for (let race = 0; ; race++) {
+      const { events, version } = yield* read(store, spec.streamId)
+      const mine = events.filter((e) => requestIdOf(e) === spec.requestId)
+      const outcome = mine.find(
+        (e) =>
+          spec.outcomeTypes.includes(e.type) ||
+          (e.type === "OperationFailed" && e.data.operation === spec.operation)
+      )
+      const folded = spec.fold(events)
+      if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
+      const state = folded.right
+      if (outcome !== undefined) {
+        if (outcome.type === "OperationFailed") {
+          return yield* new LifecycleError.RequestAlreadyFailed({
+            message: `request ${spec.requestId} (${spec.operation}) already failed: ${outcome.data.error}: ${outcome.data.message}`,
+            requestId: spec.requestId,
+            operation: spec.operation,
+            error: outcome.data.error
+          })
+        }
+        const request = mine.find((e) => e.type === spec.requestedType)
+        return spec.output(outcome, state, request === undefined ? undefined : asEvent(request))
+      }
+      const requested = mine.find((e) => e.type === spec.requestedType)
+      if (requested !== undefined) return yield* proceed(state, asEvent(requested), true)
+
+      const at = yield* now
+      const early = spec.precheck === undefined ? Option.none() : yield* spec.precheck(state, at)
+      const decision = Option.isSome(early) ? Either.left(early.value) : spec.decide(state, at)
+      if (Either.isLeft(decision)) {
+        const refusal = decision.left
+        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [
+          LifecycleEvent.OperationRefused.make({
+            requestId: spec.requestId,
+            at,
+            operation: spec.operation,
+            error: errorTag(refusal),
+            rule: ruleOf(refusal),
+            message: errorMessage(refusal)
+          })
+        ]).pipe(Effect.ignore)
+        return yield* Effect.fail(refusal)
+      }
+      const appended = yield* Effect.either(
+        appendRaw(spec.streamId, EventStore.exactVersion(version), [decision.right])
+      )
+      if (Either.isRight(appended)) return yield* proceed(state, decision.right, false)
+      const lost = appended.left
+      if (lost._tag === "EventStoreError") return yield* Effect.fail(lost)
+      // Lost the race: someone appended since the read. Read again and decide again.
+      if (race >= maxRaces) return yield* Effect.fail(storeFailure("append")(lost))
+    }
+  })
+
+/** Polls for the verdict of a reconciliation until it is known or `deadline` passes. */
+export const poll = <Res>(options: {
+  readonly check: Effect.Effect<Option.Option<Reconciled<Res>>>
+  readonly interval: Duration.DurationInput
+  readonly deadline: DateTime.Utc
+}): Effect.Effect<Reconciled<Res>> =>
+  Effect.gen(function* () {
+    while (true) {
+      const verdict = yield* options.check
+      if (Option.isSome(verdict)) return verdict.value
+      const at = yield* DateTime.now
+      if (DateTime.greaterThanOrEqualTo(at, options.deadline))
+        return {
+          _tag: "Unknown",
+          message: `no final answer before ${DateTime.formatIso(options.deadline)}`
+        } as const
+      yield* Effect.sleep(options.interval)
+    }
+  })

@@ -1,0 +1,144 @@
+/**
+ * Operational metrics read from the event log, as Effect `Metric`s: outcomes and latency
+ * per operation, reconciliation checks by verdict, callback deliveries by result, result
+ * mismatches. Because they are computed from the shared log, every process that observes
+ * it counts the work of every worker: scrape any one of them. An exporter (the worker's
+ * Prometheus endpoint) reads them from Effect's metric registry.
+ *
+ * @example
+ * const observer = yield* LogMetrics.makeObserver({ since: startedAt })
+ * yield* Stream.runForEach(store.subscribe(from), observer.observe)
+ */
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
+import * as DomainEvents from "../terminal/DomainEvents.js"
+import type * as EventStore from "@tillflow/engine/EventStore"
+
+/** Terminal operations that ended, by operation and outcome event type. */
+export const outcomes = Metric.counter("tillflow_operation_outcomes_total", {
+  description: "terminal operations that reached an outcome or ended without one, by operation and outcome",
+  incremental: true
+})
+
+/** Seconds from the request to the outcome, by operation. */
+export const latency = Metric.histogram(
+  "tillflow_operation_latency_seconds",
+  MetricBoundaries.fromIterable([0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900]),
+  "seconds from the request to the outcome of a terminal operation"
+)
+
+/** Status endpoint checks during reconciliation, by verdict. */
+export const reconciliations = Metric.counter("tillflow_reconciliation_checks_total", {
+  description: "status endpoint checks made to reconcile an unknown outcome, by verdict",
+  incremental: true
+})
+
+/** Attempts whose outcome was unknown after the POST (timeouts, 5xx, network). */
+export const unknownOutcomes = Metric.counter("tillflow_unknown_outcomes_total", {
+  description: "attempts whose outcome was unknown after sending (then reconciled)",
+  incremental: true
+})
+
+/** Callback deliveries by result: recorded, late, undecodable, refused (with its reason). */
+export const callbackDeliveries = Metric.counter("tillflow_callback_deliveries_total", {
+  description: "results delivered to the callback receiver, by what became of them",
+  incremental: true
+})
+
+/** Results that disagree with the recorded outcome: each one needs a human. */
+export const mismatches = Metric.counter("tillflow_result_mismatches_total", {
+  description: "delivered results that disagree with the recorded outcome",
+  incremental: true
+})
+
+const ended = new Set([
+  ...DomainEvents.outcomeTypes,
+  DomainEvents.PaymentNotCharged.type,
+  DomainEvents.OperationRejected.type,
+  DomainEvents.TerminalUnavailable.type,
+  DomainEvents.OutcomeUnresolved.type
+])
+
+const field = (data: EventStore.Json, key: string): EventStore.Json | undefined =>
+  typeof data === "object" && data !== null && !Array.isArray(data)
+    ? (data as EventStore.JsonObject)[key]
+    : undefined
+
+const text = (value: EventStore.Json | undefined): string | undefined =>
+  typeof value === "string" ? value : undefined
+
+/** Something that observes the log. */
+export interface Observer {
+  readonly observe: (event: EventStore.RecordedEvent) => Effect.Effect<void>
+}
+
+/**
+ * An observer that counts events recorded at or after `since` (epoch ms): counters count
+ * from the observer's start, as Prometheus expects of a process, even when it replays
+ * older events. It remembers when each operation was requested to measure its latency.
+ */
+export const makeObserver = (options: { readonly since: number }): Effect.Effect<Observer> =>
+  Effect.sync(() => {
+    const requested = new Map<string, { readonly operation: string; readonly at: number }>()
+    const observe = (event: EventStore.RecordedEvent): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const data = event.data
+        if (event.type === DomainEvents.OperationRequested.type) {
+          const operation = text(field(data, "operation")) ?? "unknown"
+          const at = field(data, "requestedAt")
+          if (typeof at === "number") requested.set(event.streamId, { operation, at })
+          return Effect.void
+        }
+        const fresh = event.recordedAt.epochMillis >= options.since
+        if (ended.has(event.type)) {
+          const origin = requested.get(event.streamId)
+          requested.delete(event.streamId)
+          if (!fresh) return Effect.void
+          const facts = field(data, "facts")
+          const operation = text(field(facts ?? null, "operation")) ?? origin?.operation ?? "unknown"
+          const at = field(data, "at")
+          const tagged = Metric.tagged(Metric.tagged(outcomes, "operation", operation), "outcome", event.type)
+          return Effect.zipRight(
+            Metric.increment(tagged),
+            origin !== undefined && typeof at === "number" && DomainEvents.outcomeTypes.includes(event.type)
+              ? Metric.update(
+                  Metric.tagged(latency, "operation", operation),
+                  Math.max(0, at - origin.at) / 1000
+                )
+              : Effect.void
+          )
+        }
+        if (!fresh) return Effect.void
+        switch (event.type) {
+          case DomainEvents.ReconciliationChecked.type:
+            return Metric.increment(
+              Metric.tagged(reconciliations, "verdict", text(field(data, "verdict")) ?? "unknown")
+            )
+          case DomainEvents.AttemptOutcomeUnknown.type:
+            return Metric.increment(
+              Metric.tagged(unknownOutcomes, "reason", text(field(data, "reason")) ?? "unknown")
+            )
+          case CallbackRegistration.ResultReceived.type:
+            return Metric.increment(Metric.tagged(callbackDeliveries, "result", "recorded"))
+          case CallbackRegistration.ResultUndecodable.type:
+            return Metric.increment(Metric.tagged(callbackDeliveries, "result", "undecodable"))
+          case DomainEvents.LateResultRecorded.type:
+            return Metric.increment(Metric.tagged(callbackDeliveries, "result", "late"))
+          case CallbackRegistration.CallbackRefused.type:
+            return Metric.increment(
+              Metric.tagged(
+                callbackDeliveries,
+                "result",
+                `refused:${text(field(data, "reason")) ?? "unknown"}`
+              )
+            )
+          case DomainEvents.ResultMismatch.type:
+            return Metric.increment(mismatches)
+          default:
+            return Effect.void
+        }
+      })
+    return { observe }
+  })

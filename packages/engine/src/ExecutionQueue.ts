@@ -1,0 +1,474 @@
+/**
+ * The execution queue: the part of the workflow engine's state that an append-only log
+ * cannot serve efficiently. One row per workflow execution says whether it is due to run
+ * (`pending`), held by a worker under a lease (`running`), waiting for a timer or a
+ * signal (`suspended`), or finished; workers claim due rows with a lease they renew by
+ * heartbeat, and a row whose lease ran out is due again, so another worker takes it over.
+ * A concurrency key (a device's id, say) is held by one unfinished execution
+ * at a time across all workers. The rows also carry search attributes for visibility.
+ * The event store stays the source of truth: this queue only schedules and indexes.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+
+/**
+ * Where an execution stands.
+ *
+ * - `pending`: due to run at `dueAt` (new, woken, or retrying after a crash of its run).
+ * - `running`: claimed by `leaseOwner` until `dueAt`; past that it is due again.
+ * - `suspended`: waiting for a signal, or for a durable timer due at `dueAt`.
+ * - `succeeded` / `failed` / `interrupted`: finished; the result is in the event store.
+ * - `stuck`: stopped by the engine (a determinism violation); `resume` makes it pending.
+ */
+export const ExecutionStatus = Schema.Literal(
+  "pending",
+  "running",
+  "suspended",
+  "succeeded",
+  "failed",
+  "interrupted",
+  "stuck"
+)
+/** @see ExecutionStatus */
+export type ExecutionStatus = typeof ExecutionStatus.Type
+
+/** The statuses after which an execution never runs again by itself. */
+export const finishedStatuses: ReadonlyArray<ExecutionStatus> = ["succeeded", "failed", "interrupted"]
+
+/** Search attributes: flat string pairs (customer, device, reference, amount …). */
+export const SearchAttributes = Schema.Record({ key: Schema.String, value: Schema.String })
+/** @see SearchAttributes */
+export type SearchAttributes = typeof SearchAttributes.Type
+
+/** One execution as the queue sees it (times are epoch milliseconds). */
+export class ExecutionInfo extends Schema.Class<ExecutionInfo>("tillflow/ExecutionInfo")({
+  executionId: Schema.String,
+  workflowName: Schema.String,
+  status: ExecutionStatus,
+  /** When the row is next claimable: run time, timer, or lease expiry. */
+  dueAt: Schema.NullOr(Schema.Number),
+  leaseOwner: Schema.NullOr(Schema.String),
+  concurrencyKey: Schema.NullOr(Schema.String),
+  parentId: Schema.NullOr(Schema.String),
+  attributes: SearchAttributes,
+  /** How many times a worker claimed it. */
+  claims: Schema.Number,
+  createdAt: Schema.Number,
+  updatedAt: Schema.Number
+}) {}
+
+/** A claim handed to a worker: it may run the execution until its lease expires. */
+export interface Claim {
+  readonly executionId: string
+  readonly workflowName: string
+  readonly parentId: string | null
+  readonly claims: number
+  readonly leaseUntil: number
+  /**
+   * The version of the execution's event stream (see `enqueue`'s `stream`) as the claim
+   * saw it, when the queue can read it consistently with the store: a SQL queue in the
+   * store's own database reads it in the claiming statement, so every append committed
+   * before the claim is counted. An engine whose cached history is at this version has
+   * nothing to read. Absent (the memory queue, a queue told nothing of the store, an
+   * execution enqueued without its stream): unknown, so the engine reads the stream.
+   */
+  readonly streamVersion?: number | undefined
+}
+
+/** What `claimWithNextDue` answers. */
+export interface ClaimResult {
+  readonly claims: ReadonlyArray<Claim>
+  /** The earliest due time after the claim's `now`, if any execution has one. */
+  readonly nextDueAt: Option.Option<number>
+}
+
+/** How a worker gives a claimed execution back. */
+export type Release =
+  /** Waiting: for a signal, and for a timer when `wakeAt` is set. */
+  | { readonly _tag: "Suspended"; readonly wakeAt: number | undefined }
+  /** Run again at `runAt` (the run crashed, or the worker is shutting down). */
+  | { readonly _tag: "Retry"; readonly runAt: number }
+  /** Finished; its concurrency key is released. */
+  | { readonly _tag: "Finished"; readonly status: "succeeded" | "failed" | "interrupted" }
+  /** Stopped by the engine until an operator resumes it; it keeps its concurrency key. */
+  | { readonly _tag: "Stuck" }
+
+/** A visibility query; every given criterion must hold. */
+export interface ListFilter {
+  readonly workflowName?: string | undefined
+  readonly status?: ExecutionStatus | ReadonlyArray<ExecutionStatus> | undefined
+  /** Every pair must be present among the execution's search attributes. */
+  readonly attributes?: SearchAttributes | undefined
+  readonly limit?: number | undefined
+}
+
+/** An infrastructure failure of the queue's storage. */
+export class ExecutionQueueError extends Schema.TaggedError<ExecutionQueueError>()("ExecutionQueueError", {
+  operation: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * The execution queue port. Every time is epoch milliseconds taken from Effect's `Clock`
+ * by the caller, so the memory queue follows `TestClock` and workers on several machines
+ * only need synchronised clocks (NTP) for leases and timers.
+ */
+export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
+  ExecutionQueue,
+  {
+    /** Adds an execution, due at `now`; does nothing (returns false) if it exists. */
+    readonly enqueue: (input: {
+      readonly executionId: string
+      readonly workflowName: string
+      readonly concurrencyKey: string | undefined
+      readonly parentId: string | undefined
+      readonly attributes: SearchAttributes
+      /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
+      readonly stream?: string | undefined
+      readonly now: number
+    }) => Effect.Effect<boolean, ExecutionQueueError>
+
+    /**
+     * Claims up to `limit` due executions of the given workflows for `workerId` until
+     * `now + leaseMs`: pending ones, suspended ones whose timer is due, and running ones
+     * whose lease expired. An execution with a concurrency key is skipped while another
+     * unfinished execution holds that key; claiming it makes it the holder.
+     *
+     * Executions already started (claimed before: woken, timer due, retrying, resumed,
+     * lease expired) come before executions never claimed, each group oldest due first:
+     * in a burst of new executions, one woken by its callback does not wait behind every
+     * first run of the burst, so work in progress finishes before more is started.
+     */
+    readonly claim: (options: {
+      readonly workerId: string
+      readonly workflowNames: ReadonlyArray<string>
+      readonly limit: number
+      readonly leaseMs: number
+      readonly now: number
+    }) => Effect.Effect<ReadonlyArray<Claim>, ExecutionQueueError>
+
+    /**
+     * `claim`, answering with the claims the earliest time AFTER `now` at which an
+     * execution of these workflows falls due by the clock alone (a timer, a retry's run
+     * time, a lease expiry: due after its row last changed), as the claim saw the queue.
+     * Rows made due when they changed (enqueued, woken) are left out: their change is
+     * announced (`changes`) and signalled by the engine that made it. A worker whose claim
+     * took fewer than `limit` sleeps until that time (or a signal) without asking
+     * `nextDueAt`. Optional: a queue without it is asked `claim` and `nextDueAt`.
+     */
+    readonly claimWithNextDue?: (options: {
+      readonly workerId: string
+      readonly workflowNames: ReadonlyArray<string>
+      readonly limit: number
+      readonly leaseMs: number
+      readonly now: number
+    }) => Effect.Effect<ClaimResult, ExecutionQueueError>
+
+    /** Renews the leases `workerId` still holds; returns the ids it still holds. */
+    readonly heartbeat: (options: {
+      readonly workerId: string
+      readonly executionIds: ReadonlyArray<string>
+      readonly leaseMs: number
+      readonly now: number
+    }) => Effect.Effect<ReadonlyArray<string>, ExecutionQueueError>
+
+    /**
+     * Gives a claimed execution back. Ignored (false) when `workerId` no longer holds it.
+     * A suspension requested to wake while it ran (see `wake`) becomes `pending` at once.
+     */
+    readonly release: (options: {
+      readonly executionId: string
+      readonly workerId: string
+      readonly release: Release
+      readonly now: number
+    }) => Effect.Effect<boolean, ExecutionQueueError>
+
+    /**
+     * Makes an execution due now: a suspended one becomes pending, a running one is
+     * flagged so that its next suspension does not sleep. `stuck` ones only move when
+     * `resumeStuck` is set (an operator's resume after a fix).
+     */
+    readonly wake: (options: {
+      readonly executionId: string
+      readonly now: number
+      readonly resumeStuck?: boolean | undefined
+    }) => Effect.Effect<void, ExecutionQueueError>
+
+    /** Merges search attributes into an execution's. */
+    readonly setAttributes: (
+      executionId: string,
+      attributes: SearchAttributes
+    ) => Effect.Effect<void, ExecutionQueueError>
+
+    /** One execution. */
+    readonly get: (executionId: string) => Effect.Effect<Option.Option<ExecutionInfo>, ExecutionQueueError>
+
+    /** Executions matching a filter, oldest first. */
+    readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionInfo>, ExecutionQueueError>
+
+    /**
+     * Ids of executions that other processes made due (pending, or suspended with a timer)
+     * or finished, as the storage reports them (PostgreSQL's LISTEN/NOTIFY), so waiting
+     * workers and callers wake at once. Best effort: polling stays the floor. The memory
+     * queue reports nothing, as everyone using it shares the process and its signals.
+     */
+    readonly changes: Stream.Stream<string, ExecutionQueueError>
+
+    /** The earliest time any execution of these workflows becomes due (to sleep until). */
+    readonly nextDueAt: (
+      workflowNames: ReadonlyArray<string>
+    ) => Effect.Effect<Option.Option<number>, ExecutionQueueError>
+  }
+>() {}
+
+const statusFilter = (status: ListFilter["status"]): ReadonlyArray<ExecutionStatus> | undefined =>
+  status === undefined ? undefined : typeof status === "string" ? [status] : status
+
+/** True when `info` satisfies `filter` (shared by implementations and tests). */
+export const matches = (info: ExecutionInfo, filter: ListFilter): boolean => {
+  const statuses = statusFilter(filter.status)
+  if (filter.workflowName !== undefined && info.workflowName !== filter.workflowName) return false
+  if (statuses !== undefined && !statuses.includes(info.status)) return false
+  if (filter.attributes !== undefined) {
+    for (const [key, value] of Object.entries(filter.attributes)) {
+      if (info.attributes[key] !== value) return false
+    }
+  }
+  return true
+}
+
+interface Row {
+  executionId: string
+  workflowName: string
+  status: ExecutionStatus
+  dueAt: number | null
+  leaseOwner: string | null
+  wakeRequested: boolean
+  concurrencyKey: string | null
+  parentId: string | null
+  attributes: Record<string, string>
+  claims: number
+  createdAt: number
+  updatedAt: number
+  seq: number
+}
+
+// The rows hold checked values: the class is built without validating them again.
+const toInfo = (row: Row): ExecutionInfo =>
+  new ExecutionInfo(
+    {
+      executionId: row.executionId,
+      workflowName: row.workflowName,
+      status: row.status,
+      dueAt: row.dueAt,
+      leaseOwner: row.leaseOwner,
+      concurrencyKey: row.concurrencyKey,
+      parentId: row.parentId,
+      attributes: { ...row.attributes },
+      claims: row.claims,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt
+    },
+    true
+  )
+
+const isFinished = (status: ExecutionStatus) => finishedStatuses.includes(status)
+
+/** The claim order's first key: executions claimed before (in progress) sort first. */
+const startedFirst = (row: Row): number => (row.claims > 0 ? 0 : 1)
+
+/**
+ * An in-memory queue for unit tests and single-process use: the same rules as the SQL
+ * queue, with every operation atomic because it runs synchronously.
+ */
+export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() => {
+  const rows = new Map<string, Row>()
+  // concurrency key -> the unfinished execution holding it
+  const holders = new Map<string, string>()
+  let seq = 0
+
+  const isClaimable = (row: Row, names: ReadonlyArray<string>, now: number) =>
+    names.includes(row.workflowName) &&
+    (row.status === "pending" || row.status === "suspended" || row.status === "running") &&
+    row.dueAt !== null &&
+    row.dueAt <= now
+
+  const claimNow = (options: Parameters<ExecutionQueue["Type"]["claim"]>[0]): Array<Claim> => {
+    const due = Array.from(rows.values())
+      .filter((row) => isClaimable(row, options.workflowNames, options.now))
+      .sort((a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq)
+    const claimed: Array<Claim> = []
+    for (const row of due) {
+      if (claimed.length >= options.limit) break
+      if (row.concurrencyKey !== null) {
+        const holder = holders.get(row.concurrencyKey)
+        if (holder !== undefined && holder !== row.executionId) continue
+        holders.set(row.concurrencyKey, row.executionId)
+      }
+      const leaseUntil = options.now + options.leaseMs
+      row.status = "running"
+      row.leaseOwner = options.workerId
+      row.dueAt = leaseUntil
+      row.wakeRequested = false
+      row.claims += 1
+      row.updatedAt = options.now
+      claimed.push({
+        executionId: row.executionId,
+        workflowName: row.workflowName,
+        parentId: row.parentId,
+        claims: row.claims,
+        leaseUntil
+      })
+    }
+    return claimed
+  }
+
+  return ExecutionQueue.of({
+    enqueue: (input) =>
+      Effect.sync(() => {
+        if (rows.has(input.executionId)) return false
+        rows.set(input.executionId, {
+          executionId: input.executionId,
+          workflowName: input.workflowName,
+          status: "pending",
+          dueAt: input.now,
+          leaseOwner: null,
+          wakeRequested: false,
+          concurrencyKey: input.concurrencyKey ?? null,
+          parentId: input.parentId ?? null,
+          attributes: { ...input.attributes },
+          claims: 0,
+          createdAt: input.now,
+          updatedAt: input.now,
+          seq: seq++
+        })
+        return true
+      }),
+
+    claim: (options) => Effect.sync(() => claimNow(options)),
+
+    claimWithNextDue: (options) =>
+      Effect.sync(() => {
+        const claims = claimNow(options)
+        const claimed = new Set(claims.map((claim) => claim.executionId))
+        let next: number | undefined
+        for (const row of rows.values()) {
+          if (!options.workflowNames.includes(row.workflowName) || row.dueAt === null) continue
+          if (row.status !== "pending" && row.status !== "suspended" && row.status !== "running") continue
+          // Not the leases just granted: the claim's own view is of the queue before it.
+          if (claimed.has(row.executionId)) continue
+          // Only what falls due by the clock (timers, retries, leases): a row made due when it
+          // changed is announced by its change.
+          if (row.dueAt <= row.updatedAt) continue
+          if (row.dueAt > options.now && (next === undefined || row.dueAt < next)) next = row.dueAt
+        }
+        return { claims, nextDueAt: Option.fromNullable(next) }
+      }),
+
+    heartbeat: (options) =>
+      Effect.sync(() => {
+        const held: Array<string> = []
+        for (const id of options.executionIds) {
+          const row = rows.get(id)
+          if (row === undefined || row.status !== "running" || row.leaseOwner !== options.workerId) continue
+          row.dueAt = options.now + options.leaseMs
+          row.updatedAt = options.now
+          held.push(id)
+        }
+        return held
+      }),
+
+    release: (options) =>
+      Effect.sync(() => {
+        const row = rows.get(options.executionId)
+        if (row === undefined || row.status !== "running" || row.leaseOwner !== options.workerId) return false
+        const release = options.release
+        row.leaseOwner = null
+        row.updatedAt = options.now
+        switch (release._tag) {
+          case "Suspended": {
+            if (row.wakeRequested) {
+              row.status = "pending"
+              row.dueAt = options.now
+            } else {
+              row.status = "suspended"
+              row.dueAt = release.wakeAt ?? null
+            }
+            break
+          }
+          case "Retry": {
+            row.status = "pending"
+            row.dueAt = row.wakeRequested ? Math.min(options.now, release.runAt) : release.runAt
+            break
+          }
+          case "Finished": {
+            row.status = release.status
+            row.dueAt = null
+            if (row.concurrencyKey !== null && holders.get(row.concurrencyKey) === row.executionId) {
+              holders.delete(row.concurrencyKey)
+            }
+            break
+          }
+          case "Stuck": {
+            row.status = "stuck"
+            row.dueAt = null
+            break
+          }
+        }
+        row.wakeRequested = false
+        return true
+      }),
+
+    wake: (options) =>
+      Effect.sync(() => {
+        const row = rows.get(options.executionId)
+        if (row === undefined || isFinished(row.status)) return
+        if (row.status === "running") {
+          row.wakeRequested = true
+        } else if (row.status === "suspended" || (row.status === "stuck" && options.resumeStuck === true)) {
+          row.status = "pending"
+          row.dueAt = options.now
+        } else if (row.status === "pending") {
+          row.dueAt = Math.min(row.dueAt ?? options.now, options.now)
+        }
+        row.updatedAt = options.now
+      }),
+
+    setAttributes: (executionId, attributes) =>
+      Effect.sync(() => {
+        const row = rows.get(executionId)
+        if (row !== undefined) row.attributes = { ...row.attributes, ...attributes }
+      }),
+
+    get: (executionId) => Effect.sync(() => Option.map(Option.fromNullable(rows.get(executionId)), toInfo)),
+
+    list: (filter) =>
+      Effect.sync(() => {
+        const found = Array.from(rows.values())
+          .sort((a, b) => a.seq - b.seq)
+          .map(toInfo)
+          .filter((info) => matches(info, filter))
+        return filter.limit === undefined ? found : found.slice(0, filter.limit)
+      }),
+
+    changes: Stream.never,
+
+    nextDueAt: (workflowNames) =>
+      Effect.sync(() => {
+        let next: number | undefined
+        for (const row of rows.values()) {
+          if (!workflowNames.includes(row.workflowName) || row.dueAt === null) continue
+          if (row.status !== "pending" && row.status !== "suspended" && row.status !== "running") continue
+          if (next === undefined || row.dueAt < next) next = row.dueAt
+        }
+        return Option.fromNullable(next)
+      })
+  })
+})
+
+/** The in-memory queue as a layer (one queue per layer build). */
+export const layerMemory: Layer.Layer<ExecutionQueue> = Layer.effect(ExecutionQueue, makeMemory)

@@ -1,4 +1,0 @@
-import { ExecutionQueue } from "@tillflow/core"
-import { queueContract } from "./QueueContract.js"
-
-queueContract("memory", ExecutionQueue.layerMemory)
