@@ -14,7 +14,20 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { type Batch, type DeviceCommand, Identifiers, type Moto, type PreAuthorization, RemoteApi, RemoteError, type Reversal, TerminalCloud, type TipAdjustment, TransactionRequest, TransactionResult } from "@tillflow/core"
+import {
+  type Batch,
+  type DeviceCommand,
+  Identifiers,
+  type Moto,
+  type PreAuthorization,
+  RemoteApi,
+  RemoteError,
+  type Reversal,
+  TerminalCloud,
+  type TipAdjustment,
+  TransactionRequest,
+  TransactionResult
+} from "@tillflow/core"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
