@@ -8,11 +8,7 @@
  */
 import { type RemoteError, TerminalCloud } from "@tillflow/core"
 import { PgliteLock } from "@tillflow/store-sql"
-import * as Intake from "@tillflow/worker/Intake"
-import * as IntakeClient from "@tillflow/worker/IntakeClient"
-import * as IntakeLocal from "@tillflow/worker/IntakeLocal"
-import * as Stack from "@tillflow/worker/Stack"
-import * as WorkerConfig from "@tillflow/worker/WorkerConfig"
+import { Intake, IntakeClient, IntakeLocal, Stack, WorkerConfig } from "@tillflow/intake"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -14,7 +14,7 @@
  * | 6 | outcome still unknown (unresolved, stuck, or still running when the wait ended) |
  * | 7 | partially approved: part of the amount is still due |
  */
-import type * as Intake from "@tillflow/worker/Intake"
+import type { Intake } from "@tillflow/intake"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { parseAmount } from "@tillflow/cli/Commands"
 import * as Output from "@tillflow/cli/Output"
-import type * as Intake from "@tillflow/worker/Intake"
+import type { Intake } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { spawnSync } from "node:child_process"

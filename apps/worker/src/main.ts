@@ -6,6 +6,6 @@
  * gracefully.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import * as Program from "./Program.js"
+import { Program } from "@tillflow/intake"
 
 NodeRuntime.runMain(Program.run("worker"), { disableErrorReporting: true, disablePrettyLogger: true })

@@ -11,7 +11,13 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { CallbackRegistration, Identifiers, PaymentProtocol, ProtocolSettings } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  Identifiers,
+  PaymentProtocol,
+  ProtocolSettings,
+  type TerminalCloud
+} from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
@@ -88,19 +94,20 @@ export const layer = (options: Options = {}) => {
     statusPort: 0,
     timings: { ...quick, ...options.timings }
   })
-  const cloud = Layer.unwrapEffect(
-    Effect.map(SimulatorServer.SimulatorInfo, (info) =>
-      HttpTerminalCloud.layer(
-        TerminalCloudConfig.make({
-          apiKey: Redacted.make(info.apiKey),
-          baseUrl: new URL(info.baseUrl),
-          transactionsUrl: new URL(info.transactionsUrl),
-          // The test clock runs far ahead of real time: no simulated timeout for real I/O.
-          requestTimeout: Duration.hours(1)
-        })
+  const cloud: Layer.Layer<TerminalCloud.TerminalCloud, never, SimulatorServer.SimulatorInfo> =
+    Layer.unwrapEffect(
+      Effect.map(SimulatorServer.SimulatorInfo, (info) =>
+        HttpTerminalCloud.layer(
+          TerminalCloudConfig.make({
+            apiKey: Redacted.make(info.apiKey),
+            baseUrl: new URL(info.baseUrl),
+            transactionsUrl: new URL(info.transactionsUrl),
+            // The test clock runs far ahead of real time: no simulated timeout for real I/O.
+            requestTimeout: Duration.hours(1)
+          })
+        )
       )
     )
-  )
   const receiverServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
   const receiver = HttpServer.serve(CallbackHttp.app).pipe(
     Layer.provide(

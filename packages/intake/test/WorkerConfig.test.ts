@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Prometheus from "@tillflow/worker/Prometheus"
-import * as WorkerConfig from "@tillflow/worker/WorkerConfig"
+import { Prometheus, WorkerConfig } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

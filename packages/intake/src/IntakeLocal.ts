@@ -43,7 +43,7 @@ import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
 
 /** `TerminalOperation` with the search attributes the intake lists by. */
-export const TerminalOperation = DurableEngine.withSearchAttributes(
+export const TerminalOperation: typeof PaymentProtocol.TerminalOperation = DurableEngine.withSearchAttributes(
   PaymentProtocol.TerminalOperation,
   (payload) => {
     const request = payload.request
@@ -65,14 +65,12 @@ export const TerminalOperation = DurableEngine.withSearchAttributes(
 )
 
 /** `StopCurrentTransaction` with its search attributes. */
-export const StopCurrentTransaction = DurableEngine.withSearchAttributes(
-  PaymentProtocol.StopCurrentTransaction,
-  (payload) => ({
+export const StopCurrentTransaction: typeof PaymentProtocol.StopCurrentTransaction =
+  DurableEngine.withSearchAttributes(PaymentProtocol.StopCurrentTransaction, (payload) => ({
     operation: "stopCurrentTransaction",
     serialNumber: payload.serialNumber,
     idempotencyKey: payload.idempotencyKey
-  })
-)
+  }))
 
 const decodeRequest = Schema.decodeUnknownEither(TransactionRequest.TransactionRequest)
 const encodeRequest = Schema.encodeSync(TransactionRequest.TransactionRequest)

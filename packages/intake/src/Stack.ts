@@ -36,7 +36,7 @@ export interface CloudInfo {
 }
 
 /** The remote service of this process. */
-export class Cloud extends Context.Tag("tillflow/worker/Cloud")<Cloud, CloudInfo>() {}
+export class Cloud extends Context.Tag("tillflow/intake/Cloud")<Cloud, CloudInfo>() {}
 
 /** What the store of this process is. */
 export interface StoreInfo {
@@ -48,7 +48,7 @@ export interface StoreInfo {
 }
 
 /** The store of this process. */
-export class Store extends Context.Tag("tillflow/worker/Store")<Store, StoreInfo>() {}
+export class Store extends Context.Tag("tillflow/intake/Store")<Store, StoreInfo>() {}
 
 /** A process could not start: what failed, said for an operator. */
 export class StartupError extends Schema.TaggedError<StartupError>()("StartupError", {

@@ -84,8 +84,8 @@ export const banner = (info: {
   `  worker      ${info.workerId}, ${info.concurrency} executions at a time; SIGTERM stops it gracefully`
 ]
 
-/** The worker, configured. */
-export const layer = (config: WorkerConfig.WorkerConfig) =>
+/** The worker, configured: a layer to launch (what it builds is for itself alone). */
+export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Stack.StartupError> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const { token, generated } = yield* tokenOf(config)

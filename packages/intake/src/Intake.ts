@@ -315,4 +315,4 @@ export interface Service {
 }
 
 /** The intake. */
-export class Intake extends Context.Tag("tillflow/worker/Intake")<Intake, Service>() {}
+export class Intake extends Context.Tag("tillflow/intake/Intake")<Intake, Service>() {}
