@@ -1,11 +1,11 @@
 /**
- * The root vitest configuration: every package and app is a project, run in parallel by
- * `npm test`. Shared options live in `vitest.shared.ts`, merged by each project's config.
+ * The root vitest configuration: every project listed in `vitest.workspace.ts` is run, in
+ * parallel, by `npm test`. Shared options live in `vitest.shared.ts`, merged by each
+ * project's config.
  */
 import { defineConfig } from "vitest/config"
+import projects from "./vitest.workspace.js"
 
 export default defineConfig({
-  test: {
-    projects: ["packages/*", "apps/*"]
-  }
+  test: { projects }
 })
