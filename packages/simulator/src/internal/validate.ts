@@ -3,12 +3,17 @@
  * answer for a bad body: 422 VALIDATION_FAILED naming the field. Kept independent of the
  * client's (stricter) schemas so that the simulator checks what the service checks.
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { invalid, type ValidationFailed } from "../SimulatorError.js"
 import { isUuidV4 } from "./ids.js"
 import { exponentOf, parseMajor, parseMinor } from "./money.js"
 
 export type Checked<A> = Either.Either<A, ValidationFailed>
+
+/** The effect of a check (or of a gateway rule): its value, or its error as the failure. */
+export const right = <A, E>(e: Either.Either<A, E>): Effect.Effect<A, E> =>
+  Either.isRight(e) ? Effect.succeed(e.right) : Effect.fail(e.left)
 
 export const operations = [
   "sale",
@@ -277,3 +282,7 @@ export const currencyField = (
     ? Either.left(invalid(field, `${field} is not a known currency`))
     : Either.right({ code: value, exponent })
 }
+
+/** The body of a terminal-less endpoint: a JSON object. */
+export const bodyObject = (body: unknown): Checked<Record<string, unknown>> =>
+  isObject(body) ? Either.right(body) : Either.left(invalid("body", "The request body must be a JSON object"))
