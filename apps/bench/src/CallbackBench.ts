@@ -125,6 +125,371 @@ const baselineServer = async (url: string) => {
   }
 }
 
+type ReceiverRuntime = ReturnType<typeof receiverRuntime>
+
+/** Where the requests of a file go: the receiver (attempts noted in its memory or not) or the baseline. */
+type Target = "receiver" | "receiver-unknown" | "baseline"
+
+/**
+ * Random values drawn again because the store's card-number rule would refuse them: the
+ * rule now passes UUIDs and digit runs touching a letter (hex digests), so this stays 0
+ * unless it regresses (see "Findings" in docs/performance.md).
+ */
+interface Redraws {
+  count: number
+}
+
+const draw = <A>(redraws: Redraws, make: () => A, refused: (a: A) => boolean): A => {
+  const value = make()
+  if (!refused(value)) return value
+  redraws.count++
+  return draw(redraws, make, refused)
+}
+
+/** A result body whose hash the store's card-number rule lets through. */
+const bodyFor = (redraws: Redraws, i: number) =>
+  Effect.gen(function* () {
+    while (true) {
+      const body = resultBody(i)
+      const hash = yield* CallbackRegistration.resultHash(
+        ResultRedaction.sanitise(JSON.parse(body) as Record<string, unknown>).value
+      )
+      if (!Redaction.containsCardNumber(hash)) return body
+      redraws.count++
+    }
+  })
+
+/** A callback token and its hash, which the store's card-number rule lets through. */
+const tokenFor = (redraws: Redraws) =>
+  Effect.gen(function* () {
+    let token = `bench-token-${globalThis.crypto.randomUUID()}`
+    let tokenHash = yield* CallbackRegistration.hashToken(token)
+    while (Redaction.containsCardNumber(tokenHash)) {
+      redraws.count++
+      token = `bench-token-${globalThis.crypto.randomUUID()}`
+      tokenHash = yield* CallbackRegistration.hashToken(token)
+    }
+    return { token, tokenHash }
+  })
+
+/**
+ * Registers attempt `i` as the protocol does (token hash in the attempt's stream, the
+ * payment's stream as a sale's holds when its result comes) and returns the delivery of
+ * its result.
+ */
+const registerAttempt = (redraws: Redraws, i: number, notedInMemory: boolean) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const attemptId = draw(
+      redraws,
+      () => globalThis.crypto.randomUUID(),
+      (id) => Redaction.containsCardNumber(CallbackRegistration.attemptStream(id))
+    )
+    const { token, tokenHash } = yield* tokenFor(redraws)
+    const registration = CallbackRegistration.AttemptRegistered.make({
+      attemptId,
+      attempt: 1,
+      workflowName: "TerminalOperation",
+      executionId: `bench-execution-${i}`,
+      paymentStream: `payment-bench-${i}`,
+      deferredName: CallbackRegistration.resultDeferred(attemptId).name,
+      operation: "sale",
+      serialNumber: "0821032398",
+      delivery: "callback",
+      tokenHash,
+      registeredAt: Date.now()
+    })
+    const event = yield* CallbackRegistration.events.encode(registration)
+    yield* store.append(CallbackRegistration.attemptStream(attemptId), EventStore.NoStream, [event])
+    // The payment's stream as a sale's holds when its result comes: what the
+    // forwarding reads to tell a late result.
+    const at = Date.now()
+    const attemptFields = { attempt: 1, attemptId, at }
+    yield* store.append(
+      registration.data.paymentStream,
+      EventStore.NoStream,
+      yield* DomainEvents.events.encodeAll([
+        DomainEvents.OperationRequested.make({
+          executionId: registration.data.executionId,
+          operation: "sale",
+          serialNumber: "0821032398",
+          terminalType: "A920",
+          delivery: "callback",
+          requestedAt: at,
+          deadlineAt: at + 300_000,
+          at
+        }),
+        DomainEvents.AttemptRecorded.make({
+          ...attemptFields,
+          transactionReference: globalThis.crypto.randomUUID()
+        }),
+        DomainEvents.AttemptAccepted.make({
+          ...attemptFields,
+          transactionResultId: `0821032398-${at}`
+        })
+      ])
+    )
+    // As the protocol's send step does once the registration is stored.
+    if (notedInMemory) {
+      const attempts = yield* CallbackRegistration.RegisteredAttempts
+      attempts.note({ registration: registration.data, version: 1, resultHashes: [] })
+    }
+    return {
+      path: `/callbacks/${attemptId}`,
+      headers: { [RemoteApi.AUTH_TOKEN_HEADER]: token },
+      body: yield* bodyFor(redraws, i)
+    }
+  })
+
+/** Files of requests for the load generator, the receiver's to attempts registered beforehand. */
+const requestFiles = (runtime: ReceiverRuntime, dir: string) => {
+  let registered = 0
+  const redraws: Redraws = { count: 0 }
+  const register = (count: number, notedInMemory: boolean) =>
+    runtime.runPromise(
+      Effect.forEach(
+        Array.from({ length: count }, () => registered++),
+        (i) => registerAttempt(redraws, i, notedInMemory),
+        { concurrency: poolSize }
+      )
+    )
+  const write = async (name: string, count: number, target: Target) => {
+    const file = path.join(dir, `${name}.json`)
+    const requests =
+      target !== "baseline"
+        ? await register(count, target === "receiver")
+        : Array.from({ length: count }, (_, i) => ({
+            path: `/callbacks/${globalThis.crypto.randomUUID()}`,
+            headers: { [RemoteApi.AUTH_TOKEN_HEADER]: "baseline" },
+            body: resultBody(i)
+          }))
+    fs.writeFileSync(file, JSON.stringify(requests))
+    return file
+  }
+  return { write, registered: () => registered, redrawn: () => redraws.count }
+}
+
+/** Has the load generator send a file's requests to `url`; every one must be acknowledged. */
+const fire = async (load: Child.Child, url: string, file: string): Promise<LoadResult> => {
+  load.send({ run: { url, file, connections, maxSeconds: 120 } })
+  const answer = await load.next(
+    (m) => Child.field<LoadResult>("result")(m) ?? Child.field<string>("failed")(m)
+  )
+  if (typeof answer === "string") throw new Error(`load generator: ${answer}`)
+  if (answer.ok !== answer.sent) {
+    throw new Error(
+      `${answer.sent - answer.ok} of ${answer.sent} requests not acknowledged: ${JSON.stringify(answer.statuses)}`
+    )
+  }
+  return answer
+}
+
+/** The servers under load and the load generator, ready. */
+interface Rig {
+  readonly load: Child.Child
+  readonly receiverUrl: string
+  readonly baselineUrl: string
+  /** Waits until the receiver has forwarded every result it acknowledged. */
+  readonly forwarded: () => Promise<void>
+}
+
+const ready = async (runtime: ReceiverRuntime, baselineUrl: string, load: Child.Child): Promise<Rig> => {
+  const server = await runtime.runPromise(HttpServer.HttpServer)
+  const forwarded = () =>
+    runtime.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
+  const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+  const receiverUrl = `http://127.0.0.1:${port}`
+  await load.next(Child.field("ready"), 60_000)
+  return { load, receiverUrl, baselineUrl, forwarded }
+}
+
+/** What the rounds measured, by server. */
+interface Measured {
+  readonly results: {
+    readonly receiver: Array<LoadResult>
+    readonly unknown: Array<LoadResult>
+    readonly baseline: Array<LoadResult>
+  }
+  /**
+   * This process's CPU per acknowledged request (the servers run here; the load does not),
+   * the receiver's including the forwarding of the results it finishes after its replies.
+   */
+  readonly cpuPerRequest: {
+    readonly receiver: Array<number>
+    readonly unknown: Array<number>
+    readonly baseline: Array<number>
+  }
+  /** How long after the last reply the last forwarding ended. */
+  readonly drainMillis: Array<number>
+  /** The rate counting the forwarding. */
+  readonly forwardedRate: { readonly receiver: Array<number>; readonly unknown: Array<number> }
+}
+
+/** The measured rounds: requests written beforehand, a warm-up, then the three cases interleaved. */
+const measure = async (
+  context: Section.Context,
+  rig: Rig,
+  files: ReturnType<typeof requestFiles>,
+  perRound: number
+): Promise<Measured> => {
+  context.log(`callback: registering ${perRound * context.rounds} attempts`)
+  const rounds: Array<{
+    readonly receiver: string
+    readonly unknown: string
+    readonly baseline: string
+  }> = []
+  for (let round = 0; round < context.rounds; round++) {
+    rounds.push({
+      receiver: await files.write(`receiver-${round}`, perRound, "receiver"),
+      unknown: await files.write(`unknown-${round}`, perRound, "receiver-unknown"),
+      baseline: await files.write(`baseline-${round}`, perRound, "baseline")
+    })
+  }
+  // Warm-up of both servers (JIT, pools).
+  await fire(rig.load, rig.receiverUrl, await files.write("warm-receiver", 100, "receiver"))
+  await fire(rig.load, rig.baselineUrl, await files.write("warm-baseline", 100, "baseline"))
+  await rig.forwarded()
+
+  const measured: Measured = {
+    results: { receiver: [], unknown: [], baseline: [] },
+    cpuPerRequest: { receiver: [], unknown: [], baseline: [] },
+    drainMillis: [],
+    forwardedRate: { receiver: [], unknown: [] }
+  }
+  const fireReceiver = async (file: string, kind: "receiver" | "unknown") => {
+    const cpu = process.cpuUsage()
+    const r = await fire(rig.load, rig.receiverUrl, file)
+    const end = performance.now()
+    await rig.forwarded()
+    const drain = performance.now() - end
+    measured.drainMillis.push(drain)
+    measured.forwardedRate[kind].push(r.ok / (r.seconds + drain / 1000))
+    const used = process.cpuUsage(cpu)
+    measured.cpuPerRequest[kind].push((used.user + used.system) / 1000 / Math.max(1, r.ok))
+    measured.results[kind].push(r)
+    return r.ok / r.seconds
+  }
+  context.log(`callback: ${perRound} requests per round over ${connections} connections`)
+  await Measure.interleave(
+    context.rounds,
+    [
+      {
+        name: "node:http + one insert",
+        run: async (round) => {
+          const cpu = process.cpuUsage()
+          const r = await fire(rig.load, rig.baselineUrl, rounds[round]?.baseline ?? "")
+          const used = process.cpuUsage(cpu)
+          measured.cpuPerRequest.baseline.push((used.user + used.system) / 1000 / Math.max(1, r.ok))
+          measured.results.baseline.push(r)
+          return r.ok / r.seconds
+        }
+      },
+      {
+        name: "receiver",
+        run: (round) => fireReceiver(rounds[round]?.receiver ?? "", "receiver")
+      },
+      {
+        name: "receiver, attempts registered elsewhere",
+        run: (round) => fireReceiver(rounds[round]?.unknown ?? "", "unknown")
+      }
+    ],
+    context.log
+  )
+  return measured
+}
+
+/** Every acknowledged delivery must be a recorded result (not a refusal, not undecodable), forwarded. */
+const checkRecorded = async (url: string, results: Measured["results"]) => {
+  const check = new pg.Client({ connectionString: url })
+  await check.connect()
+  const recorded = Number(
+    (await check.query("SELECT count(*) AS n FROM events WHERE type = 'ResultReceived'")).rows[0]?.n ?? 0
+  )
+  // Every one of them forwarded to its workflow, after the reply.
+  const resolved = Number(
+    (await check.query("SELECT count(*) AS n FROM events WHERE type = 'DeferredResolved'")).rows[0]?.n ?? 0
+  )
+  await check.end()
+  if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
+  const expected = [...results.receiver, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 100
+  if (recorded !== expected) throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
+}
+
+/** The figures and the Markdown details of the section. */
+const report = (
+  measured: Measured,
+  perRound: number,
+  attempts: { readonly registered: number; readonly redrawn: number }
+): Section.Result => {
+  const { results, cpuPerRequest, drainMillis, forwardedRate } = measured
+  const figures: Array<Measure.Figure> = [
+    {
+      section: "callback",
+      name: "acknowledged after durable append",
+      unit: "req/s",
+      rounds: results.receiver.map((r) => r.ok / r.seconds),
+      baseline: {
+        name: "node:http + one INSERT per request",
+        rounds: results.baseline.map((r) => r.ok / r.seconds)
+      },
+      target: { _tag: "RatioAtLeast", ratio: 0.7 }
+    },
+    {
+      section: "callback",
+      name: "p99 latency of those requests",
+      unit: "ms",
+      rounds: results.receiver.map((r) => r.p99),
+      baseline: { name: "p99 of node:http + one INSERT", rounds: results.baseline.map((r) => r.p99) },
+      target: { _tag: "RatioAtMost", ratio: 2 }
+    }
+  ]
+  const details = [
+    `Per round: ${perRound} deliveries from a separate load-generator process (\`processes/LoadGenerator.ts\`, ` +
+      `node:http keep-alive, ${connections} connections, each sending its next request when the answer is in), each to ` +
+      "a distinct attempt registered beforehand (its `AttemptRegistered` with the token's hash), with the token in " +
+      "`AUTH-TOKEN` and a ~350-byte JSON result. The receiver is what the worker serves: `CallbackHttp` on " +
+      "`NodeHttpServer`, `CallbackReceiver` over the PostgreSQL event store, the SQL execution queue and the durable " +
+      `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
+      "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
+      "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
+      "200; after the reply one of its forwarders (16) looks for a settled outcome in the payment's stream (holding " +
+      "`OperationRequested`, `AttemptRecorded` and `AttemptAccepted`, as a sale's does when its result comes) and " +
+      "resolves the workflow's deferred (appends `DeferredResolved` without reading the execution's stream, wakes " +
+      "the execution): three statements. A round ends when " +
+      "the last forwarding has too (its CPU counted in the receiver's). The executions are not running (nothing is " +
+      "woken): the receiver's cost alone. Logging at Warning (the per-request " +
+      `info line off). Baseline: \`node:http\`, body read and \`JSON.parse\`d, one INSERT into an events-shaped table ` +
+      `through a \`pg.Pool\` of ${poolSize}, then 200. After the run the suite checks that every acknowledged delivery ` +
+      "is a `ResultReceived` in the store.",
+    "",
+    `CPU of the server process per acknowledged request, forwarding included: receiver ${Measure.median(cpuPerRequest.receiver).toFixed(2)} ms, ` +
+      `baseline ${Measure.median(cpuPerRequest.baseline).toFixed(2)} ms (medians of the rounds). The last forwarding ` +
+      `ended a median ${Measure.formatNumber(Measure.median(drainMillis))} ms after the last reply of a round: ` +
+      `acknowledged and forwarded, ${Measure.formatNumber(Measure.median(forwardedRate.receiver))} req/s ` +
+      `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
+      "the baseline's median), the rate a sustained load would get.",
+    "",
+    "Attempts registered by another process (not in this one's memory; the receiver reads the attempt's stream " +
+      `first): ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.ok / r.seconds)))} req/s, ` +
+      `p99 ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.p99)))} ms, ` +
+      `${Measure.median(cpuPerRequest.unknown).toFixed(2)} ms of CPU per request (medians of the rounds).`,
+    "",
+    `Random attempt ids, token hashes or result hashes drawn again because the store's card-number rule refuses ` +
+      `them: ${attempts.redrawn} for ${attempts.registered} attempts (see "Findings").`,
+    "",
+    "| round | receiver req/s | p50 ms | p99 ms | max ms | baseline req/s | p50 ms | p99 ms | max ms |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...results.receiver.map((r, i) => {
+      const b = results.baseline[i]
+      const f = Measure.formatNumber
+      return `| ${i + 1} | ${f(r.ok / r.seconds)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${b === undefined ? "" : `${f(b.ok / b.seconds)} | ${f(b.p50)} | ${f(b.p99)} | ${f(b.max)}`} |`
+    }),
+    "",
+    Measure.roundsTable(figures)
+  ].join("\n")
+  return { figures, details }
+}
+
 /** The section. */
 export const section: Section.Section = {
   name: "callback",
@@ -140,305 +505,16 @@ export const section: Section.Section = {
         label: "load"
       })
       try {
-        const server = await runtime.runPromise(HttpServer.HttpServer)
-        const forwarded = () =>
-          runtime.runPromise(
-            Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded)
-          )
-        const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-        const receiverUrl = `http://127.0.0.1:${port}`
-        await load.next(Child.field("ready"), 60_000)
-
-        // Registers `count` attempts as the protocol does (token hash in the attempt's stream).
-        let registered = 0
-        // A random id or hash the store's card-number rule would refuse is drawn again, and
-        // counted: the rule now passes UUIDs and digit runs touching a letter (hex digests),
-        // so this stays 0 unless it regresses (see "Findings" in docs/performance.md).
-        let redrawn = 0
-        const draw = <A>(make: () => A, refused: (a: A) => boolean): A => {
-          const value = make()
-          if (!refused(value)) return value
-          redrawn++
-          return draw(make, refused)
-        }
-        const bodyFor = (i: number) =>
-          Effect.gen(function* () {
-            while (true) {
-              const body = resultBody(i)
-              const hash = yield* CallbackRegistration.resultHash(
-                ResultRedaction.sanitise(JSON.parse(body) as Record<string, unknown>).value
-              )
-              if (!Redaction.containsCardNumber(hash)) return body
-              redrawn++
-            }
-          })
-        const register = (count: number, notedInMemory: boolean) =>
-          runtime.runPromise(
-            Effect.gen(function* () {
-              const store = yield* EventStore.EventStore
-              return yield* Effect.forEach(
-                Array.from({ length: count }, () => registered++),
-                (i) =>
-                  Effect.gen(function* () {
-                    const attemptId = draw(
-                      () => globalThis.crypto.randomUUID(),
-                      (id) => Redaction.containsCardNumber(CallbackRegistration.attemptStream(id))
-                    )
-                    let token = `bench-token-${globalThis.crypto.randomUUID()}`
-                    let tokenHash = yield* CallbackRegistration.hashToken(token)
-                    while (Redaction.containsCardNumber(tokenHash)) {
-                      redrawn++
-                      token = `bench-token-${globalThis.crypto.randomUUID()}`
-                      tokenHash = yield* CallbackRegistration.hashToken(token)
-                    }
-                    const registration = CallbackRegistration.AttemptRegistered.make({
-                      attemptId,
-                      attempt: 1,
-                      workflowName: "TerminalOperation",
-                      executionId: `bench-execution-${i}`,
-                      paymentStream: `payment-bench-${i}`,
-                      deferredName: CallbackRegistration.resultDeferred(attemptId).name,
-                      operation: "sale",
-                      serialNumber: "0821032398",
-                      delivery: "callback",
-                      tokenHash,
-                      registeredAt: Date.now()
-                    })
-                    const event = yield* CallbackRegistration.events.encode(registration)
-                    yield* store.append(CallbackRegistration.attemptStream(attemptId), EventStore.NoStream, [
-                      event
-                    ])
-                    // The payment's stream as a sale's holds when its result comes: what the
-                    // forwarding reads to tell a late result.
-                    const at = Date.now()
-                    const attemptFields = { attempt: 1, attemptId, at }
-                    yield* store.append(
-                      registration.data.paymentStream,
-                      EventStore.NoStream,
-                      yield* DomainEvents.events.encodeAll([
-                        DomainEvents.OperationRequested.make({
-                          executionId: registration.data.executionId,
-                          operation: "sale",
-                          serialNumber: "0821032398",
-                          terminalType: "A920",
-                          delivery: "callback",
-                          requestedAt: at,
-                          deadlineAt: at + 300_000,
-                          at
-                        }),
-                        DomainEvents.AttemptRecorded.make({
-                          ...attemptFields,
-                          transactionReference: globalThis.crypto.randomUUID()
-                        }),
-                        DomainEvents.AttemptAccepted.make({
-                          ...attemptFields,
-                          transactionResultId: `0821032398-${at}`
-                        })
-                      ])
-                    )
-                    // As the protocol's send step does once the registration is stored.
-                    if (notedInMemory) {
-                      const attempts = yield* CallbackRegistration.RegisteredAttempts
-                      attempts.note({ registration: registration.data, version: 1, resultHashes: [] })
-                    }
-                    return {
-                      path: `/callbacks/${attemptId}`,
-                      headers: { [RemoteApi.AUTH_TOKEN_HEADER]: token },
-                      body: yield* bodyFor(i)
-                    }
-                  }),
-                { concurrency: poolSize }
-              )
-            })
-          )
-        const requestsFile = async (
-          name: string,
-          count: number,
-          target: "receiver" | "receiver-unknown" | "baseline"
-        ) => {
-          const file = path.join(dir, `${name}.json`)
-          const requests =
-            target !== "baseline"
-              ? await register(count, target === "receiver")
-              : Array.from({ length: count }, (_, i) => ({
-                  path: `/callbacks/${globalThis.crypto.randomUUID()}`,
-                  headers: { [RemoteApi.AUTH_TOKEN_HEADER]: "baseline" },
-                  body: resultBody(i)
-                }))
-          fs.writeFileSync(file, JSON.stringify(requests))
-          return file
-        }
-        const fire = async (url: string, file: string): Promise<LoadResult> => {
-          load.send({ run: { url, file, connections, maxSeconds: 120 } })
-          const answer = await load.next(
-            (m) => Child.field<LoadResult>("result")(m) ?? Child.field<string>("failed")(m)
-          )
-          if (typeof answer === "string") throw new Error(`load generator: ${answer}`)
-          if (answer.ok !== answer.sent) {
-            throw new Error(
-              `${answer.sent - answer.ok} of ${answer.sent} requests not acknowledged: ${JSON.stringify(answer.statuses)}`
-            )
-          }
-          return answer
-        }
-
-        context.log(`callback: registering ${perRound * context.rounds} attempts`)
-        const files: Array<{
-          readonly receiver: string
-          readonly unknown: string
-          readonly baseline: string
-        }> = []
-        for (let round = 0; round < context.rounds; round++) {
-          files.push({
-            receiver: await requestsFile(`receiver-${round}`, perRound, "receiver"),
-            unknown: await requestsFile(`unknown-${round}`, perRound, "receiver-unknown"),
-            baseline: await requestsFile(`baseline-${round}`, perRound, "baseline")
-          })
-        }
-        // Warm-up of both servers (JIT, pools).
-        await fire(receiverUrl, await requestsFile("warm-receiver", 100, "receiver"))
-        await fire(baseline.url, await requestsFile("warm-baseline", 100, "baseline"))
-        await forwarded()
-
-        const results = {
-          receiver: [] as Array<LoadResult>,
-          unknown: [] as Array<LoadResult>,
-          baseline: [] as Array<LoadResult>
-        }
-        // This process's CPU per acknowledged request (the servers run here; the load does not),
-        // the receiver's including the forwarding of the results it finishes after its replies.
-        const cpuPerRequest = {
-          receiver: [] as Array<number>,
-          unknown: [] as Array<number>,
-          baseline: [] as Array<number>
-        }
-        // How long after the last reply the last forwarding ended, and the rate counting it.
-        const drainMillis: Array<number> = []
-        const forwardedRate = { receiver: [] as Array<number>, unknown: [] as Array<number> }
-        const fireReceiver = async (file: string, kind: "receiver" | "unknown") => {
-          const cpu = process.cpuUsage()
-          const r = await fire(receiverUrl, file)
-          const end = performance.now()
-          await forwarded()
-          const drain = performance.now() - end
-          drainMillis.push(drain)
-          forwardedRate[kind].push(r.ok / (r.seconds + drain / 1000))
-          const used = process.cpuUsage(cpu)
-          cpuPerRequest[kind].push((used.user + used.system) / 1000 / Math.max(1, r.ok))
-          results[kind].push(r)
-          return r.ok / r.seconds
-        }
-        context.log(`callback: ${perRound} requests per round over ${connections} connections`)
-        await Measure.interleave(
-          context.rounds,
-          [
-            {
-              name: "node:http + one insert",
-              run: async (round) => {
-                const cpu = process.cpuUsage()
-                const r = await fire(baseline.url, files[round]?.baseline ?? "")
-                const used = process.cpuUsage(cpu)
-                cpuPerRequest.baseline.push((used.user + used.system) / 1000 / Math.max(1, r.ok))
-                results.baseline.push(r)
-                return r.ok / r.seconds
-              }
-            },
-            {
-              name: "receiver",
-              run: (round) => fireReceiver(files[round]?.receiver ?? "", "receiver")
-            },
-            {
-              name: "receiver, attempts registered elsewhere",
-              run: (round) => fireReceiver(files[round]?.unknown ?? "", "unknown")
-            }
-          ],
-          context.log
-        )
-        // Every acknowledged delivery must be a recorded result (not a refusal, not undecodable).
-        const check = new pg.Client({ connectionString: scratch.url })
-        await check.connect()
-        const recorded = Number(
-          (await check.query("SELECT count(*) AS n FROM events WHERE type = 'ResultReceived'")).rows[0]?.n ??
-            0
-        )
-        // Every one of them forwarded to its workflow, after the reply.
-        const resolved = Number(
-          (await check.query("SELECT count(*) AS n FROM events WHERE type = 'DeferredResolved'")).rows[0]
-            ?.n ?? 0
-        )
-        await check.end()
-        if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
-        const expected = [...results.receiver, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 100
-        if (recorded !== expected)
-          throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
-
-        const figures: Array<Measure.Figure> = [
-          {
-            section: "callback",
-            name: "acknowledged after durable append",
-            unit: "req/s",
-            rounds: results.receiver.map((r) => r.ok / r.seconds),
-            baseline: {
-              name: "node:http + one INSERT per request",
-              rounds: results.baseline.map((r) => r.ok / r.seconds)
-            },
-            target: { _tag: "RatioAtLeast", ratio: 0.7 }
-          },
-          {
-            section: "callback",
-            name: "p99 latency of those requests",
-            unit: "ms",
-            rounds: results.receiver.map((r) => r.p99),
-            baseline: { name: "p99 of node:http + one INSERT", rounds: results.baseline.map((r) => r.p99) },
-            target: { _tag: "RatioAtMost", ratio: 2 }
-          }
-        ]
-        const details = [
-          `Per round: ${perRound} deliveries from a separate load-generator process (\`processes/LoadGenerator.ts\`, ` +
-            `node:http keep-alive, ${connections} connections, each sending its next request when the answer is in), each to ` +
-            "a distinct attempt registered beforehand (its `AttemptRegistered` with the token's hash), with the token in " +
-            "`AUTH-TOKEN` and a ~350-byte JSON result. The receiver is what the worker serves: `CallbackHttp` on " +
-            "`NodeHttpServer`, `CallbackReceiver` over the PostgreSQL event store, the SQL execution queue and the durable " +
-            `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
-            "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
-            "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
-            "200; after the reply one of its forwarders (16) looks for a settled outcome in the payment's stream (holding " +
-            "`OperationRequested`, `AttemptRecorded` and `AttemptAccepted`, as a sale's does when its result comes) and " +
-            "resolves the workflow's deferred (appends `DeferredResolved` without reading the execution's stream, wakes " +
-            "the execution): three statements. A round ends when " +
-            "the last forwarding has too (its CPU counted in the receiver's). The executions are not running (nothing is " +
-            "woken): the receiver's cost alone. Logging at Warning (the per-request " +
-            `info line off). Baseline: \`node:http\`, body read and \`JSON.parse\`d, one INSERT into an events-shaped table ` +
-            `through a \`pg.Pool\` of ${poolSize}, then 200. After the run the suite checks that every acknowledged delivery ` +
-            "is a `ResultReceived` in the store.",
-          "",
-          `CPU of the server process per acknowledged request, forwarding included: receiver ${Measure.median(cpuPerRequest.receiver).toFixed(2)} ms, ` +
-            `baseline ${Measure.median(cpuPerRequest.baseline).toFixed(2)} ms (medians of the rounds). The last forwarding ` +
-            `ended a median ${Measure.formatNumber(Measure.median(drainMillis))} ms after the last reply of a round: ` +
-            `acknowledged and forwarded, ${Measure.formatNumber(Measure.median(forwardedRate.receiver))} req/s ` +
-            `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
-            "the baseline's median), the rate a sustained load would get.",
-          "",
-          "Attempts registered by another process (not in this one's memory; the receiver reads the attempt's stream " +
-            `first): ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.ok / r.seconds)))} req/s, ` +
-            `p99 ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.p99)))} ms, ` +
-            `${Measure.median(cpuPerRequest.unknown).toFixed(2)} ms of CPU per request (medians of the rounds).`,
-          "",
-          `Random attempt ids, token hashes or result hashes drawn again because the store's card-number rule refuses ` +
-            `them: ${redrawn} for ${registered} attempts (see "Findings").`,
-          "",
-          "| round | receiver req/s | p50 ms | p99 ms | max ms | baseline req/s | p50 ms | p99 ms | max ms |",
-          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-          ...results.receiver.map((r, i) => {
-            const b = results.baseline[i]
-            const f = Measure.formatNumber
-            return `| ${i + 1} | ${f(r.ok / r.seconds)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${b === undefined ? "" : `${f(b.ok / b.seconds)} | ${f(b.p50)} | ${f(b.p99)} | ${f(b.max)}`} |`
-          }),
-          "",
-          Measure.roundsTable(figures)
-        ].join("\n")
-        for (const line of details.split("\n").slice(2, 7)) if (line !== "") context.log(line)
-        return { figures, details }
+        const rig = await ready(runtime, baseline.url, load)
+        const files = requestFiles(runtime, dir)
+        const measured = await measure(context, rig, files, perRound)
+        await checkRecorded(scratch.url, measured.results)
+        const result = report(measured, perRound, {
+          registered: files.registered(),
+          redrawn: files.redrawn()
+        })
+        for (const line of result.details.split("\n").slice(2, 7)) if (line !== "") context.log(line)
+        return result
       } finally {
         await load.stop()
         await baseline.close()

@@ -75,6 +75,256 @@ const run = async (
   return answer
 }
 
+const warmTerminals = 50
+
+/** The worker process, on the scratch database, driving the simulator's terminals. */
+const startWorker = (context: Section.Context, url: string, info: SimInfo, terminalsFile: string) =>
+  Child.start("apps/bench/src/processes/EndToEndWorker.ts", {
+    env: {
+      DATABASE_URL: url,
+      SIM_BASE_URL: info.baseUrl,
+      SIM_TRANSACTIONS_URL: info.transactionsUrl,
+      SIM_API_KEY: info.apiKey,
+      SIM_TERMINALS_FILE: terminalsFile
+    },
+    nodeFlags: ["--expose-gc"],
+    profileDir: context.profileDir,
+    label: "e2e-worker"
+  })
+
+/** The durable appends so far: distinct (transaction, stream) pairs in `events`. */
+const appendTransactions = async (count: pg.Client) =>
+  Number(
+    (
+      await count.query(
+        "SELECT count(*) AS n FROM (SELECT DISTINCT transaction_id, stream_id FROM events) AS a"
+      )
+    ).rows[0]?.n ?? 0
+  )
+
+/** What one payment costs the store, measured before the run. */
+interface Calibration {
+  readonly warm: Report
+  /** The durable appends in the store after the calibration. */
+  readonly appendsAfter: number
+  readonly appendsPerPayment: number
+  readonly eventsPerPayment: number
+}
+
+/**
+ * Warm-up and calibration: one sale on each of 50 terminals, all finished; the
+ * (transaction, stream) pairs of the events appended meanwhile are the durable appends
+ * of 50 payments (pairs, not transactions: the store's group commit puts the appends
+ * of several streams in one transaction).
+ */
+const calibrate = async (
+  context: Section.Context,
+  worker: Child.Child,
+  count: pg.Client
+): Promise<Calibration> => {
+  const before = await appendTransactions(count)
+  context.log(`e2e: calibration, one sale on each of ${warmTerminals} terminals`)
+  const warm = await run(
+    worker,
+    {
+      inFlight: warmTerminals,
+      paymentsPerTerminal: 1,
+      maxSeconds: 120,
+      prefix: "warm",
+      checkpoints: [],
+      giveUpSeconds: 110,
+      census: true
+    },
+    150_000
+  )
+  if (warm.completed < warmTerminals) {
+    throw new Error(
+      `calibration: ${warm.completed} of ${warmTerminals} payments finished (${JSON.stringify(warm.statuses)})`
+    )
+  }
+  const appendsAfter = await appendTransactions(count)
+  const appendsPerPayment = (appendsAfter - before) / warmTerminals
+  const eventsPerPayment =
+    Number((await count.query("SELECT count(*) AS n FROM events")).rows[0]?.n ?? 0) / warmTerminals
+  return { warm, appendsAfter, appendsPerPayment, eventsPerPayment }
+}
+
+/** The measured run, and the store's counts after it. */
+interface Measured {
+  readonly report: Report
+  readonly events: number
+  readonly appends: number
+}
+
+/** `terminalsCount` sales in flight for `seconds`, checkpoints at a quarter, half and three quarters. */
+const measure = async (
+  context: Section.Context,
+  worker: Child.Child,
+  count: pg.Client,
+  seconds: number
+): Promise<Measured> => {
+  context.log(`e2e: ${terminalsCount} sales in flight for ${seconds} s`)
+  const checkpoints = [0.25, 0.5, 0.75].map((share) => Math.round(seconds * share))
+  const report = await run(
+    worker,
+    {
+      inFlight: terminalsCount,
+      maxSeconds: seconds,
+      prefix: "run",
+      checkpoints,
+      giveUpSeconds: seconds
+    },
+    (seconds + 120) * 1000
+  )
+  const afterCounts = await count.query(
+    "SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM (SELECT DISTINCT transaction_id, stream_id FROM events) AS a) AS tx"
+  )
+  return {
+    report,
+    events: Number(afterCounts.rows[0]?.events ?? 0),
+    appends: Number(afterCounts.rows[0]?.tx ?? 0)
+  }
+}
+
+/** Everything the section measured, and the rates derived from it. */
+interface Outcome {
+  readonly seconds: number
+  readonly calibration: Calibration
+  readonly measured: Measured
+  /** Raw 8-connection single-row insert rates, before and after the run. */
+  readonly rawRounds: ReadonlyArray<number>
+}
+
+const ratesOf = ({ seconds, calibration, measured, rawRounds }: Outcome) => {
+  const report = measured.report
+  // Sustained: completions over the last 40 % of the run. With 1,000 in flight a payment
+  // takes 1,000 ÷ throughput seconds (Little's law), so the first completions come late
+  // and the early part of the run is the pipeline filling.
+  const timeline = report.timeline
+  const from = timeline.find((s) => s.t >= seconds * 0.6) ?? timeline[0]
+  const to = timeline[timeline.length - 1]
+  const sustained =
+    from === undefined || to === undefined || to.t <= from.t
+      ? Number.NaN
+      : (to.completed - from.completed) / (to.t - from.t)
+  // The work done, finished or not: appends per second ÷ appends per payment.
+  const appendsInRun = measured.appends - calibration.appendsAfter
+  const workRate = appendsInRun / report.seconds / calibration.appendsPerPayment
+  const rawRate = Measure.median(rawRounds)
+  const limit = rawRate / calibration.appendsPerPayment
+  return { sustained, appendsInRun, workRate, rawRate, limit }
+}
+
+const figuresOf = (outcome: Outcome): Array<Measure.Figure> => {
+  const { appendsPerPayment } = outcome.calibration
+  const report = outcome.measured.report
+  const { sustained, workRate, limit } = ratesOf(outcome)
+  const firstCheckpoint = report.checkpoints[0]
+  const lastCheckpoint = report.checkpoints[report.checkpoints.length - 1]
+  const figures: Array<Measure.Figure> = [
+    {
+      section: "e2e",
+      name: `sustained payment throughput, ${terminalsCount} terminals, ${terminalsCount} in flight, one worker (durable appends/s ÷ ${appendsPerPayment.toFixed(1)})`,
+      unit: "payments/s",
+      rounds: [workRate],
+      baseline: {
+        name: `store-bound limit: raw 8-connection insert rate ÷ ${appendsPerPayment.toFixed(1)} appends per payment`,
+        rounds: [limit]
+      },
+      target: { _tag: "RatioAtLeast", ratio: 0.2 },
+      note: `payments completed within the run: ${report.completed}, ${Measure.formatNumber(sustained)}/s over its last 40 %`
+    },
+    {
+      section: "e2e",
+      name: "worker resident memory, peak",
+      unit: "MB",
+      rounds: [mb(report.peakRss)],
+      target: { _tag: "AtMost", value: 512 }
+    }
+  ]
+  if (firstCheckpoint !== undefined && lastCheckpoint !== undefined && lastCheckpoint !== firstCheckpoint) {
+    figures.push({
+      section: "e2e",
+      name: `worker heap after GC with ${lastCheckpoint.events.toLocaleString("en-US")} events stored (${lastCheckpoint.completed} completed)`,
+      unit: "MB",
+      rounds: [mb(lastCheckpoint.heapUsed)],
+      baseline: {
+        name: `heap after GC with ${firstCheckpoint.events.toLocaleString("en-US")} events stored (${firstCheckpoint.completed} completed)`,
+        rounds: [mb(firstCheckpoint.heapUsed)]
+      },
+      target: { _tag: "RatioAtMost", ratio: 1.1 },
+      note: "flat: at most 10 % more heap for several times the work done"
+    })
+  }
+  return figures
+}
+
+const detailsOf = (outcome: Outcome): string => {
+  const { seconds, calibration, measured, rawRounds } = outcome
+  const { warm, appendsPerPayment, eventsPerPayment } = calibration
+  const report = measured.report
+  const { sustained, appendsInRun, workRate, rawRate, limit } = ratesOf(outcome)
+  const timeline = report.timeline
+  const f = Measure.formatNumber
+  const step = Math.max(1, Math.floor(timeline.length / 12))
+  return [
+    `Simulator: \`SimulatorServer.layer\` in its own process (\`processes/SimulatorProcess.ts\`), ${terminalsCount} ` +
+      "virtual terminals, every step 0 ms, results delivered by callback. Worker: its own process with the durable " +
+      "engine and a worker (concurrency 64) on the PostgreSQL event store and execution queue (pool of 10), the " +
+      "payment protocol, the HTTP client to the simulator and the callback receiver on a loopback port; logging at " +
+      `Warning. It runs one sale at a time on each of ${terminalsCount} terminals (so ${terminalsCount} in flight), ` +
+      `for ${seconds} s; completions are seen by one query every 100 ms over the executions in flight. Sustained ` +
+      "throughput: the durable appends made during the run (distinct (transaction, stream) pairs in `events`) per second, " +
+      "divided by the appends one payment makes, i.e. payments' worth of work per second, finished or not; in a " +
+      "steady state it equals completions per second. Completions within the run are shown too: the queue " +
+      "claims executions already started (woken by their callback, timers, retries) before new ones, so " +
+      "payments complete from the first seconds instead of after the whole first wave of 1,000.",
+    "",
+    `Calibration before the run: ${warmTerminals} sales, all finished, made ${appendsPerPayment.toFixed(1)} durable ` +
+      `appends (distinct (transaction, stream) pairs in \`events\`) and ${eventsPerPayment.toFixed(1)} events per payment. Raw ` +
+      `8-connection single-row insert rate, before and after the run: ${rawRounds.map(f).join(", ")} rows/s ` +
+      `(median ${f(rawRate)}); store-bound limit ${f(limit)} payments/s.`,
+    "",
+    `Statements the worker sent per payment during the calibration (${warm.statements.reduce((n, [, c]) => n + c, 0) / warmTerminals} in all), by kind:`,
+    "",
+    "| statement | per payment |",
+    "|---|---:|",
+    ...warm.statements.map(([kind, n]) => `| \`${kind.replace(/\|/g, "\\|")}\` | ${f(n / warmTerminals)} |`),
+    "",
+    `Run: ${report.completed.toLocaleString("en-US")} payments completed in ${report.seconds.toFixed(0)} s ` +
+      `(${Object.entries(report.statuses)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(", ")}), ${report.inFlightAtEnd} still in flight at the end, ${report.givenUp} given up; ` +
+      `${measured.events.toLocaleString("en-US")} events in the store. Work done during ` +
+      `the run, finished or not: ${f(appendsInRun / report.seconds)} durable appends/s, the appends of ` +
+      `${f(workRate)} payments/s; completed over the last 40 %: ${f(sustained)} payments/s. The worker used ` +
+      `${f(report.cpuMs / 1000)} s of CPU in ${f(report.seconds)} s: ${f(report.cpuMs / Math.max(1, appendsInRun))} ms ` +
+      `per durable append, ${f((report.cpuMs / Math.max(1, appendsInRun)) * appendsPerPayment)} ms per payment's worth.`,
+    ...report.unsuccessful.flatMap((u) => [
+      "",
+      `Not succeeded: execution \`${u.executionId}\` (${u.status}), events ${u.types.join(", ")}; last: \`${u.last.replace(/`/g, "'")}\``
+    ]),
+    "",
+    "| t (s) | completed | payments/s since previous | RSS MB | heap used MB |",
+    "|---:|---:|---:|---:|---:|",
+    ...timeline
+      .filter((_, i) => i % step === 0 || i === timeline.length - 1)
+      .map((s, i, shown) => {
+        const prev = shown[i - 1]
+        const rate =
+          prev === undefined || s.t <= prev.t ? "" : f((s.completed - prev.completed) / (s.t - prev.t))
+        return `| ${s.t.toFixed(0)} | ${s.completed.toLocaleString("en-US")} | ${rate} | ${f(mb(s.rss))} | ${f(mb(s.heapUsed))} |`
+      }),
+    "",
+    "| at t (s) | events stored | completed | RSS MB after GC | heap used MB after GC |",
+    "|---:|---:|---:|---:|---:|",
+    ...report.checkpoints.map(
+      (c) =>
+        `| ${c.t.toFixed(0)} | ${c.events.toLocaleString("en-US")} | ${c.completed.toLocaleString("en-US")} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
+    )
+  ].join("\n")
+}
+
 /** The section. */
 export const section: Section.Section = {
   name: "e2e",
@@ -82,11 +332,14 @@ export const section: Section.Section = {
   run: (context) =>
     Scratch.using("e2e", async (scratch) => {
       const seconds = context.quick ? 60 : 150
-      const warmTerminals = 50
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-e2e-"))
       const raw = await Raw.connect(scratch.url, 8)
       const perConnection = context.quick ? 60 : 150
       const rawRounds: Array<number> = []
+      const rawInsertRounds = async () => {
+        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
+          rawRounds.push(await Raw.parallelSingleInserts(raw, perConnection))
+      }
       const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
         env: { TERMINALS: String(terminalsCount) },
         profileDir: context.profileDir,
@@ -100,203 +353,22 @@ export const section: Section.Section = {
         const terminalsFile = path.join(dir, "terminals.json")
         fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
         context.log("e2e: raw 8-connection insert rate (before)")
-        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
-          rawRounds.push(await Raw.parallelSingleInserts(raw, perConnection))
-        worker = Child.start("apps/bench/src/processes/EndToEndWorker.ts", {
-          env: {
-            DATABASE_URL: scratch.url,
-            SIM_BASE_URL: info.baseUrl,
-            SIM_TRANSACTIONS_URL: info.transactionsUrl,
-            SIM_API_KEY: info.apiKey,
-            SIM_TERMINALS_FILE: terminalsFile
-          },
-          nodeFlags: ["--expose-gc"],
-          profileDir: context.profileDir,
-          label: "e2e-worker"
-        })
+        await rawInsertRounds()
+        worker = startWorker(context, scratch.url, info, terminalsFile)
         await worker.next(Child.field("ready"), 120_000)
 
-        // Warm-up and calibration: one sale on each of 50 terminals, all finished; the
-        // (transaction, stream) pairs of the events appended meanwhile are the durable appends
-        // of 50 payments (pairs, not transactions: the store's group commit puts the appends
-        // of several streams in one transaction).
         const count = new pg.Client({ connectionString: scratch.url })
         await count.connect()
-        const appendTransactions = async () =>
-          Number(
-            (
-              await count.query(
-                "SELECT count(*) AS n FROM (SELECT DISTINCT transaction_id, stream_id FROM events) AS a"
-              )
-            ).rows[0]?.n ?? 0
-          )
-        const before = await appendTransactions()
-        context.log(`e2e: calibration, one sale on each of ${warmTerminals} terminals`)
-        const warm = await run(
-          worker,
-          {
-            inFlight: warmTerminals,
-            paymentsPerTerminal: 1,
-            maxSeconds: 120,
-            prefix: "warm",
-            checkpoints: [],
-            giveUpSeconds: 110,
-            census: true
-          },
-          150_000
-        )
-        if (warm.completed < warmTerminals) {
-          throw new Error(
-            `calibration: ${warm.completed} of ${warmTerminals} payments finished (${JSON.stringify(warm.statuses)})`
-          )
-        }
-        const afterCalibration = await appendTransactions()
-        const appendsPerPayment = (afterCalibration - before) / warmTerminals
-        const eventsPerPayment =
-          Number((await count.query("SELECT count(*) AS n FROM events")).rows[0]?.n ?? 0) / warmTerminals
-
-        context.log(`e2e: ${terminalsCount} sales in flight for ${seconds} s`)
-        const checkpoints = [0.25, 0.5, 0.75].map((share) => Math.round(seconds * share))
-        const report = await run(
-          worker,
-          {
-            inFlight: terminalsCount,
-            maxSeconds: seconds,
-            prefix: "run",
-            checkpoints,
-            giveUpSeconds: seconds
-          },
-          (seconds + 120) * 1000
-        )
-        const afterCounts = await count.query(
-          "SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM (SELECT DISTINCT transaction_id, stream_id FROM events) AS a) AS tx"
-        )
+        const calibration = await calibrate(context, worker, count)
+        const measured = await measure(context, worker, count, seconds)
         await count.end()
         await worker.stop()
         worker = undefined
         context.log("e2e: raw 8-connection insert rate (after)")
-        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
-          rawRounds.push(await Raw.parallelSingleInserts(raw, perConnection))
+        await rawInsertRounds()
 
-        // Sustained: completions over the last 40 % of the run. With 1,000 in flight a payment
-        // takes 1,000 ÷ throughput seconds (Little's law), so the first completions come late
-        // and the early part of the run is the pipeline filling.
-        const timeline = report.timeline
-        const from = timeline.find((s) => s.t >= seconds * 0.6) ?? timeline[0]
-        const to = timeline[timeline.length - 1]
-        const sustained =
-          from === undefined || to === undefined || to.t <= from.t
-            ? Number.NaN
-            : (to.completed - from.completed) / (to.t - from.t)
-        // The work done, finished or not: appends per second ÷ appends per payment.
-        const appendsInRun = Number(afterCounts.rows[0]?.tx ?? 0) - afterCalibration
-        const workRate = appendsInRun / report.seconds / appendsPerPayment
-        const rawRate = Measure.median(rawRounds)
-        const limit = rawRate / appendsPerPayment
-        const firstCheckpoint = report.checkpoints[0]
-        const lastCheckpoint = report.checkpoints[report.checkpoints.length - 1]
-        const f = Measure.formatNumber
-        const figures: Array<Measure.Figure> = [
-          {
-            section: "e2e",
-            name: `sustained payment throughput, ${terminalsCount} terminals, ${terminalsCount} in flight, one worker (durable appends/s ÷ ${appendsPerPayment.toFixed(1)})`,
-            unit: "payments/s",
-            rounds: [workRate],
-            baseline: {
-              name: `store-bound limit: raw 8-connection insert rate ÷ ${appendsPerPayment.toFixed(1)} appends per payment`,
-              rounds: [limit]
-            },
-            target: { _tag: "RatioAtLeast", ratio: 0.2 },
-            note: `payments completed within the run: ${report.completed}, ${f(sustained)}/s over its last 40 %`
-          },
-          {
-            section: "e2e",
-            name: "worker resident memory, peak",
-            unit: "MB",
-            rounds: [mb(report.peakRss)],
-            target: { _tag: "AtMost", value: 512 }
-          }
-        ]
-        if (
-          firstCheckpoint !== undefined &&
-          lastCheckpoint !== undefined &&
-          lastCheckpoint !== firstCheckpoint
-        ) {
-          figures.push({
-            section: "e2e",
-            name: `worker heap after GC with ${lastCheckpoint.events.toLocaleString("en-US")} events stored (${lastCheckpoint.completed} completed)`,
-            unit: "MB",
-            rounds: [mb(lastCheckpoint.heapUsed)],
-            baseline: {
-              name: `heap after GC with ${firstCheckpoint.events.toLocaleString("en-US")} events stored (${firstCheckpoint.completed} completed)`,
-              rounds: [mb(firstCheckpoint.heapUsed)]
-            },
-            target: { _tag: "RatioAtMost", ratio: 1.1 },
-            note: "flat: at most 10 % more heap for several times the work done"
-          })
-        }
-        const step = Math.max(1, Math.floor(timeline.length / 12))
-        const details = [
-          `Simulator: \`SimulatorServer.layer\` in its own process (\`processes/SimulatorProcess.ts\`), ${terminalsCount} ` +
-            "virtual terminals, every step 0 ms, results delivered by callback. Worker: its own process with the durable " +
-            "engine and a worker (concurrency 64) on the PostgreSQL event store and execution queue (pool of 10), the " +
-            "payment protocol, the HTTP client to the simulator and the callback receiver on a loopback port; logging at " +
-            `Warning. It runs one sale at a time on each of ${terminalsCount} terminals (so ${terminalsCount} in flight), ` +
-            `for ${seconds} s; completions are seen by one query every 100 ms over the executions in flight. Sustained ` +
-            "throughput: the durable appends made during the run (distinct (transaction, stream) pairs in `events`) per second, " +
-            "divided by the appends one payment makes, i.e. payments' worth of work per second, finished or not; in a " +
-            "steady state it equals completions per second. Completions within the run are shown too: the queue " +
-            "claims executions already started (woken by their callback, timers, retries) before new ones, so " +
-            "payments complete from the first seconds instead of after the whole first wave of 1,000.",
-          "",
-          `Calibration before the run: ${warmTerminals} sales, all finished, made ${appendsPerPayment.toFixed(1)} durable ` +
-            `appends (distinct (transaction, stream) pairs in \`events\`) and ${eventsPerPayment.toFixed(1)} events per payment. Raw ` +
-            `8-connection single-row insert rate, before and after the run: ${rawRounds.map(f).join(", ")} rows/s ` +
-            `(median ${f(rawRate)}); store-bound limit ${f(limit)} payments/s.`,
-          "",
-          `Statements the worker sent per payment during the calibration (${warm.statements.reduce((n, [, c]) => n + c, 0) / warmTerminals} in all), by kind:`,
-          "",
-          "| statement | per payment |",
-          "|---|---:|",
-          ...warm.statements.map(
-            ([kind, n]) => `| \`${kind.replace(/\|/g, "\\|")}\` | ${f(n / warmTerminals)} |`
-          ),
-          "",
-          `Run: ${report.completed.toLocaleString("en-US")} payments completed in ${report.seconds.toFixed(0)} s ` +
-            `(${Object.entries(report.statuses)
-              .map(([status, n]) => `${n} ${status}`)
-              .join(
-                ", "
-              )}), ${report.inFlightAtEnd} still in flight at the end, ${report.givenUp} given up; ` +
-            `${Number(afterCounts.rows[0]?.events ?? 0).toLocaleString("en-US")} events in the store. Work done during ` +
-            `the run, finished or not: ${f(appendsInRun / report.seconds)} durable appends/s, the appends of ` +
-            `${f(workRate)} payments/s; completed over the last 40 %: ${f(sustained)} payments/s. The worker used ` +
-            `${f(report.cpuMs / 1000)} s of CPU in ${f(report.seconds)} s: ${f(report.cpuMs / Math.max(1, appendsInRun))} ms ` +
-            `per durable append, ${f((report.cpuMs / Math.max(1, appendsInRun)) * appendsPerPayment)} ms per payment's worth.`,
-          ...report.unsuccessful.flatMap((u) => [
-            "",
-            `Not succeeded: execution \`${u.executionId}\` (${u.status}), events ${u.types.join(", ")}; last: \`${u.last.replace(/`/g, "'")}\``
-          ]),
-          "",
-          "| t (s) | completed | payments/s since previous | RSS MB | heap used MB |",
-          "|---:|---:|---:|---:|---:|",
-          ...timeline
-            .filter((_, i) => i % step === 0 || i === timeline.length - 1)
-            .map((s, i, shown) => {
-              const prev = shown[i - 1]
-              const rate =
-                prev === undefined || s.t <= prev.t ? "" : f((s.completed - prev.completed) / (s.t - prev.t))
-              return `| ${s.t.toFixed(0)} | ${s.completed.toLocaleString("en-US")} | ${rate} | ${f(mb(s.rss))} | ${f(mb(s.heapUsed))} |`
-            }),
-          "",
-          "| at t (s) | events stored | completed | RSS MB after GC | heap used MB after GC |",
-          "|---:|---:|---:|---:|---:|",
-          ...report.checkpoints.map(
-            (c) =>
-              `| ${c.t.toFixed(0)} | ${c.events.toLocaleString("en-US")} | ${c.completed.toLocaleString("en-US")} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
-          )
-        ].join("\n")
-        return { figures, details }
+        const outcome: Outcome = { seconds, calibration, measured, rawRounds }
+        return { figures: figuresOf(outcome), details: detailsOf(outcome) }
       } finally {
         await worker?.stop()
         await sim.stop()

@@ -1,13 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  CallbackRegistration,
-  DomainEvents,
-  LogMetrics,
-  Money,
-  OperationOutcome,
-  OperationReport,
-  OperationTimeline
-} from "@tillflow/core"
+import { CallbackRegistration, DomainEvents, LogMetrics, Money, OperationOutcome, OperationReport, OperationTimeline } from "@tillflow/core"
 import { EngineEvent, EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { EventRegistry } from "@tillflow/engine"
 import * as Effect from "effect/Effect"

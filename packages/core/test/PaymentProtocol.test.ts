@@ -1,13 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  DomainEvents,
-  Identifiers,
-  Money,
-  PaymentProtocol,
-  RemoteError,
-  TerminalOperations,
-  TransactionRequest
-} from "@tillflow/core"
+import { DomainEvents, Identifiers, Money, PaymentProtocol, RemoteError, TerminalOperations, TransactionRequest } from "@tillflow/core"
 import { EventStore, Redaction } from "@tillflow/engine"
 import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"

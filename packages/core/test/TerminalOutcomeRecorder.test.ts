@@ -1,12 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  DomainEvents,
-  Ledger,
-  LifecycleEvent,
-  Money,
-  TerminalOutcomeRecorder,
-  TransactionHistory
-} from "@tillflow/core"
+import { DomainEvents, Ledger, LifecycleEvent, Money, TerminalOutcomeRecorder, TransactionHistory } from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { OperationOutcome } from "@tillflow/core"
 import * as DateTime from "effect/DateTime"

@@ -8,30 +8,7 @@
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import type * as Workflow from "@effect/workflow/Workflow"
-import {
-  BatchWorkflow,
-  DeferredTokenizationWorkflow,
-  DeviceCommandWorkflow,
-  DomainEvents,
-  Identifiers,
-  Ledger,
-  LedgerProjection,
-  LifecycleEvent,
-  Money,
-  MotoWorkflow,
-  OperationReport,
-  OperationTimeline,
-  PaymentProtocol,
-  PreAuthorizationWorkflow,
-  type RemoteError,
-  ReversalWorkflow,
-  TerminalCloud,
-  TerminalOutcomeRecorder,
-  Timeline,
-  TipAdjustmentWorkflow,
-  TransactionRequest,
-  TransactionResult
-} from "@tillflow/core"
+import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, DomainEvents, Identifiers, Ledger, LedgerProjection, LifecycleEvent, Money, MotoWorkflow, OperationReport, OperationTimeline, PaymentProtocol, PreAuthorizationWorkflow, type RemoteError, ReversalWorkflow, TerminalCloud, TerminalOutcomeRecorder, Timeline, TipAdjustmentWorkflow, TransactionRequest, TransactionResult } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore, ExecutionQueue, HashChain } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

@@ -1,0 +1,111 @@
+/**
+ * An attempt's stream as the callback receiver sees it: what is known of the attempt (its
+ * registration, the stream's version and the results already in it), from this process's
+ * `RegisteredAttempts` or else read from the stream; the append of a delivered result
+ * unless a result with its hash is there already (the dedupe); and the version at which a
+ * result was recorded, for weighing a resend's lateness.
+ */
+import { CallbackRegistration } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether the last segment of a callback address can name an attempt (a UUID, any case). */
+export const isAttemptId = (segment: string): boolean => uuid.test(segment)
+
+/** Whether a parsed JSON value is an object (not null, not an array). */
+export const isObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const isResultType = (type: string) =>
+  type === CallbackRegistration.ResultReceived.type || type === CallbackRegistration.ResultUndecodable.type
+
+const resultHashOf = (event: EventStore.RecordedEvent): string | undefined =>
+  isResultType(event.type) && isObject(event.data) && typeof event.data["resultHash"] === "string"
+    ? event.data["resultHash"]
+    : undefined
+
+const hashesIn = (events: ReadonlyArray<EventStore.RecordedEvent>): ReadonlyArray<string> =>
+  events.flatMap((event) => {
+    const hash = resultHashOf(event)
+    return hash === undefined ? [] : [hash]
+  })
+
+const registrationOf = (events: ReadonlyArray<EventStore.RecordedEvent>) =>
+  Effect.gen(function* () {
+    const first = events[0]
+    if (first === undefined || first.type !== CallbackRegistration.AttemptRegistered.type)
+      return Option.none()
+    const decoded = yield* Effect.option(CallbackRegistration.events.decode(first))
+    return Option.map(decoded, (d) => d.data as CallbackRegistration.Registration)
+  })
+
+/** The receiver's view of attempts' streams, over the store and this process's memory of attempts. */
+export const make = (store: EventStore.Service, attempts: CallbackRegistration.RegisteredAttemptsService) => {
+  /** The registration and what is known of the stream: noted in memory, else read. */
+  const known = (attemptId: string) =>
+    Effect.gen(function* () {
+      const noted = attempts.get(attemptId)
+      if (noted !== undefined) return Option.some(noted)
+      const events = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
+      const registration = yield* registrationOf(events)
+      if (Option.isNone(registration)) return Option.none()
+      const found: CallbackRegistration.KnownAttempt = {
+        registration: registration.value,
+        version: events.at(-1)?.version ?? 0,
+        resultHashes: hashesIn(events)
+      }
+      attempts.note(found)
+      return Option.some(found)
+    })
+
+  /**
+   * Appends the event unless a result with this hash is already in the stream: at the
+   * version known, and on a conflict again after reading the stream. Its version in the
+   * stream when appended, none when it was there already.
+   */
+  const appendOnce = (
+    attempt: CallbackRegistration.KnownAttempt,
+    resultHash: string,
+    event: EventStore.NewEvent
+  ) =>
+    Effect.gen(function* () {
+      const stream = CallbackRegistration.attemptStream(attempt.registration.attemptId)
+      let version = attempt.version
+      let hashes = attempt.resultHashes
+      for (let round = 0; round < 5; round++) {
+        if (hashes.includes(resultHash)) return Option.none<number>()
+        const appended = yield* store.append(stream, EventStore.exactVersion(version), [event]).pipe(
+          Effect.map((done) => Option.some(done.nextVersion)),
+          Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(Option.none<number>()))
+        )
+        if (Option.isSome(appended)) {
+          attempts.note({
+            registration: attempt.registration,
+            version: appended.value,
+            resultHashes: [...hashes, resultHash]
+          })
+          return appended
+        }
+        const events = yield* store.readStream(stream)
+        version = events.at(-1)?.version ?? 0
+        hashes = hashesIn(events)
+        attempts.note({ registration: attempt.registration, version, resultHashes: hashes })
+      }
+      return yield* Effect.dieMessage("the attempt stream kept changing under the receiver")
+    })
+
+  /** The version at which the result with this hash is recorded in the attempt's stream. */
+  const recordedVersion = (attemptId: string, resultHash: string) =>
+    Effect.map(
+      store.readStream(CallbackRegistration.attemptStream(attemptId)),
+      (events) => events.find((event) => resultHashOf(event) === resultHash)?.version
+    )
+
+  return { known, appendOnce, recordedVersion }
+}
+
+/** @see make */
+export type AttemptStream = ReturnType<typeof make>

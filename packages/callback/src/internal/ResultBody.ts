@@ -1,0 +1,79 @@
+/**
+ * A delivered body read as what the callback receiver records: JSON that is an object,
+ * made storable (`ResultRedaction`) and hashed (the hash names it among duplicates), then
+ * either a result (`ResultReceived`) or, when it does not decode as one, the raw body as
+ * `ResultUndecodable` with where it failed: a payment outcome is never dropped.
+ */
+import { CallbackRegistration, ResultRedaction, TransactionResult } from "@tillflow/core"
+import { EventStore, type HashChain } from "@tillflow/engine"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { isObject } from "./AttemptStream.js"
+
+/** A result as recorded in the attempt's stream. */
+export type Received = typeof CallbackRegistration.ResultReceived.schema.Type
+
+/** What a body is, as the receiver records it. */
+export type ResultBody =
+  | { readonly _tag: "Malformed" }
+  | {
+      readonly _tag: "Undecodable"
+      readonly resultHash: string
+      /** Where it failed to decode (paths and kinds of issues, no values). */
+      readonly reason: string
+      readonly event: EventStore.NewEvent
+    }
+  | { readonly _tag: "Received"; readonly received: Received; readonly event: EventStore.NewEvent }
+
+const decodeResult = Schema.decodeUnknownEither(TransactionResult.TransactionResult)
+
+const describeIssue = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .slice(0, 5)
+    .map(
+      (issue) => `${issue._tag} at ${issue.path.length === 0 ? "(root)" : issue.path.map(String).join(".")}`
+    )
+    .join("; ")
+
+/** Reads the body delivered for an attempt; received now. */
+export const read = (attemptId: string, body: string, sha256: HashChain.Sha256): Effect.Effect<ResultBody> =>
+  Effect.gen(function* () {
+    const parsed = Either.try(() => JSON.parse(body) as unknown)
+    if (Either.isLeft(parsed) || !isObject(parsed.right)) return { _tag: "Malformed" } as const
+    const sanitised = ResultRedaction.sanitise(parsed.right)
+    const resultHash = yield* CallbackRegistration.resultHash(sanitised.value, sha256)
+    const receivedAt = yield* Clock.currentTimeMillis
+    const decoded = decodeResult(sanitised.value)
+
+    if (Either.isLeft(decoded)) {
+      const reason = describeIssue(decoded.left)
+      const event = yield* Effect.orDie(
+        CallbackRegistration.events.encode(
+          CallbackRegistration.ResultUndecodable.make({
+            attemptId,
+            resultHash,
+            reason,
+            raw: sanitised.value,
+            redactedFields: sanitised.redactedFields,
+            receivedAt
+          })
+        )
+      )
+      return { _tag: "Undecodable", resultHash, reason, event } as const
+    }
+
+    const result = decoded.right
+    const received: Received = {
+      attemptId,
+      resultHash,
+      recovered: result.recoveredTransaction === true,
+      result: sanitised.value,
+      redactedFields: sanitised.redactedFields,
+      receivedAt,
+      ...(result.finStatus === undefined ? {} : { finStatus: result.finStatus })
+    }
+    return { _tag: "Received", received, event: CallbackRegistration.resultReceivedEvent(received) } as const
+  })
