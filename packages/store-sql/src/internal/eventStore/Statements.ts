@@ -1,0 +1,187 @@
+/**
+ * The SQL of the event store, one named function per statement (or fragment), each taking
+ * the `SqlClient` and its parameters, with the JSON the append statements take their batch
+ * in. The texts are the store's contract with its migrations (`tillflow_append_chained`,
+ * `tillflow_append_many`) and with the tests that count statements: the modules that run
+ * them decide when, never what.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { EventStore } from "@tillflow/engine"
+import * as Option from "effect/Option"
+import * as EventStoreMigrations from "../../EventStoreMigrations.js"
+
+/**
+ * One append attempt as sent: the batch hashed onto the guessed head (`expected`,
+ * `exists`, `previousHash`), its last hash and its rows (`batchJson`).
+ */
+export interface AppendRequest {
+  readonly streamId: string
+  readonly expected: number
+  readonly exists: boolean
+  readonly previousHash: string
+  readonly lastHash: string
+  readonly batch: string
+}
+
+/** What the append function answers for one attempt (see `tillflow_append_chained`). */
+export interface AppendRow {
+  readonly inserted: number
+  readonly positions: string | null
+  readonly head_version: string | null
+  readonly head_hash: string | null
+}
+
+/** A read of a stream from a version on, to the end. */
+export interface ReadRequest {
+  readonly streamId: string
+  readonly fromVersion: number
+}
+
+/**
+ * The rows of a batch as one JSON array, the append statement's only per-event parameter:
+ * `[eventId, type, schemaVersion, data, metadata, hash]` per event, `data` and `metadata`
+ * being the canonical JSON texts that were hashed. Ids are lowercase UUIDs and hashes
+ * lowercase hex, so they need no escaping; the type goes through `JSON.stringify`.
+ */
+export const batchJson = (
+  prepared: ReadonlyArray<EventStore.PreparedEvent>,
+  hashes: ReadonlyArray<string>
+): string => {
+  let json = "["
+  for (let i = 0; i < prepared.length; i++) {
+    const event = prepared[i]
+    json +=
+      (i === 0 ? '["' : ',["') +
+      event.eventId +
+      '",' +
+      JSON.stringify(event.type) +
+      "," +
+      event.schemaVersion +
+      "," +
+      event.dataJson +
+      "," +
+      event.metadataJson +
+      ',"' +
+      hashes[i] +
+      '"]'
+  }
+  return json + "]"
+}
+
+/**
+ * The entries of a coalesced statement as one JSON array:
+ * `[index, stream_id, expected, stream_exists, previous_hash, next_hash, batch]` per entry.
+ */
+const entriesJson = (requests: ReadonlyArray<AppendRequest>): string => {
+  let json = "["
+  for (let i = 0; i < requests.length; i++) {
+    const request = requests[i]
+    json +=
+      (i === 0 ? "[" : ",[") +
+      i +
+      "," +
+      JSON.stringify(request.streamId) +
+      "," +
+      request.expected +
+      "," +
+      request.exists +
+      ',"' +
+      request.previousHash +
+      '","' +
+      request.lastHash +
+      '",' +
+      request.batch +
+      "]"
+  }
+  return json + "]"
+}
+
+/** The NOTIFY that wakes the store's subscriptions (in every process). */
+export const notify = (sql: SqlClient.SqlClient) =>
+  sql`SELECT pg_notify(${EventStoreMigrations.channel}, 'append')`
+
+/**
+ * The columns of an event row. The casts keep int8/xid8 exact whatever the driver's
+ * parsers. They reuse the column names, so ORDER BY must name the table's columns
+ * (`events.version`): a bare `version` would sort by the text alias ("10" before "9").
+ */
+export const columns = (
+  sql: SqlClient.SqlClient
+) => sql`stream_id, version::text AS version, global_position::text AS global_position,
+      transaction_id::text AS transaction_id, event_id::text AS event_id, type, schema_version,
+      data, metadata, recorded_at, hash`
+
+/** The head (version and last hash) of one stream: no row if it does not exist. */
+export const readHead = (sql: SqlClient.SqlClient, streamId: string) =>
+  sql<{ readonly version: string; readonly last_hash: string }>`
+          SELECT version::text AS version, last_hash FROM streams WHERE stream_id = ${streamId}`
+
+/** One append attempt: `tillflow_append_chained` (migration 4), answering one row. */
+export const appendChained = (sql: SqlClient.SqlClient, request: AppendRequest) =>
+  sql<AppendRow>`SELECT inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_chained(${request.streamId}::text, ${request.expected}::bigint,
+            ${request.exists}::boolean, ${request.previousHash}::text, ${request.lastHash}::text,
+            ${request.batch}::jsonb)`
+
+/**
+ * Several attempts (of different streams) as ONE statement: `tillflow_append_many`
+ * (migration 5), answering one row per attempt, named by its `entry` (its index).
+ */
+export const appendMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<AppendRequest>) =>
+  sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
+            head_version::text AS head_version, head_hash
+          FROM tillflow_append_many(${entriesJson(requests)}::jsonb)`
+
+/** The version of one stream: no row if it does not exist. */
+export const streamVersion = (sql: SqlClient.SqlClient, streamId: string) =>
+  sql<{ readonly version: string }>`
+        SELECT version::text AS version FROM streams WHERE stream_id = ${streamId}`
+
+/** The events of one stream from a version on, at most `maxCount` of them if given. */
+export const readStream = (sql: SqlClient.SqlClient, request: ReadRequest, maxCount: number | undefined) =>
+  sql`SELECT ${columns(sql)} FROM events
+        WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+        ORDER BY events.version ${maxCount === undefined ? sql`` : sql`LIMIT ${maxCount}`}`
+
+/** The events of several streams, each from its version on, by stream then version. */
+export const readMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<ReadRequest>) => {
+  const wanted = JSON.stringify(requests.map((request) => [request.streamId, request.fromVersion]))
+  return sql`SELECT ${columns(sql)} FROM events
+          JOIN (SELECT w->>0 AS wanted_stream, (w->>1)::bigint AS from_version
+                FROM jsonb_array_elements(${wanted}::jsonb) AS w) AS wanted
+            ON events.stream_id = wanted.wanted_stream AND events.version >= wanted.from_version
+          ORDER BY events.stream_id, events.version`
+}
+
+/**
+ * The global log after `checkpoint`, at most `maxCount` events, only of transactions
+ * below the snapshot's xmin (see `Read.readAll`).
+ */
+export const readAll = (sql: SqlClient.SqlClient, checkpoint: EventStore.Checkpoint, maxCount: number) =>
+  sql`SELECT ${columns(sql)} FROM events
+        WHERE (transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
+          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY events.transaction_id, events.global_position
+        LIMIT ${maxCount}`
+
+/** Every event of the streams, by stream then version. */
+export const streamsEvents = (sql: SqlClient.SqlClient, streamIds: ReadonlyArray<string>) =>
+  sql`SELECT ${columns(sql)} FROM events
+          WHERE ${sql.in("stream_id", streamIds)}
+          ORDER BY events.stream_id, events.version`
+
+/** A page of stream heads, by stream id: one stream, or those after `after` (none: from the first). */
+export const streamHeads = (
+  sql: SqlClient.SqlClient,
+  filter: { readonly streamId: string | undefined; readonly after: Option.Option<string> },
+  pageSize: number
+) => {
+  const where =
+    filter.streamId !== undefined
+      ? sql`WHERE stream_id = ${filter.streamId}`
+      : Option.isSome(filter.after)
+        ? sql`WHERE stream_id > ${filter.after.value}`
+        : sql``
+  return sql`SELECT stream_id, version::text AS version, last_hash FROM streams ${where}
+          ORDER BY stream_id LIMIT ${pageSize}`
+}

@@ -1,0 +1,40 @@
+/**
+ * The queue's visibility queries: one execution (`get`) or those matching a filter
+ * (`list`), as the port's `ExecutionInfo`.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { ExecutionQueue } from "@tillflow/engine"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { decodeExecutionRows, failure, toInfo } from "./Rows.js"
+import * as Statements from "./Statements.js"
+
+/** One execution. */
+export const get = (
+  sql: SqlClient.SqlClient,
+  executionId: string
+): Effect.Effect<Option.Option<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError> =>
+  Statements.get(sql, executionId).pipe(
+    Effect.flatMap(decodeExecutionRows),
+    Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toInfo)),
+    Effect.mapError(failure("get"))
+  )
+
+/** Executions matching a filter, oldest first; none, without a statement, for an empty status list. */
+export const list = (
+  sql: SqlClient.SqlClient,
+  filter: ExecutionQueue.ListFilter
+): Effect.Effect<ReadonlyArray<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError> => {
+  const statuses =
+    filter.status === undefined
+      ? undefined
+      : typeof filter.status === "string"
+        ? [filter.status]
+        : filter.status
+  if (statuses !== undefined && statuses.length === 0) return Effect.succeed([])
+  return Statements.list(sql, filter, statuses).pipe(
+    Effect.flatMap(decodeExecutionRows),
+    Effect.map((rows) => rows.map(toInfo)),
+    Effect.mapError(failure("list"))
+  )
+}

@@ -1,0 +1,339 @@
+/**
+ * The SQL of the execution queue, one named function per statement (or fragment), each
+ * taking the `SqlClient` and its parameters. The texts are the queue's contract with the
+ * migrations' indexes (`3_claim_started_first`) and with the tests that count statements:
+ * the modules that run them decide when, never what.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { ExecutionQueue } from "@tillflow/engine"
+import * as ExecutionQueueMigrations from "../../ExecutionQueueMigrations.js"
+
+type Service = ExecutionQueue.ExecutionQueue["Type"]
+
+/** The options of a claim. */
+export type ClaimOptions = Parameters<Service["claim"]>[0]
+
+/** The options of a release. */
+export type ReleaseOptions = Parameters<Service["release"]>[0]
+
+/** The input of an enqueue. */
+export type EnqueueInput = Parameters<Service["enqueue"]>[0]
+
+/** The statuses in which an execution is not finished (nor stuck). */
+export const activeStatuses = ["pending", "running", "suspended"] as const
+
+/** The columns of an `ExecutionRow`. */
+export const columns = (sql: SqlClient.SqlClient) =>
+  sql`execution_id, workflow_name, status, due_at, lease_owner, concurrency_key, parent_id,
+      attributes, claims, created_at, updated_at`
+
+/** One NOTIFY statement sending each payload on the queue's channel. */
+export const notify = (sql: SqlClient.SqlClient, texts: ReadonlyArray<string>) =>
+  sql`SELECT ${sql.csv(texts.map((text) => sql`pg_notify(${ExecutionQueueMigrations.channel}, ${text})`))}`
+
+/**
+ * The claimed execution's stream version, as a column of the claiming statement (see
+ * `Claim`), or NULL when the store lives elsewhere (`streamVersions` off).
+ */
+export const streamVersionColumn = (sql: SqlClient.SqlClient, streamVersions: boolean) =>
+  streamVersions
+    ? sql`(SELECT s.version FROM streams s WHERE s.stream_id = e.stream_id)::text AS stream_version`
+    : sql`NULL AS stream_version`
+
+/**
+ * The earliest time after `now` at which an execution of the workflows falls due by
+ * the clock alone: a timer, a retry or a lease, due after its row last changed. A row
+ * made due when it changed (enqueued, woken) is announced by its change (a signal in
+ * the process, a NOTIFY to the others), so a worker need not sleep for it; counting
+ * those made the loop claim back to back while rows kept becoming due. Each part on its
+ * own partial index (`3_claim_started_first`), as `nextDueAt` reads them.
+ */
+export const nextDue = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<string>, now: number) => sql`
+      SELECT LEAST(
+        (SELECT min(due_at) FROM tillflow_executions
+         WHERE status IN ${sql.in(activeStatuses)} AND claims > 0
+           AND workflow_name IN ${sql.in(workflowNames)} AND due_at > ${now} AND due_at > updated_at),
+        (SELECT min(due_at) FROM tillflow_executions
+         WHERE status = 'pending' AND claims = 0 AND workflow_name IN ${sql.in(workflowNames)}
+           AND due_at > ${now} AND due_at > updated_at))`
+
+/** `nextDue` alone, as the row `next`. */
+export const nextDueAfter = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<string>, now: number) =>
+  sql`${nextDue(sql, workflowNames, now)} AS next`
+
+/** The earliest due time of any active execution of the workflows, as the row `next`. */
+export const nextDueAt = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<string>) => sql`
+              SELECT LEAST(
+                (SELECT min(due_at) FROM tillflow_executions
+                 WHERE status IN ${sql.in(activeStatuses)} AND claims > 0
+                   AND workflow_name IN ${sql.in(workflowNames)}),
+                (SELECT min(due_at) FROM tillflow_executions
+                 WHERE status = 'pending' AND claims = 0 AND workflow_name IN ${sql.in(workflowNames)})
+              ) AS next`
+
+/**
+ * The claim (see `Claim.claimWithNextDue`): the due candidates locked with `SKIP LOCKED`,
+ * the concurrency keys of the keyed ones upserted, the granted ones leased until
+ * `leaseUntil`; its rows are the claimed executions, then one row for `nextDue`.
+ */
+export const claim = (
+  sql: SqlClient.SqlClient,
+  options: ClaimOptions,
+  leaseUntil: number,
+  streamVersion: ReturnType<typeof streamVersionColumn>
+) => {
+  const claimable = sql`e.due_at <= ${options.now}
+      AND e.workflow_name IN ${sql.in(options.workflowNames)}
+      AND (e.concurrency_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM tillflow_concurrency_holders h
+        WHERE h.concurrency_key = e.concurrency_key AND h.execution_id <> e.execution_id))`
+  return sql`
+      WITH started AS (
+        SELECT e.execution_id, e.concurrency_key, 0 AS rank, e.due_at, e.seq
+        FROM tillflow_executions e
+        WHERE e.status IN ${sql.in(activeStatuses)} AND e.claims > 0 AND ${claimable}
+        ORDER BY e.due_at, e.seq
+        LIMIT ${options.limit}
+        FOR UPDATE OF e SKIP LOCKED
+      ), fresh AS (
+        SELECT e.execution_id, e.concurrency_key, 1 AS rank, e.due_at, e.seq
+        FROM tillflow_executions e
+        WHERE e.status = 'pending' AND e.claims = 0 AND ${claimable}
+        ORDER BY e.due_at, e.seq
+        LIMIT (${options.limit} - (SELECT count(*) FROM started))
+        FOR UPDATE OF e SKIP LOCKED
+      ), candidates AS (
+        SELECT * FROM started UNION ALL SELECT * FROM fresh
+      ), acquired AS (
+        INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
+        SELECT DISTINCT ON (concurrency_key) concurrency_key, execution_id
+        FROM candidates
+        WHERE concurrency_key IS NOT NULL
+        ORDER BY concurrency_key, rank, due_at, seq
+        ON CONFLICT (concurrency_key) DO UPDATE SET execution_id = tillflow_concurrency_holders.execution_id
+        RETURNING concurrency_key, execution_id
+      ), claimed AS (
+        UPDATE tillflow_executions e
+        SET status = 'running', lease_owner = ${options.workerId}, due_at = ${leaseUntil},
+            wake_requested = false, claims = e.claims + 1, updated_at = ${options.now}
+        FROM candidates c
+        WHERE e.execution_id = c.execution_id
+          AND (c.concurrency_key IS NULL OR EXISTS (
+            SELECT 1 FROM acquired a
+            WHERE a.concurrency_key = c.concurrency_key AND a.execution_id = c.execution_id))
+        RETURNING e.execution_id, e.workflow_name, e.parent_id, e.claims, ${streamVersion}
+      )
+      SELECT execution_id, workflow_name, parent_id, claims, stream_version, NULL::text AS next_due FROM claimed
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, NULL, (${nextDue(sql, options.workflowNames, options.now)})::text`
+}
+
+/**
+ * Renews the leases `workerId` still holds. The rows are locked in execution id order, as
+ * coalesced releases lock them: a heartbeat and a release of the same rows never wait on
+ * each other in a cycle.
+ */
+export const heartbeat = (sql: SqlClient.SqlClient, options: Parameters<Service["heartbeat"]>[0]) =>
+  sql`
+              WITH locked AS (
+                SELECT execution_id FROM tillflow_executions
+                WHERE execution_id IN ${sql.in(options.executionIds)}
+                  AND lease_owner = ${options.workerId} AND status = 'running'
+                ORDER BY execution_id
+                FOR UPDATE
+              )
+              UPDATE tillflow_executions t
+              SET due_at = ${options.now + options.leaseMs}, updated_at = ${options.now}
+              FROM locked l
+              WHERE t.execution_id = l.execution_id AND t.lease_owner = ${options.workerId} AND t.status = 'running'
+              RETURNING t.execution_id`
+
+/** A release alone, one statement per outcome; each answers the released row. */
+export const release = (sql: SqlClient.SqlClient, options: ReleaseOptions) => {
+  const { executionId, now, workerId } = options
+  const held = sql`execution_id = ${executionId} AND lease_owner = ${workerId} AND status = 'running'`
+  const outcome = options.release
+  switch (outcome._tag) {
+    case "Suspended": {
+      const wakeAt = outcome.wakeAt ?? null
+      return sql`
+              UPDATE tillflow_executions
+              SET status = CASE WHEN wake_requested THEN 'pending' ELSE 'suspended' END,
+                  due_at = CASE WHEN wake_requested THEN ${now} ELSE ${wakeAt}::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id, status, due_at`
+    }
+    case "Retry":
+      return sql`
+              UPDATE tillflow_executions
+              SET status = 'pending',
+                  due_at = CASE WHEN wake_requested THEN LEAST(${now}::bigint, ${outcome.runAt}::bigint)
+                                ELSE ${outcome.runAt}::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id, status, due_at`
+    case "Stuck":
+      return sql`
+              UPDATE tillflow_executions
+              SET status = 'stuck', due_at = NULL, lease_owner = NULL, wake_requested = false, updated_at = ${now}
+              WHERE ${held}
+              RETURNING execution_id, status, due_at`
+    case "Finished":
+      // One statement like the others: the key is freed with the finish, atomically.
+      return sql`
+              WITH finished AS (
+                UPDATE tillflow_executions
+                SET status = ${outcome.status}, due_at = NULL, lease_owner = NULL, wake_requested = false,
+                    updated_at = ${now}
+                WHERE ${held}
+                RETURNING execution_id, status, due_at
+              ), freed AS (
+                DELETE FROM tillflow_concurrency_holders
+                WHERE execution_id IN (SELECT execution_id FROM finished)
+              )
+              SELECT execution_id, status, due_at FROM finished`
+  }
+}
+
+/** A wake alone. Every expression of SET reads the row as it was before the update. */
+export const wake = (
+  sql: SqlClient.SqlClient,
+  options: { readonly executionId: string; readonly now: number; readonly resumeStuck: boolean }
+) =>
+  sql`
+        UPDATE tillflow_executions
+        SET wake_requested = (status = 'running') OR wake_requested,
+            due_at = CASE
+              WHEN status = 'suspended' OR (status = 'stuck' AND ${options.resumeStuck}) THEN ${options.now}::bigint
+              WHEN status = 'pending' THEN LEAST(due_at, ${options.now}::bigint)
+              ELSE due_at END,
+            status = CASE
+              WHEN status = 'suspended' OR (status = 'stuck' AND ${options.resumeStuck}) THEN 'pending'
+              ELSE status END,
+            updated_at = ${options.now}
+        WHERE execution_id = ${options.executionId}
+          AND status NOT IN ('succeeded', 'failed', 'interrupted')
+        RETURNING execution_id, status, due_at`
+
+/**
+ * Wakes and releases of different executions as ONE statement (see `Transition`), from
+ * `entries`, a JSON array of one object per entry; each answered row names its `entry`.
+ */
+export const transitionMany = (sql: SqlClient.SqlClient, entries: string) =>
+  sql`
+        WITH input AS (
+          SELECT * FROM jsonb_to_recordset(${entries}::jsonb) AS i(
+            entry int, execution_id text, op text, now bigint, resume_stuck boolean, worker_id text,
+            outcome text, wake_at bigint, run_at bigint, finished text)
+        ), locked AS (
+          SELECT t.execution_id FROM tillflow_executions t
+          WHERE t.execution_id IN (SELECT execution_id FROM input)
+          ORDER BY t.execution_id
+          FOR UPDATE
+        ), woken AS (
+          UPDATE tillflow_executions t
+          SET wake_requested = (t.status = 'running') OR t.wake_requested,
+              due_at = CASE
+                WHEN t.status = 'suspended' OR (t.status = 'stuck' AND i.resume_stuck) THEN i.now
+                WHEN t.status = 'pending' THEN LEAST(t.due_at, i.now)
+                ELSE t.due_at END,
+              status = CASE
+                WHEN t.status = 'suspended' OR (t.status = 'stuck' AND i.resume_stuck) THEN 'pending'
+                ELSE t.status END,
+              updated_at = i.now
+          FROM input i JOIN locked l ON l.execution_id = i.execution_id
+          WHERE i.op = 'wake' AND t.execution_id = i.execution_id
+            AND t.status NOT IN ('succeeded', 'failed', 'interrupted')
+          RETURNING i.entry, t.execution_id, t.status, t.due_at
+        ), released AS (
+          UPDATE tillflow_executions t
+          SET status = CASE i.outcome
+                WHEN 'Suspended' THEN CASE WHEN t.wake_requested THEN 'pending' ELSE 'suspended' END
+                WHEN 'Retry' THEN 'pending'
+                WHEN 'Stuck' THEN 'stuck'
+                ELSE i.finished END,
+              due_at = CASE i.outcome
+                WHEN 'Suspended' THEN CASE WHEN t.wake_requested THEN i.now ELSE i.wake_at END
+                WHEN 'Retry' THEN CASE WHEN t.wake_requested THEN LEAST(i.now, i.run_at) ELSE i.run_at END
+                ELSE NULL END,
+              lease_owner = NULL, wake_requested = false, updated_at = i.now
+          FROM input i JOIN locked l ON l.execution_id = i.execution_id
+          WHERE i.op = 'release' AND t.execution_id = i.execution_id
+            AND t.lease_owner = i.worker_id AND t.status = 'running'
+          RETURNING i.entry, t.execution_id, t.status, t.due_at, i.outcome
+        ), freed AS (
+          DELETE FROM tillflow_concurrency_holders
+          WHERE (SELECT count(*) FROM locked) >= 0
+            AND execution_id IN (SELECT execution_id FROM released WHERE outcome = 'Finished')
+        )
+        SELECT entry, execution_id, status, due_at FROM woken
+        UNION ALL
+        SELECT entry, execution_id, status, due_at FROM released`
+
+/** An enqueue alone; it answers the row only if it inserted it. */
+export const enqueueOne = (sql: SqlClient.SqlClient, input: EnqueueInput) =>
+  sql`
+        INSERT INTO tillflow_executions
+          (execution_id, workflow_name, status, due_at, concurrency_key, parent_id, attributes,
+           stream_id, created_at, updated_at)
+        VALUES (${input.executionId}, ${input.workflowName}, 'pending', ${input.now},
+                ${input.concurrencyKey ?? null}, ${input.parentId ?? null},
+                ${JSON.stringify(input.attributes)}::jsonb, ${input.stream ?? null}, ${input.now}, ${input.now})
+        ON CONFLICT (execution_id) DO NOTHING
+        RETURNING execution_id`
+
+/**
+ * Enqueues of different executions as ONE statement, from `entries`, a JSON array of one
+ * object per enqueue; it answers the rows it inserted, inserted in execution id order.
+ */
+export const enqueueMany = (sql: SqlClient.SqlClient, entries: string) =>
+  sql`
+        INSERT INTO tillflow_executions
+          (execution_id, workflow_name, status, due_at, concurrency_key, parent_id, attributes,
+           stream_id, created_at, updated_at)
+        SELECT i.execution_id, i.workflow_name, 'pending', i.now, i.concurrency_key, i.parent_id,
+               i.attributes, i.stream_id, i.now, i.now
+        FROM jsonb_to_recordset(${entries}::jsonb) AS i(
+          execution_id text, workflow_name text, concurrency_key text, parent_id text, attributes jsonb,
+          stream_id text, now bigint)
+        ORDER BY i.execution_id
+        ON CONFLICT (execution_id) DO NOTHING
+        RETURNING execution_id`
+
+/** Merges search attributes into an execution's. */
+export const setAttributes = (
+  sql: SqlClient.SqlClient,
+  executionId: string,
+  attributes: ExecutionQueue.SearchAttributes
+) =>
+  sql`
+          UPDATE tillflow_executions SET attributes = attributes || ${JSON.stringify(attributes)}::jsonb
+          WHERE execution_id = ${executionId}`
+
+/** One execution's row. */
+export const get = (sql: SqlClient.SqlClient, executionId: string) =>
+  sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE execution_id = ${executionId}`
+
+/**
+ * The rows matching `filter`, oldest first; `statuses` is its status criterion as a list
+ * (undefined: any status).
+ */
+export const list = (
+  sql: SqlClient.SqlClient,
+  filter: ExecutionQueue.ListFilter,
+  statuses: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined
+) => {
+  const clauses = [sql`true`]
+  if (filter.workflowName !== undefined) clauses.push(sql`workflow_name = ${filter.workflowName}`)
+  if (statuses !== undefined) clauses.push(sql`status IN ${sql.in(statuses)}`)
+  if (filter.attributes !== undefined && Object.keys(filter.attributes).length > 0) {
+    clauses.push(sql`attributes @> ${JSON.stringify(filter.attributes)}::jsonb`)
+  }
+  const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
+  return sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE ${sql.and(clauses)} ORDER BY seq ${limit}`
+}
+
+/** Whether the event store's `streams` table is in this database, as the row `present`. */
+export const storeTablePresent = (sql: SqlClient.SqlClient) =>
+  sql`SELECT to_regclass('streams') IS NOT NULL AS present`
