@@ -26,14 +26,13 @@
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackRegistration } from "@tillflow/core"
-import { EventStore, type HashChain } from "@tillflow/engine"
+import { EventStore, type HashChain, StoreRetry } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import * as AttemptStream from "./internal/AttemptStream.js"
@@ -89,15 +88,6 @@ export class CallbackReceiver extends Context.Tag("tillflow/CallbackReceiver")<C
 /** The largest body accepted (256 KiB): a result is a few KiB, inline receipts included. */
 export const maxBodyBytes = 256 * 1024
 
-// The retries of store failures, in one place. Before the reply: a few quick tries, then
-// 503 (the terminal sends again). After it, while forwarding: longer, then given up with a
-// log (the workflow finds the result in the attempt's stream).
-const storeRetry = Schedule.exponential("50 millis", 2).pipe(Schedule.intersect(Schedule.recurs(5)))
-const forwardRetry = Schedule.exponential("100 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("5 seconds")),
-  Schedule.intersect(Schedule.recurs(12))
-)
-
 /** SHA-256 with `node:crypto`: synchronous, no thread-pool round trip as Web Crypto's digest. */
 export const nodeSha256: HashChain.Sha256 = (text) =>
   Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
@@ -140,14 +130,11 @@ export const make = (
       () => CallbackRegistration.makeRegisteredAttempts()
     )
     const attemptStream = AttemptStream.make(store, attempts)
-    const line = yield* ForwardLine.make(
-      Forward.make({ store, engine, attemptStream, retry: forwardRetry }),
-      {
-        capacity: Math.max(1, options.maxPendingForwards ?? 1024),
-        concurrency: Math.max(1, options.forwardConcurrency ?? 16),
-        shutdownTimeout: options.shutdownTimeout ?? "10 seconds"
-      }
-    )
+    const line = yield* ForwardLine.make(Forward.make({ store, engine, attemptStream }), {
+      capacity: Math.max(1, options.maxPendingForwards ?? 1024),
+      concurrency: Math.max(1, options.forwardConcurrency ?? 16),
+      shutdownTimeout: options.shutdownTimeout ?? "10 seconds"
+    })
 
     const refuse = (
       attemptId: string,
@@ -193,7 +180,8 @@ export const make = (
           }
         }
       }).pipe(
-        Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }),
+        // Before the reply: the store's quick pace, then 503 (the terminal sends again).
+        (receive) => StoreRetry.retry(receive, StoreRetry.quick),
         Effect.catchAllCause(unavailable("could not record a callback delivery")),
         Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false })
       )

@@ -45,6 +45,7 @@ import * as ExecutionQueue from "./ExecutionQueue.js"
 import { uuidFromSync } from "./DeterministicId.js"
 import * as History from "./internal/executionHistory.js"
 import * as Redaction from "./Redaction.js"
+import * as StoreRetry from "./StoreRetry.js"
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -484,35 +485,12 @@ const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> => {
     : Effect.die(new RedactedValueRefused({ what, path: `$${found.join("")}` }))
 }
 
-const transient = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(6)))
-
-/**
- * Retries `effect` on the errors `retryable` accepts, as `Effect.retry` with `transient`
- * would (7 tries, 50 ms × 2ⁿ apart), but builds the schedule only once a try failed: most
- * calls succeed at once, and a schedule driver per durable step is measurable.
- */
-const retryTransient = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  retryable: (error: E) => boolean
-): Effect.Effect<A, E, R> => Effect.catchIf(effect, retryable, () => retryAfterFailure(effect, retryable))
-
-/** What `retryTransient` does once the first try failed with a retryable error. */
-const retryAfterFailure = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  retryable: (error: E) => boolean
-): Effect.Effect<A, E, R> =>
-  Effect.retry(Effect.delay(effect, "50 millis"), {
-    schedule: Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5))),
-    while: retryable
-  })
-
-const isStoreError = (error: { readonly _tag: string }) => error._tag === "EventStoreError"
-
 /** Retries infrastructure failures a few times, then dies: the engine's ops cannot fail. */
 const orDieAfterRetries = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.orDie(
-    retryTransient(
+    StoreRetry.retry(
       effect,
+      StoreRetry.quick,
       (error) => error._tag === "EventStoreError" || error._tag === "ExecutionQueueError"
     )
   )
@@ -681,12 +659,8 @@ export const make = (
           const events = build(log.history)
           if (events === undefined || events.length === 0) return false
           const from = log.history.version
-          // `retryTransient` unrolled: one effect around the append while it succeeds.
           const append = store.append(log.stream, EventStore.exactVersion(from), events)
-          let appended = yield* Effect.either(append)
-          if (Either.isLeft(appended) && appended.left._tag === "EventStoreError") {
-            appended = yield* Effect.either(retryAfterFailure(append, isStoreError))
-          }
+          const appended = yield* Effect.either(StoreRetry.retry(append, StoreRetry.quick))
           if (Either.isRight(appended)) {
             // Appended at its exact version: the log was the whole stream (and is again).
             checked(log, yield* now)
@@ -742,7 +716,7 @@ export const make = (
             ([stream, events]) =>
               store.append(stream, EventStore.AnyVersion, events).pipe(
                 Effect.catchTag("DuplicateEventId", () => Effect.void),
-                Effect.retry({ schedule: transient, while: (error) => error._tag === "EventStoreError" }),
+                (effect) => StoreRetry.retry(effect, StoreRetry.quick),
                 Effect.orDie
               ),
             { discard: true }
@@ -1148,9 +1122,9 @@ export const make = (
         const log = run?.log ?? cached
         let appended: boolean
         if (log === undefined) {
-          appended = yield* retryTransient(
+          appended = yield* StoreRetry.retry(
             store.append(EngineEvent.streamId(executionId), EventStore.AnyVersion, [event]),
-            (error) => error._tag === "EventStoreError"
+            StoreRetry.quick
           ).pipe(
             Effect.as(true),
             Effect.catchTag("DuplicateEventId", () => Effect.succeed(false)),

@@ -6,12 +6,11 @@
  */
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackRegistration } from "@tillflow/core"
-import { type EventStore } from "@tillflow/engine"
+import { type EventStore, StoreRetry } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Schedule from "effect/Schedule"
 import type { AttemptStream } from "./AttemptStream.js"
 import * as LateNote from "./LateNote.js"
 import type { Received } from "./ResultBody.js"
@@ -24,15 +23,17 @@ export type Forward = (
   version: number | undefined
 ) => Effect.Effect<boolean>
 
-/** What a forwarding works with; `retry` is how long it keeps trying while the store fails. */
+/**
+ * What a forwarding works with. Nobody waits on it (the terminal has had its 2xx), so it
+ * keeps trying while the store fails at the store's patient pace (`StoreRetry.patient`).
+ */
 export interface Options {
   readonly store: EventStore.Service
   readonly engine: Context.Tag.Service<WorkflowEngine>
   readonly attemptStream: AttemptStream
-  readonly retry: Schedule.Schedule<unknown, unknown>
 }
 
-export const make = ({ store, engine, attemptStream, retry }: Options): Forward => {
+export const make = ({ store, engine, attemptStream }: Options): Forward => {
   // Resolved with the result as the JSON it was decoded from (`resultDeferredJson`): the
   // engine stores the exit encoded, and encoding the decoded result back would only
   // rebuild that JSON. The workflow decodes it as `resultDeferred`'s `DeliveredResult`.
@@ -61,18 +62,20 @@ export const make = ({ store, engine, attemptStream, retry }: Options): Forward 
       // (the process stopped after its 2xx) is noted now, on its resend.
       const at =
         version ??
-        (yield* attemptStream
-          .recordedVersion(registered.attemptId, received.resultHash)
-          .pipe(Effect.retry({ schedule: retry, while: (e) => e._tag === "EventStoreError" })))
+        (yield* StoreRetry.retry(
+          attemptStream.recordedVersion(registered.attemptId, received.resultHash),
+          StoreRetry.patient
+        ))
       if (at !== undefined) {
-        yield* LateNote.record(store, registered, received, at, version === undefined).pipe(
-          Effect.retry({ schedule: retry, while: (e) => e._tag === "EventStoreError" })
+        yield* StoreRetry.retry(
+          LateNote.record(store, registered, received, at, version === undefined),
+          StoreRetry.patient
         )
       }
       // The engine dies on a store failure: resolving is idempotent, so any failure is retried.
       yield* resolve(registered, received).pipe(
         Effect.sandbox,
-        Effect.retry({ schedule: retry, while: (cause) => !Cause.isInterruptedOnly(cause) }),
+        Effect.retry({ schedule: StoreRetry.patient, while: (cause) => !Cause.isInterruptedOnly(cause) }),
         Effect.unsandbox
       )
       return true

@@ -40,7 +40,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as CallbackRegistration from "./CallbackRegistration.js"
 import * as DomainEvents from "./DomainEvents.js"
@@ -50,6 +49,7 @@ import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
 import { uuidFrom } from "@tillflow/engine/DeterministicId"
 import * as SchemaCache from "@tillflow/engine/SchemaCache"
+import * as StoreRetry from "@tillflow/engine/StoreRetry"
 import * as LateResults from "./LateResults.js"
 import * as Money from "../model/Money.js"
 import * as OperationOutcome from "./OperationOutcome.js"
@@ -222,11 +222,6 @@ type Reconciled =
 
 const now = Clock.currentTimeMillis
 
-const storeRetry = Schedule.exponential("100 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("5 seconds")),
-  Schedule.intersect(Schedule.recurs(12))
-)
-
 type PaymentEvent = EventRegistry.Event<(typeof DomainEvents.events.definitions)[number]>
 
 /**
@@ -267,12 +262,16 @@ const withStepIds = (
     )
   }).pipe(Effect.orDie)
 
-/** Retries what the store may answer transiently. */
+/**
+ * Retries what the store may answer transiently, at its patient pace: a payment's own
+ * events must land, and an append at any version may also lose a race with another writer.
+ */
 const retryStore = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.retry(effect, {
-    schedule: storeRetry,
-    while: (e) => e._tag === "EventStoreError" || e._tag === "ConcurrencyConflict"
-  })
+  StoreRetry.retry(
+    effect,
+    StoreRetry.patient,
+    (e) => StoreRetry.isTransient(e) || e._tag === "ConcurrencyConflict"
+  )
 
 const isOriginal = (request: TransactionRequest.TransactionRequest): boolean =>
   "transactionReference" in request
@@ -603,7 +602,7 @@ const send = (
       .pipe(
         Effect.as(true),
         Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(false)),
-        Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }),
+        (effect) => StoreRetry.retry(effect, StoreRetry.patient),
         Effect.orDie
       )
 
@@ -776,7 +775,7 @@ const recordedResult = (
   Effect.gen(function* () {
     const read = yield* store
       .readStream(CallbackRegistration.attemptStream(attemptId))
-      .pipe(Effect.retry({ schedule: storeRetry, while: (e) => e._tag === "EventStoreError" }), Effect.option)
+      .pipe((effect) => StoreRetry.retry(effect, StoreRetry.patient), Effect.option)
     if (Option.isNone(read)) return null
     const events = read.value
     for (const recorded of events) {
