@@ -6,7 +6,13 @@
  * simulator's counters say how many captures reached the gateway: one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, Money, PreAuthorizationWorkflow, TransactionHistory } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Money,
+  PreAuthorizationWorkflow,
+  TransactionHistory
+} from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import { Simulator, SimulatorServer } from "@tillflow/simulator"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
@@ -16,51 +22,20 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as F from "./Fixtures.js"
+import { instantTimings, startProcess } from "@tillflow/simulator/testing"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../../..")
 const script = path.join(here, "support", "lifecycle-worker.ts")
 const eur = (minor: bigint) => Money.make(minor, "EUR")
 
-const instant = {
-  WaitingForCard: 0,
-  PinInput: 0,
-  WaitingHostConnect: 0,
-  WaitingHostSend: 0,
-  WaitingHostReceive: 0,
-  PrintingMerchantReceipt: 0,
-  Reboot: 0
-}
-
 /** Starts a worker process, waits for its `ready` line; killed with the scope. */
-const startWorker = (id: string, env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess, Error>((resume) => {
-      // node itself with the tsx loader (a tsx wrapper's child would survive a kill of the wrapper).
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: root,
-        env: { ...process.env, ...env, WORKER_ID: id },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let seen = ""
-      child.stdout.on("data", (chunk: Buffer) => {
-        seen += chunk.toString()
-        if (seen.includes("ready")) resume(Effect.succeed(child))
-      })
-      child.stderr.on("data", () => {})
-      child.on("exit", (code) => resume(Effect.fail(new Error(`worker ${id} exited early (${code})`))))
-    }).pipe(Effect.timeout("60 seconds"), Effect.orDie),
-    (child) =>
-      Effect.sync(() => {
-        child.kill("SIGKILL")
-      })
-  )
+const startWorker = (id: string, env: Record<string, string>) => startProcess({ script, cwd: root, id, env })
 
-const system = SimulatorServer.layer({ seed: 21, statusPort: 0, timings: instant }).pipe(
+const system = SimulatorServer.layer({ seed: 21, statusPort: 0, timings: instantTimings }).pipe(
   Layer.merge(
     DurableEngine.layer({ pollInterval: "100 millis" }).pipe(Layer.provideMerge(SqlExecutionQueue.layer))
   ),

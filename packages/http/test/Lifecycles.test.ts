@@ -11,7 +11,26 @@
  */
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
-import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, Identifiers, LifecycleEvent, Lifecycles, Money, Moto, MotoWorkflow, PreAuthorizationWorkflow, ReversalWorkflow, TerminalCloud, Timeline, TipAdjustment, TipAdjustmentWorkflow, TransactionHistory, type TransactionRequest, type TransactionResult } from "@tillflow/core"
+import {
+  BatchWorkflow,
+  DeferredTokenizationWorkflow,
+  DeviceCommandWorkflow,
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  Money,
+  Moto,
+  MotoWorkflow,
+  PreAuthorizationWorkflow,
+  ReversalWorkflow,
+  TerminalCloud,
+  Timeline,
+  TipAdjustment,
+  TipAdjustmentWorkflow,
+  TransactionHistory,
+  type TransactionRequest,
+  type TransactionResult
+} from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import { SimClock, SimulatorServer } from "@tillflow/simulator"
 import * as Clock from "effect/Clock"
@@ -25,32 +44,10 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as F from "./Fixtures.js"
+import { adminClient, instantTimings } from "@tillflow/simulator/testing"
 
-const instant = {
-  WaitingForCard: 0,
-  PinInput: 0,
-  WaitingHostConnect: 0,
-  WaitingHostSend: 0,
-  WaitingHostReceive: 0,
-  PrintingMerchantReceipt: 0,
-  Reboot: 0
-}
 const DAY = 86_400_000
 const eur = (minor: bigint) => Money.make(minor, "EUR")
-
-const adminOf =
-  (adminUrl: string) =>
-  (method: string, path: string, body?: unknown): Effect.Effect<unknown> =>
-    Effect.promise(async () => {
-      const response = await fetch(`${adminUrl}${path}`, {
-        method,
-        headers: { "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const text = await response.text()
-      if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`)
-      return text === "" ? undefined : (JSON.parse(text) as unknown)
-    })
 
 /** Effect's `Clock` reading the simulator's clock (its offset moves with `/_sim/clock/advance`). */
 const clockOf = (sim: SimClock.SimClockService): Clock.Clock => ({
@@ -97,12 +94,12 @@ const counting = (
 const simulate = (options: { readonly partnerKey?: boolean } = {}) =>
   Effect.gen(function* () {
     const simContext = yield* Layer.build(
-      SimulatorServer.layer({ seed: 11, statusPort: 0, timings: instant })
+      SimulatorServer.layer({ seed: 11, statusPort: 0, timings: instantTimings })
     ).pipe(Effect.orDie)
     const info = Context.get(simContext, SimulatorServer.SimulatorInfo)
     const clock = clockOf(Context.get(simContext, SimClock.SimClock))
     const hosts = { baseUrl: new URL(info.baseUrl), transactionsUrl: new URL(info.transactionsUrl) }
-    const admin = adminOf(info.adminUrl)
+    const admin = adminClient(info.adminUrl)
     const merchantCloud = yield* F.client(hosts, { apiKey: Redacted.make(info.apiKey) })
     const calls = yield* Ref.make<ReadonlyArray<string>>([])
     // The workflows use a partner key when asked (added through the admin API), else the merchant's.

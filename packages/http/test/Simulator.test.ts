@@ -6,7 +6,16 @@
  * it dropped — `OutcomeUnknown`, and the status endpoint shows it was charged.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DeviceCommand, Identifiers, Money, Moto, PreAuthorization, type TerminalCloud, type TransactionRequest, type TransactionResult } from "@tillflow/core"
+import {
+  DeviceCommand,
+  Identifiers,
+  Money,
+  Moto,
+  PreAuthorization,
+  type TerminalCloud,
+  type TransactionRequest,
+  type TransactionResult
+} from "@tillflow/core"
 import { TerminalCloud as TerminalCloudTag } from "@tillflow/core"
 import { HttpTerminalCloud } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
@@ -18,32 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as F from "./Fixtures.js"
-
-/** No simulated step takes time unless a test says so. */
-const instant = {
-  WaitingForCard: 0,
-  PinInput: 0,
-  WaitingHostConnect: 0,
-  WaitingHostSend: 0,
-  WaitingHostReceive: 0,
-  PrintingMerchantReceipt: 0,
-  Reboot: 0
-}
-
-/** Calls the simulator's admin API over HTTP. */
-const adminOf =
-  (adminUrl: string) =>
-  (method: string, path: string, body?: unknown): Effect.Effect<unknown> =>
-    Effect.promise(async () => {
-      const response = await fetch(`${adminUrl}${path}`, {
-        method,
-        headers: { "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const text = await response.text()
-      if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`)
-      return text === "" ? undefined : (JSON.parse(text) as unknown)
-    })
+import { adminClient, instantTimings } from "@tillflow/simulator/testing"
 
 const simulate = (options: SimulatorServer.Options = {}, client: Parameters<typeof F.client>[1] = {}) =>
   Effect.gen(function* () {
@@ -52,13 +36,13 @@ const simulate = (options: SimulatorServer.Options = {}, client: Parameters<type
         seed: 42,
         statusPort: 0,
         ...options,
-        timings: { ...instant, ...options.timings }
+        timings: { ...instantTimings, ...options.timings }
       })
     ).pipe(Effect.orDie)
     const info = Context.get(context, SimulatorServer.SimulatorInfo)
     const hosts = { baseUrl: new URL(info.baseUrl), transactionsUrl: new URL(info.transactionsUrl) }
     const cloud = yield* F.client(hosts, { apiKey: Redacted.make(info.apiKey), ...client })
-    const admin = adminOf(info.adminUrl)
+    const admin = adminClient(info.adminUrl)
     const first = info.terminals[0]!
     const terminal = {
       serialNumber: Identifiers.SerialNumber.make(first.serial_number),
@@ -106,7 +90,7 @@ describe("HttpTerminalCloud against the simulator", () => {
   it.scopedLive("layerConfig reads TERMINAL_CLOUD_*; a {transactions_url} with a path prefix is kept", () =>
     Effect.gen(function* () {
       // Without statusPort the simulator serves the status host under a path prefix.
-      const context = yield* Layer.build(SimulatorServer.layer({ seed: 7, timings: instant })).pipe(
+      const context = yield* Layer.build(SimulatorServer.layer({ seed: 7, timings: instantTimings })).pipe(
         Effect.orDie
       )
       const info = Context.get(context, SimulatorServer.SimulatorInfo)
@@ -131,7 +115,7 @@ describe("HttpTerminalCloud against the simulator", () => {
       }
       const reference = yield* freshReference
       yield* cloud.sendTransaction(saleOn(terminal, reference))
-      yield* adminOf(info.adminUrl)("POST", "/settle", { timeoutMs: 10_000 })
+      yield* adminClient(info.adminUrl)("POST", "/settle", { timeoutMs: 10_000 })
       expect((yield* cloud.transactionStatus(reference)).map((r) => r.finStatus)).toEqual(["AUTHORISED"])
 
       const missing = yield* Effect.flip(

@@ -3,6 +3,7 @@
  * for the service routes and the admin API (the typed client is another package's job).
  */
 import { SimulatorServer } from "@tillflow/simulator"
+import { instantTimings } from "@tillflow/simulator/testing"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -14,15 +15,7 @@ export interface Reply {
   readonly json: any
 }
 
-export const zeroTimings = {
-  WaitingForCard: 0,
-  PinInput: 0,
-  WaitingHostConnect: 0,
-  WaitingHostSend: 0,
-  WaitingHostReceive: 0,
-  PrintingMerchantReceipt: 0,
-  Reboot: 0
-}
+export const zeroTimings = instantTimings
 
 const parse = (text: string): unknown => {
   try {

@@ -15,38 +15,18 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { everything, quick } from "./harness.js"
+import { startProcess } from "@tillflow/simulator/testing"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../../../..")
 const script = path.join(here, "worker-main.ts")
 
-/** Starts a worker process and waits for its `ready` line; killed with the scope at the latest. */
-const startWorker = (id: string, env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess, Error>((resume) => {
-      // node itself (not the tsx wrapper, whose child would survive a SIGKILL of the wrapper).
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: root,
-        env: { ...process.env, ...env, WORKER_ID: id },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let seen = ""
-      child.stdout.on("data", (chunk: Buffer) => {
-        seen += chunk.toString()
-        if (seen.includes("ready")) resume(Effect.succeed(child))
-      })
-      child.stderr.on("data", () => {})
-      child.on("exit", (code) => resume(Effect.fail(new Error(`worker ${id} exited early (${code})`))))
-    }).pipe(Effect.timeout("60 seconds"), Effect.orDie),
-    (child) =>
-      Effect.sync(() => {
-        child.kill("SIGKILL")
-      })
-  )
+/** Starts a worker process, waits for its `ready` line; killed with the scope. */
+const startWorker = (id: string, env: Record<string, string>) => startProcess({ script, cwd: root, id, env })
 
 const killed = (child: ChildProcess) =>
   Effect.async<void>((resume) => {
