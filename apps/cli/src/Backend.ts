@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Path from "node:path"
+import * as Output from "./Output.js"
 
 /** What the command runs against, said on stderr. */
 export class BackendInfo extends Context.Tag("tillflow/cli/BackendInfo")<
@@ -146,3 +147,15 @@ export const layer = (
       )
     )
   )
+
+/** Runs a command's body on its intake, first saying on stderr which one it is. */
+export const provide = <A, E>(
+  options: { readonly worker: Option.Option<string> },
+  needs: Needs,
+  body: Effect.Effect<A, E, Intake.Intake | BackendInfo>
+): Effect.Effect<A, E | Stack.StartupError> =>
+  Effect.gen(function* () {
+    const info = yield* BackendInfo
+    yield* Output.note(`tillflow: running against ${info.description}`)
+    return yield* body
+  }).pipe(Effect.provide(layer({ worker: options.worker }, needs)))

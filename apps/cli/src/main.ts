@@ -4,18 +4,14 @@
  * so `--json` output on stdout stays one clean document.
  */
 import * as Command from "@effect/cli/Command"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { NodeRuntime } from "@effect/platform-node"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
-import { configLayer, ExitStatus, tillflow } from "./Commands.js"
-import { ExitCode } from "./Output.js"
+import { configLayer, tillflow } from "./Commands.js"
+import * as Handler from "./Handler.js"
 
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
@@ -39,17 +35,7 @@ NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit, onExit) => {
-    const code = Exit.isSuccess(exit)
-      ? ExitStatus.code
-      : Exit.isInterrupted(exit)
-        ? ExitStatus.code
-        : Exit.match(exit, {
-            onSuccess: () => ExitCode.ok,
-            onFailure: (cause) =>
-              Option.exists(Cause.failureOption(cause), ValidationError.isValidationError)
-                ? ExitCode.usage
-                : ExitCode.internal
-          })
+    const code = Handler.processExitCode(exit)
     onExit(code)
     // Something (a keep-alive socket) may hold the event loop: leave once output is written.
     setTimeout(() => process.exit(code), 200).unref()

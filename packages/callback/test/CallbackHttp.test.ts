@@ -7,14 +7,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import {
-  CallbackRegistration,
-  DomainEvents,
-  Identifiers,
-  Money,
-  ResultRedaction,
-  TerminalOperations
-} from "@tillflow/core"
+import { CallbackRegistration, DomainEvents, Identifiers, Money, ResultRedaction, TerminalOperations } from "@tillflow/core"
 import { EventStore, MemoryEventStore, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

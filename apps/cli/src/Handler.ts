@@ -1,0 +1,52 @@
+/**
+ * A command's exit code is its result. A command's body succeeds with the code it ends
+ * with, or fails with an error that is said on stderr and mapped to its code (`report`).
+ * @effect/cli's `Command.run` keeps no value a handler succeeds with, so a code other than
+ * 0 leaves the run as the `Exited` failure, and `processExitCode` reads the process's exit
+ * code from how the run ended.
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import type { Intake, Stack } from "@tillflow/intake"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Output from "./Output.js"
+
+/** What a command's body may fail with. */
+export type Failure = Intake.IntakeError | Output.UsageError | Stack.StartupError
+
+/** A command ended with this exit code (never 0: a command that ends with 0 succeeds). */
+export class Exited extends Data.TaggedError("Exited")<{ readonly code: number }> {}
+
+/** The exit code of a body that failed: its message on stderr (under any progress line). */
+export const report = <R>(body: Effect.Effect<number, Failure, R>): Effect.Effect<number, never, R> =>
+  Effect.catchAll(body, (error) =>
+    Effect.gen(function* () {
+      yield* Output.clearProgress
+      yield* Output.note(`tillflow: ${error.message}`)
+      return error._tag === "StartupError" ? Output.ExitCode.internal : Output.exitCodeOfError(error)
+    })
+  )
+
+/** A command's handler from its body, which yields the exit code the command ends with. */
+export const make =
+  <A, R>(body: (options: A) => Effect.Effect<number, Failure, R>) =>
+  (options: A): Effect.Effect<void, Exited, R> =>
+    Effect.flatMap(report(body(options)), (code) =>
+      code === Output.ExitCode.ok ? Effect.void : Effect.fail(new Exited({ code }))
+    )
+
+/**
+ * The process's exit code from how the run of the root command ended: the command's own
+ * code; 2 for what @effect/cli refused (an unknown option, a missing argument); 1 for a
+ * defect. Interrupted (Ctrl-C) is 0: the command has said where its operation goes on.
+ */
+export const processExitCode = (exit: Exit.Exit<unknown, unknown>): number => {
+  if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return Output.ExitCode.ok
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isNone(failure)) return Output.ExitCode.internal
+  if (failure.value instanceof Exited) return failure.value.code
+  return ValidationError.isValidationError(failure.value) ? Output.ExitCode.usage : Output.ExitCode.internal
+}

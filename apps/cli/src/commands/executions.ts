@@ -1,0 +1,100 @@
+/** `tillflow executions`: the latest workflow executions, and one execution in full. */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { Intake } from "@tillflow/intake"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Backend from "../Backend.js"
+import * as Handler from "../Handler.js"
+import * as Output from "../Output.js"
+import { common } from "../internal/options.js"
+
+/** One execution as a line of the list. */
+const executionLine = (v: Intake.ExecutionView): string =>
+  [
+    v.executionId,
+    v.status.padEnd(10),
+    new Date(v.createdAt).toISOString(),
+    (v.attributes["operation"] ?? v.workflow).padEnd(16),
+    v.attributes["serialNumber"] ?? "",
+    v.attributes["amount"] === undefined ? "" : `${v.attributes["amount"]} ${v.attributes["currency"] ?? ""}`,
+    v.report?.verdict ?? v.progress?.phase ?? ""
+  ].join("  ")
+
+const list = Command.make(
+  "list",
+  {
+    ...common,
+    status: Options.choice("status", [
+      "pending",
+      "running",
+      "suspended",
+      "succeeded",
+      "failed",
+      "interrupted",
+      "stuck"
+    ]).pipe(Options.optional),
+    serialNumber: Options.text("serial").pipe(Options.optional),
+    operation: Options.text("operation").pipe(Options.optional),
+    workflow: Options.text("workflow").pipe(Options.optional),
+    limit: Options.integer("limit").pipe(Options.withDefault(20))
+  },
+  Handler.make((o) =>
+    Backend.provide(
+      o,
+      { cloud: false, worker: false },
+      Effect.gen(function* () {
+        const found = yield* (yield* Intake.Intake).list({
+          ...(Option.isSome(o.status) ? { status: o.status.value } : {}),
+          ...(Option.isSome(o.serialNumber) ? { serialNumber: o.serialNumber.value } : {}),
+          ...(Option.isSome(o.operation) ? { operation: o.operation.value } : {}),
+          ...(Option.isSome(o.workflow) ? { workflow: o.workflow.value } : {}),
+          limit: o.limit
+        })
+        yield* Output.print(o.json, found, () =>
+          found.length === 0 ? ["no execution"] : found.map(executionLine)
+        )
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(Command.withDescription("the latest executions, newest first"))
+
+const show = Command.make(
+  "show",
+  {
+    ...common,
+    executionId: Args.text({ name: "executionId" }),
+    history: Options.boolean("history").pipe(Options.withDescription("also print every stored event"))
+  },
+  Handler.make((o) =>
+    Backend.provide(
+      o,
+      { cloud: false, worker: false },
+      Effect.gen(function* () {
+        const intake = yield* Intake.Intake
+        const view = yield* intake.execution(o.executionId, 0)
+        const history = o.history ? Option.some(yield* intake.history(o.executionId)) : Option.none()
+        yield* Output.print(
+          o.json,
+          Option.isSome(history) ? { ...view, history: history.value } : view,
+          () => [
+            ...Output.describeExecution(view),
+            ...(Option.isSome(history)
+              ? [...history.value.engine, ...history.value.business]
+                  .sort((a, b) => a.recordedAt.localeCompare(b.recordedAt))
+                  .map((e) => `  ${e.recordedAt}  ${e.streamId}@${e.version}  ${e.type}`)
+              : [])
+          ]
+        )
+        return Output.exitCodeOf(view)
+      })
+    )
+  )
+).pipe(Command.withDescription("one execution: status, progress or report"))
+
+export const executions = Command.make("executions").pipe(
+  Command.withDescription("workflow executions"),
+  Command.withSubcommands([list, show])
+)

@@ -1,0 +1,98 @@
+/**
+ * The options several commands share: output and backend (`common`), how a terminal
+ * operation runs (`run`), a terminal-less one (`lifecycleRun`), one that runs either way
+ * (`dual`), and money and the transactions an operation refers to.
+ */
+import * as Options from "@effect/cli/Options"
+import type * as Option from "effect/Option"
+
+const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document instead of lines"))
+const worker = Options.text("worker").pipe(
+  Options.withDescription(
+    "the intake URL of a running worker (else TILLFLOW_WORKER_URL, else the worker holding the embedded store, else this process)"
+  ),
+  Options.optional
+)
+export const common = { json, worker }
+
+export const serial = Options.text("serial").pipe(
+  Options.withAlias("s"),
+  Options.withDescription("the terminal's serial number")
+)
+export const terminalType = Options.text("terminal-type").pipe(
+  Options.withDescription("the terminal's type (looked up in the device list when absent)"),
+  Options.optional
+)
+export const key = Options.text("key").pipe(
+  Options.withDescription(
+    "idempotency key: running a command again with the same key joins the same operation"
+  ),
+  Options.optional
+)
+const delivery = Options.choice("delivery", ["callback", "polling"]).pipe(
+  Options.withDescription("how the result comes back (default: the configured one)"),
+  Options.optional
+)
+const deadline = Options.integer("deadline").pipe(
+  Options.withDescription("seconds a busy, offline or queued terminal may be waited for"),
+  Options.optional
+)
+const detach = Options.boolean("detach").pipe(
+  Options.withDescription("start the operation and print its execution id without waiting")
+)
+const wait = Options.integer("wait").pipe(
+  Options.withDescription("longest wait for the outcome, in seconds (then exit 6; the operation goes on)"),
+  Options.withDefault(900)
+)
+export const run = { ...common, serial, terminalType, key, delivery, deadline, detach, wait }
+
+const { serial: _required, ...runWithoutSerial } = run
+/** Options of a command that runs through a terminal with `--serial`, and without one when it can. */
+export const dual = { ...runWithoutSerial, serial: Options.optional(serial) }
+
+export const lifecycleRun = { ...common, key, detach, wait }
+
+export const amount = Options.text("amount").pipe(
+  Options.withAlias("a"),
+  Options.withDescription("amount in major units with a dot, e.g. 10.50 (EUR), 100 (JPY), 1.250 (BHD)")
+)
+export const currency = Options.text("currency").pipe(
+  Options.withAlias("c"),
+  Options.withDescription("ISO 4217 currency code"),
+  Options.withDefault("EUR")
+)
+export const originalId = Options.text("original-transaction-id").pipe(
+  Options.withDescription("the gateway guid of the original transaction (transactionID of its result)")
+)
+export const originalReference = Options.text("original-reference").pipe(
+  Options.withDescription(
+    "the original's transactionReference: makes the outcome reconcilable through the status endpoint"
+  ),
+  Options.optional
+)
+export const reference = Options.text("reference").pipe(
+  Options.withDescription("the transactionReference (UUID v4) to use; a fresh one otherwise"),
+  Options.optional
+)
+
+/** The parsed `run` options. */
+export type RunOptions = {
+  readonly json: boolean
+  readonly worker: Option.Option<string>
+  readonly serial: string
+  readonly terminalType: Option.Option<string>
+  readonly key: Option.Option<string>
+  readonly delivery: Option.Option<"callback" | "polling">
+  readonly deadline: Option.Option<number>
+  readonly detach: boolean
+  readonly wait: number
+}
+
+/** The parsed `lifecycleRun` options. */
+export type LifecycleOptions = {
+  readonly json: boolean
+  readonly worker: Option.Option<string>
+  readonly key: Option.Option<string>
+  readonly detach: boolean
+  readonly wait: number
+}
