@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as CallbackRegistration from "./CallbackRegistration.js"
+import * as Reconciliation from "./Reconciliation.js"
 
 /** The settings. */
 export interface Settings {
@@ -54,7 +55,7 @@ export const defaults: Settings = {
   resultTimeout: Duration.minutes(10),
   terminalWait: Duration.minutes(5),
   retryNotCharged: true,
-  notFoundWindow: Duration.seconds(90),
+  notFoundWindow: Reconciliation.notFoundWindow,
   maxWait: Duration.minutes(5),
   reconcileTimeout: Duration.hours(24),
   requestTimeout: Duration.seconds(30)

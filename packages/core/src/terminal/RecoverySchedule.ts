@@ -5,7 +5,8 @@
  * (a busy or offline terminal, a result still IN_PROGRESS, a NOT FOUND inside the 90 s
  * window), so it asks again about when the terminal would have answered anyway. The
  * rhythm is given both as a pure function of the step number (what durable workflow loops
- * need: a recorded step number and no hidden state) and as an Effect `Schedule`.
+ * need: a recorded step number and no hidden state) and as an Effect `Schedule`. Beside it,
+ * the cadence of the terminal-less lifecycles, which wait for no terminal.
  */
 import * as Duration from "effect/Duration"
 import * as Schedule from "effect/Schedule"
@@ -64,3 +65,21 @@ export const schedule = (options: Options = {}): Schedule.Schedule<Duration.Dura
     Schedule.addDelay((n) => delay(n, options)),
     Schedule.map((n) => delay(n, options))
   )
+
+/**
+ * The cadence at which the terminal-less lifecycles reconcile (`reconcileByStatus` of the
+ * lifecycle layer, and the batch close's check): the status endpoint asked every
+ * {@link terminalLessInterval}, for at most {@link terminalLessBudget} after the request.
+ *
+ * It is not {@link delay}'s rhythm on purpose. The payment protocol waits on a terminal,
+ * whose own recovery loop may still hold the result and resend it on that rhythm, and it
+ * waits durably (the workflow suspends) for as long as its `reconcileTimeout`. A
+ * terminal-less request involves no terminal to catch up with, and it is reconciled inside
+ * the one activity that sent it, sleeping in memory: so at the fast phase's pace, for a
+ * bounded time — longer than the NOT FOUND window (`Reconciliation.notFoundWindow`), so
+ * that "not applied" can be concluded — after which its outcome is recorded unknown.
+ */
+export const terminalLessInterval: Duration.Duration = fastInterval
+
+/** How long the terminal-less lifecycles keep asking before they call the outcome unknown. */
+export const terminalLessBudget: Duration.Duration = Duration.minutes(3)

@@ -13,6 +13,8 @@ import * as Identifiers from "../../model/Identifiers.js"
 import * as LifecycleError from "../LifecycleError.js"
 import type * as LifecycleEvent from "../LifecycleEvent.js"
 import * as Money from "../../model/Money.js"
+import * as Reconciliation from "../../terminal/Reconciliation.js"
+import * as RecoverySchedule from "../../terminal/RecoverySchedule.js"
 import type * as TerminalCloud from "../../model/TerminalCloud.js"
 import * as TransactionHistory from "../TransactionHistory.js"
 import type { TransactionStatusResult } from "../../model/TransactionResult.js"
@@ -112,26 +114,30 @@ export const readDecimal = (
 ): Money.Money | undefined =>
   text === undefined ? undefined : Either.getOrUndefined(Money.fromMajorUnitsString(text, currency))
 
-/** When the status endpoint's NOT FOUND (or an unchanged status) means "not applied". */
-export const notFoundGrace = Duration.seconds(90)
-/** How often the status endpoint is asked while reconciling. */
-export const reconcileInterval = Duration.seconds(5)
+/**
+ * When the status endpoint's NOT FOUND (or an unchanged status) means "not applied": the
+ * payment protocol's window, the same rule of the status endpoint.
+ */
+export const notFoundGrace: Duration.Duration = Reconciliation.notFoundWindow
+/** How often the status endpoint is asked while reconciling (why not the protocol's rhythm: see there). */
+export const reconcileInterval: Duration.Duration = RecoverySchedule.terminalLessInterval
 /** How long reconciliation keeps asking before it calls the outcome unknown. */
-export const reconcileBudget = Duration.minutes(3)
+export const reconcileBudget: Duration.Duration = RecoverySchedule.terminalLessBudget
 
 /** What a status judgement sees. */
 export interface StatusView {
   /** The rows of selector `all` (empty on NOT FOUND). */
   readonly rows: ReadonlyArray<TransactionStatusResult>
   readonly notFound: boolean
-  /** True once 90 s have passed since the request was recorded. */
+  /** True once the NOT FOUND window (`notFoundGrace`) has passed since the request was recorded. */
   readonly graceOver: boolean
 }
 
 /**
  * Reconciles through `GET {transactions_url}/transactions/{reference}/status/all`, asking
- * every 5 s for at most 3 minutes: `judge` returns the verdict, or none to ask again. A
- * failing status call is asked again too. Without a reference nothing can be asked.
+ * every `reconcileInterval` for at most `reconcileBudget` after the request: `judge`
+ * returns the verdict, or none to ask again. A failing status call is asked again too.
+ * Without a reference nothing can be asked.
  */
 export const reconcileByStatus = <Res>(
   cloud: TerminalCloud.Service,
