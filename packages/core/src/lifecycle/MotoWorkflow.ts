@@ -40,8 +40,7 @@ import * as RemoteError from "../model/RemoteError.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** Every error of the MOTO workflows. */
 export const MotoError = Schema.Union(

@@ -35,8 +35,7 @@ import {
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /**
  * How a capture that breaks its scheme's window or tolerance is handled: `refuse` (the

@@ -31,8 +31,7 @@ import * as RemoteError from "../model/RemoteError.js"
 import type { ReversalRequest, ReversalResponse } from "../model/Reversal.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** The reason sent when the caller gives none (spec 4.8). */
 export const DEFAULT_REASON = "CUSTOMER_CANCELLATION"
