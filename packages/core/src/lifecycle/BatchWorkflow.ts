@@ -32,8 +32,7 @@ import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** A closed batch of a terminal, as its stream records it. */
 export interface ClosedBatch {

@@ -26,8 +26,7 @@ import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** The kinds the service tokenizes (spec 4.7). */
 export const ELIGIBLE: ReadonlySet<LifecycleEvent.TransactionKind> = new Set([

@@ -10,6 +10,7 @@
 import * as Schema from "effect/Schema"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as Money from "../model/Money.js"
+import { optional } from "../model/internal/Strict.js"
 
 // ---------------------------------------------------------------------------------------
 // Building blocks
@@ -18,8 +19,6 @@ import * as Money from "../model/Money.js"
 export const MoneyJson = Money.FromMinorUnitsFields
 /** An instant as stored: ISO 8601 UTC. */
 export const Instant = Schema.DateTimeUtc
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /** The financial transactions a `txn-<guid>` stream can hold. */
 export const TransactionKind = Schema.Literal(

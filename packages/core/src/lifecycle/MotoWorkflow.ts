@@ -2,10 +2,10 @@
  * MOTO without a terminal (spec 4.10) as durable workflows. A sale on a stored card token
  * is recorded under its `transactionReference` (`moto-sale-<reference>`) before it is sent
  * and, once authorised, opens the sale's own history (`txn-<guid>`), which refunds and the
- * reversal read: refunds add up to at most the sale, in its currency; the reversal is
- * possible within 24 hours of the recorded sale time (the `Clock`'s time, so simulated
- * time works), after which `ReversalWindowClosed` is returned without calling the
- * service. A 5xx is reconciled through the status endpoint, which supports MOTO.
+ * reversal read. What each may do is decided by `MotoRules`: refunds add up to at most
+ * the sale, in its currency; the reversal is possible within 24 hours of the recorded sale
+ * time and before the daily batch, else it is refused without calling the service. A 5xx
+ * is reconciled through the status endpoint, which supports MOTO.
  *
  * Amounts: the workflows take `Money`; the wire form of `/moto/sale` is chosen once, in
  * `Moto.AMOUNT_FORM` (major-unit decimals), and derived by the request schema, so a
@@ -20,7 +20,6 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as BatchWorkflow from "./BatchWorkflow.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
 import { defined } from "./internal/defined.js"
@@ -29,6 +28,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as MotoRules from "./MotoRules.js"
 import {
   MotoReversalRequest,
   type MotoRefundRequest,
@@ -40,8 +40,10 @@ import * as RemoteError from "../model/RemoteError.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
+import { optional } from "../model/internal/Strict.js"
 
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+// The rules live in `MotoRules`; this name stays here for the callers that know it.
+export { decideRefund } from "./MotoRules.js"
 
 /** Every error of the MOTO workflows. */
 export const MotoError = Schema.Union(
@@ -158,6 +160,163 @@ const finalOrUnknown = (response: MotoResponse): Effect.Effect<MotoResponse, Rem
       )
     : Effect.succeed(response)
 
+/** Reconciles a sale by what the status endpoint shows under its reference. */
+const reconcileSale = (
+  cloud: TerminalCloud.Service,
+  reference: Identifiers.TransactionReference,
+  currency: Money.Money["currency"],
+  requestedAt: DateTime.Utc
+) =>
+  Ops.reconcileByStatus<MotoResponse>(cloud, reference, requestedAt, (view) => {
+    const head = view.rows[0]
+    if (
+      head !== undefined &&
+      head.finStatus !== undefined &&
+      head.finStatus !== "IN_PROGRESS" &&
+      head.finStatus !== "UNDEFINED"
+    )
+      return Option.some({
+        _tag: "Applied",
+        response: defined({
+          guid: head.efttransactionID ?? head.transactionID,
+          finStatus: head.finStatus,
+          approvalCode: head.authorisationCode,
+          approvedAmount:
+            head.totalAmount === undefined
+              ? undefined
+              : Money.toMajorUnitsString(Money.make(head.totalAmount, currency))
+        })
+      })
+    if (view.notFound && view.graceOver)
+      return Option.some({
+        _tag: "NotApplied",
+        message: "the status endpoint does not know the reference after 90 s"
+      })
+    return Option.none()
+  })
+
+/** What a sale is recorded under and was asked for. */
+interface SaleContext {
+  readonly requestId: string
+  readonly reference: Identifiers.TransactionReference
+  readonly streamId: string
+  readonly amount: Money.Money
+}
+
+/**
+ * The events and output of a sale's answer: approved (the sale's own history opens under
+ * its guid) or declined.
+ */
+const saleAnswered = (
+  sale: SaleContext,
+  response: MotoResponse,
+  { now, reconciled }: Guarded.AppliedContext<SaleAttempt>
+): { readonly appends: ReadonlyArray<Guarded.Append>; readonly output: SaleOutcome } => {
+  const guid = response.guid
+  if (isApproved(response) && guid !== undefined) {
+    const charged = approvedAmount(response, sale.amount)
+    const approved = SaleOutcome.make(
+      defined({
+        status:
+          response.finStatus === "PARTIAL_APPROVAL" ? ("PARTIAL_APPROVAL" as const) : ("AUTHORISED" as const),
+        transactionReference: sale.reference,
+        amount: charged,
+        guid,
+        approvalCode: response.approvalCode ?? response.authorisationCode,
+        reconciled
+      })
+    )
+    return {
+      appends: [
+        {
+          streamId: sale.streamId,
+          expected: "any",
+          events: [
+            LifecycleEvent.MotoSaleApproved.make(
+              defined({
+                requestId: sale.requestId,
+                at: now,
+                guid,
+                amount: charged,
+                approvalCode: approved.approvalCode,
+                reconciled
+              })
+            )
+          ]
+        },
+        {
+          streamId: LifecycleEvent.transactionStream(guid),
+          expected: "noStream",
+          events: [
+            LifecycleEvent.TransactionRecorded.make({
+              guid,
+              kind: "moToSale",
+              amount: charged,
+              at: now,
+              transactionReference: sale.reference
+            })
+          ]
+        }
+      ],
+      output: approved
+    }
+  }
+  const reason =
+    response.issuerResponseText ??
+    (guid === undefined ? "the answer carried no transaction guid" : `finStatus ${response.finStatus}`)
+  return {
+    appends: [
+      {
+        streamId: sale.streamId,
+        expected: "any",
+        events: [
+          LifecycleEvent.MotoSaleDeclined.make({
+            requestId: sale.requestId,
+            at: now,
+            finStatus: response.finStatus ?? "UNDEFINED",
+            reason,
+            reconciled
+          })
+        ]
+      }
+    ],
+    output: SaleOutcome.make(
+      defined({
+        status: "DECLINED" as const,
+        transactionReference: sale.reference,
+        amount: sale.amount,
+        guid,
+        reason,
+        reconciled
+      })
+    )
+  }
+}
+
+/** The output of a sale outcome already recorded (a re-run). */
+const saleRecorded = (sale: SaleContext, outcome: LifecycleEvent.Decoded): SaleOutcome =>
+  outcome.type === "MotoSaleApproved"
+    ? SaleOutcome.make(
+        defined({
+          status:
+            outcome.data.amount.minorUnits < sale.amount.minorUnits
+              ? ("PARTIAL_APPROVAL" as const)
+              : ("AUTHORISED" as const),
+          transactionReference: sale.reference,
+          amount: outcome.data.amount,
+          guid: outcome.data.guid,
+          approvalCode: outcome.data.approvalCode,
+          reconciled: outcome.data.reconciled
+        })
+      )
+    : SaleOutcome.make({
+        status: "DECLINED",
+        transactionReference: sale.reference,
+        amount: sale.amount,
+        reason: outcome.type === "MotoSaleDeclined" ? outcome.data.reason : "declined",
+        reconciled: outcome.type === "MotoSaleDeclined" ? outcome.data.reconciled : false
+      })
+
 const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
@@ -170,6 +329,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
         execute: Identifiers.makeTransactionReference
       }))
     const streamId = LifecycleEvent.motoSaleStream(reference)
+    const context: SaleContext = { requestId: payload.requestId, reference, streamId, amount: payload.amount }
     const spec: Guarded.Spec<SaleAttempt, MotoSaleRequest, MotoResponse, SaleOutcome, MotoError> = {
       operation: "motoSale",
       streamId,
@@ -178,32 +338,23 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       outcomeTypes: ["MotoSaleApproved", "MotoSaleDeclined"],
       notChargedReference: reference,
       fold: (events) => Either.right({ requested: events.find((e) => e.type === "MotoSaleRequested") }),
-      decide: (state, at) => {
-        if (state.requested !== undefined)
-          return Either.left(
-            new LifecycleError.OperationNotApplicable({
-              message: `transactionReference ${reference} was already used by request ${Guarded.requestIdOf(state.requested)}: every attempt needs a new reference`,
-              guid: reference,
-              operation: "motoSale",
-              kind: "moToSale",
-              rule: "new-reference-per-attempt"
-            })
-          )
-        const refusal = Ops.positive(payload.amount, "the MOTO sale amount")
-        if (Option.isSome(refusal)) return Either.left(refusal.value)
-        return Either.right(
-          LifecycleEvent.MotoSaleRequested.make(
-            defined({
-              requestId: payload.requestId,
-              at,
-              transactionReference: reference,
-              amount: payload.amount,
-              cardToken: payload.cardToken,
-              customerReference: payload.customerReference
-            })
-          )
-        )
-      },
+      decide: (state, at) =>
+        Option.match(MotoRules.saleRefusal({ reference, usedBy: state.requested, amount: payload.amount }), {
+          onSome: Either.left,
+          onNone: () =>
+            Either.right(
+              LifecycleEvent.MotoSaleRequested.make(
+                defined({
+                  requestId: payload.requestId,
+                  at,
+                  transactionReference: reference,
+                  amount: payload.amount,
+                  cardToken: payload.cardToken,
+                  customerReference: payload.customerReference
+                })
+              )
+            )
+        }),
       toRequest: (requested) => {
         const d = requested.data as {
           readonly amount: Money.Money
@@ -220,138 +371,9 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       send: (request) => Effect.flatMap(cloud.motoSale(request), finalOrUnknown),
       onUnknown: "reconcile",
       reconcile: (_request, { requestedAt }) =>
-        Ops.reconcileByStatus<MotoResponse>(cloud, reference, requestedAt, (view) => {
-          const head = view.rows[0]
-          if (
-            head !== undefined &&
-            head.finStatus !== undefined &&
-            head.finStatus !== "IN_PROGRESS" &&
-            head.finStatus !== "UNDEFINED"
-          )
-            return Option.some({
-              _tag: "Applied",
-              response: defined({
-                guid: head.efttransactionID ?? head.transactionID,
-                finStatus: head.finStatus,
-                approvalCode: head.authorisationCode,
-                approvedAmount:
-                  head.totalAmount === undefined
-                    ? undefined
-                    : Money.toMajorUnitsString(Money.make(head.totalAmount, payload.amount.currency))
-              })
-            })
-          if (view.notFound && view.graceOver)
-            return Option.some({
-              _tag: "NotApplied",
-              message: "the status endpoint does not know the reference after 90 s"
-            })
-          return Option.none()
-        }),
-      applied: (response, { now, reconciled }) => {
-        const guid = response.guid
-        if (isApproved(response) && guid !== undefined) {
-          const charged = approvedAmount(response, payload.amount)
-          const approved = SaleOutcome.make(
-            defined({
-              status:
-                response.finStatus === "PARTIAL_APPROVAL"
-                  ? ("PARTIAL_APPROVAL" as const)
-                  : ("AUTHORISED" as const),
-              transactionReference: reference,
-              amount: charged,
-              guid,
-              approvalCode: response.approvalCode ?? response.authorisationCode,
-              reconciled
-            })
-          )
-          return Either.right({
-            appends: [
-              {
-                streamId,
-                expected: "any",
-                events: [
-                  LifecycleEvent.MotoSaleApproved.make(
-                    defined({
-                      requestId: payload.requestId,
-                      at: now,
-                      guid,
-                      amount: charged,
-                      approvalCode: approved.approvalCode,
-                      reconciled
-                    })
-                  )
-                ]
-              },
-              {
-                streamId: LifecycleEvent.transactionStream(guid),
-                expected: "noStream",
-                events: [
-                  LifecycleEvent.TransactionRecorded.make({
-                    guid,
-                    kind: "moToSale",
-                    amount: charged,
-                    at: now,
-                    transactionReference: reference
-                  })
-                ]
-              }
-            ],
-            output: approved
-          })
-        }
-        const reason =
-          response.issuerResponseText ??
-          (guid === undefined ? "the answer carried no transaction guid" : `finStatus ${response.finStatus}`)
-        return Either.right({
-          appends: [
-            {
-              streamId,
-              expected: "any",
-              events: [
-                LifecycleEvent.MotoSaleDeclined.make({
-                  requestId: payload.requestId,
-                  at: now,
-                  finStatus: response.finStatus ?? "UNDEFINED",
-                  reason,
-                  reconciled
-                })
-              ]
-            }
-          ],
-          output: SaleOutcome.make(
-            defined({
-              status: "DECLINED" as const,
-              transactionReference: reference,
-              amount: payload.amount,
-              guid,
-              reason,
-              reconciled
-            })
-          )
-        })
-      },
-      output: (outcome) =>
-        outcome.type === "MotoSaleApproved"
-          ? SaleOutcome.make(
-              defined({
-                status:
-                  outcome.data.amount.minorUnits < payload.amount.minorUnits
-                    ? ("PARTIAL_APPROVAL" as const)
-                    : ("AUTHORISED" as const),
-                transactionReference: reference,
-                amount: outcome.data.amount,
-                guid: outcome.data.guid,
-                approvalCode: outcome.data.approvalCode,
-                reconciled: outcome.data.reconciled
-              })
-            )
-          : SaleOutcome.make({
-              status: "DECLINED",
-              transactionReference: reference,
-              amount: payload.amount,
-              reason: outcome.type === "MotoSaleDeclined" ? outcome.data.reason : "declined",
-              reconciled: outcome.type === "MotoSaleDeclined" ? outcome.data.reconciled : false
-            })
+        reconcileSale(cloud, reference, payload.amount.currency, requestedAt),
+      applied: (response, applied) => Either.right(saleAnswered(context, response, applied)),
+      output: (outcome) => saleRecorded(context, outcome)
     }
     return yield* Activity.make({
       name: "Moto.Sale",
@@ -360,61 +382,6 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       execute: Guarded.run(spec)
     })
   })
-
-const notMoto = (state: TransactionHistory.State, operation: LifecycleEvent.Operation, kinds: string) =>
-  new LifecycleError.OperationNotApplicable({
-    message: `${operation} applies to ${kinds}; ${state.guid} is a ${state.kind}`,
-    guid: state.guid,
-    operation,
-    kind: state.kind,
-    rule: "moto-only"
-  })
-
-/** What a refund is checked against: the sale, its currency, the refunds so far, reversals. */
-export const decideRefund = (
-  state: TransactionHistory.State,
-  amount: Money.Money
-): Option.Option<MotoError> => {
-  if (state.kind !== "moToSale") return Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
-  const refundedSoFar = state.refunds.reduce(
-    (sum, r) => Ops.plus(sum, r.amount),
-    Money.zero(state.amount.currency)
-  )
-  const ceiling = Ops.minus(state.amount, state.reversed)
-  return Ops.firstRefusal<MotoError>(
-    () => Ops.inProgress(state, "motoRefund"),
-    () =>
-      state.fullyReversedAt !== undefined
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message: `sale ${state.guid} was reversed: nothing is left to refund`,
-              guid: state.guid,
-              sale: state.amount.toString(),
-              alreadyRefunded: refundedSoFar.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none(),
-    () => Ops.currencyOf(state, amount, "the refund"),
-    () => Ops.positive(amount, "the refund"),
-    () =>
-      refundedSoFar.minorUnits + amount.minorUnits > ceiling.minorUnits
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message:
-                `a refund of ${amount} would bring the refunds of sale ${state.guid} to ` +
-                `${Ops.plus(refundedSoFar, amount)}, above the sale's ${ceiling}`,
-              guid: state.guid,
-              sale: ceiling.toString(),
-              alreadyRefunded: refundedSoFar.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none()
-  )
-}
 
 const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
   Effect.gen(function* () {
@@ -435,7 +402,7 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
       notChargedReference: guid,
       fold: Ops.foldTransaction(guid, "motoRefund"),
       decide: (state, at) =>
-        Option.match(decideRefund(state, payload.amount), {
+        Option.match(MotoRules.decideRefund(state, payload.amount), {
           onSome: Either.left,
           onNone: () =>
             Either.right(
@@ -463,10 +430,7 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
           return Option.none()
         }),
       applied: (response, { now, reconciled, state }) => {
-        const refundedSoFar = Ops.plus(
-          state.refunds.reduce((sum, r) => Ops.plus(sum, r.amount), Money.zero(state.amount.currency)),
-          payload.amount
-        )
+        const refundedSoFar = Ops.plus(MotoRules.refundedSoFar(state), payload.amount)
         const refundGuid = response.guid
         const appends: Array<Guarded.Append> = [
           {
@@ -521,15 +485,11 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
           readonly refundGuid?: string
           readonly reconciled: boolean
         }
-        const refundedSoFar = state.refunds.reduce(
-          (sum, r) => Ops.plus(sum, r.amount),
-          Money.zero(state.amount.currency)
-        )
         return RefundDone.make(
           defined({
             requestId: payload.requestId,
             amount: d.amount,
-            refundedSoFar,
+            refundedSoFar: MotoRules.refundedSoFar(state),
             refundGuid: d.refundGuid,
             reconciled: d.reconciled
           })
@@ -562,45 +522,20 @@ const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
       outcomeTypes: ["Reversed"],
       notChargedReference: guid,
       fold: Ops.foldTransaction(guid, "motoReversal"),
-      precheck: (state) =>
-        Effect.map(BatchWorkflow.batchedOut(state.serialNumber, state.batchNumber, state.at), (closed) =>
-          Option.map(
-            closed,
-            (batch) =>
-              new LifecycleError.ReversalNotAllowed({
-                message: `a MOTO reversal is possible until the daily batch is submitted: batch ${batch.batchNumber} closed at ${DateTime.formatIso(batch.at)}`,
-                guid,
-                rule: "moto-reversal-before-batch"
+      precheck: (state) => MotoRules.reversalBeforeBatch(state),
+      decide: (state, at) =>
+        Option.match(MotoRules.decideReversal(state, at), {
+          onSome: Either.left,
+          onNone: () =>
+            Either.right(
+              LifecycleEvent.ReversalRequested.make({
+                requestId: payload.requestId,
+                at,
+                endpoint: "motoReversal",
+                target: "transaction"
               })
-          )
-        ),
-      decide: (state, at) => {
-        if (state.kind !== "moToSale" && state.kind !== "moToRefund")
-          return Either.left(notMoto(state, "motoReversal", "a MOTO sale or refund"))
-        const refusal = Ops.firstRefusal<MotoError>(
-          () => ReversalWorkflow.motoWindow(state, at),
-          () => Ops.inProgress(state, "motoReversal"),
-          () =>
-            state.fullyReversedAt !== undefined
-              ? Option.some(
-                  new LifecycleError.ReversalNotAllowed({
-                    message: `${guid} is already reversed`,
-                    guid,
-                    rule: "reverse-once"
-                  })
-                )
-              : Option.none()
-        )
-        if (Option.isSome(refusal)) return Either.left(refusal.value)
-        return Either.right(
-          LifecycleEvent.ReversalRequested.make({
-            requestId: payload.requestId,
-            at,
-            endpoint: "motoReversal",
-            target: "transaction"
-          })
-        )
-      },
+            )
+        }),
       toRequest: () => MotoReversalRequest.make({ originalGuid: guid }),
       send: (request) => cloud.motoReversal(request),
       onUnknown: "reconcile",

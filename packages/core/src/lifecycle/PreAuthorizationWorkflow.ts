@@ -1,12 +1,13 @@
 /**
  * The terminal-less pre-authorization lifecycle (spec 4.9) as durable workflows: increase
  * and decrease the hold, and capture it once, within the scheme's window and tolerance
- * (`CaptureRules`). Each decision is made from the pre-authorization's history
- * (`txn-<guid>`, opened by `TransactionHistory.openPreAuthorization` from its recorded
- * authorisation) and recorded at the version it read before the request leaves, so two
- * concurrent captures — on one worker or on two — cannot both reach the gateway: the one
- * that records `CaptureRequested` second re-reads and gets `CaptureAlreadyDone`.
- * Releasing the hold and reversing the capture are in `ReversalWorkflow`.
+ * (`CaptureRules`). Each decision (`PreAuthorizationRules`) is made from the
+ * pre-authorization's history (`txn-<guid>`, opened by
+ * `TransactionHistory.openPreAuthorization` from its recorded authorisation) and recorded
+ * at the version it read before the request leaves, so two concurrent captures — on one
+ * worker or on two — cannot both reach the gateway: the one that records
+ * `CaptureRequested` second re-reads and gets `CaptureAlreadyDone`. Releasing the hold and
+ * reversing the capture are in `ReversalWorkflow`.
  */
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
@@ -17,7 +18,6 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as CaptureRules from "./CaptureRules.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -27,6 +27,7 @@ import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
+import * as PreAuthorizationRules from "./PreAuthorizationRules.js"
 import {
   PreAuthorizationCaptureRequest,
   PreAuthorizationIncreaseRequest,
@@ -35,18 +36,10 @@ import {
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
+import { optional } from "../model/internal/Strict.js"
 
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-/**
- * How a capture that breaks its scheme's window or tolerance is handled: `refuse` (the
- * default) fails with `CaptureWindowClosed` / `CaptureOverTolerance`; `warn` sends it
- * anyway (the gateway decides; a late capture may fail or carry fees) and records and
- * returns the warnings. Capture-once, MCC exclusion and currency are never warnings.
- */
-export const Enforcement = Schema.Literal("refuse", "warn")
-/** @see Enforcement */
-export type Enforcement = typeof Enforcement.Type
+// The rules live in `PreAuthorizationRules`; these names stay here for the callers that know them.
+export { decideCapture, Enforcement, ruleOf } from "./PreAuthorizationRules.js"
 
 /** Every error of the pre-authorization workflows. */
 export const PreAuthorizationError = Schema.Union(
@@ -128,7 +121,7 @@ export const Capture = Workflow.make({
     amount: LifecycleEvent.MoneyJson,
     tip: optional(LifecycleEvent.MoneyJson),
     customerReference: optional(Schema.String),
-    enforcement: optional(Enforcement)
+    enforcement: optional(PreAuthorizationRules.Enforcement)
   },
   success: Captured,
   error: PreAuthorizationError,
@@ -145,62 +138,6 @@ export const partnerKeyMessage = (error: RemoteError.RemoteError): RemoteError.R
           `use one of the merchant's own API keys (${error.message})`
       })
     : error
-
-/** The rule of a pre-authorization's scheme and MCC. */
-export const ruleOf = (preAuth: TransactionHistory.PreAuthorization): CaptureRules.CaptureRule =>
-  CaptureRules.ruleFor({ scheme: preAuth.scheme, mcc: preAuth.mcc, tenderType: preAuth.tenderType })
-
-const notAPreAuthorization = (state: TransactionHistory.State, operation: LifecycleEvent.Operation) =>
-  new LifecycleError.OperationNotApplicable({
-    message: `${operation} applies to a pre-authorization; ${state.guid} is a ${state.kind}`,
-    guid: state.guid,
-    operation,
-    kind: state.kind,
-    rule: "pre-authorization-only"
-  })
-
-const excluded = (state: TransactionHistory.State, preAuth: TransactionHistory.PreAuthorization) =>
-  new LifecycleError.MccExcluded({
-    message:
-      `${preAuth.scheme} excludes MCC ${preAuth.mcc} from pre-authorization (FACTS.md: MCC 5542 is excluded ` +
-      `for Mastercard, Visa and Amex): ${state.guid} cannot be increased or captured`,
-    guid: state.guid,
-    scheme: preAuth.scheme,
-    mcc: preAuth.mcc,
-    rule: "mcc-5542-excluded"
-  })
-
-const describeStatus = (preAuth: TransactionHistory.PreAuthorization): string =>
-  preAuth.captureReversedAt !== undefined
-    ? "AUTHORISED after its capture was reversed (withheld funds released)"
-    : preAuth.status
-
-/** The hold can change only while the pre-authorization is open and not captured. */
-const holdChangeRefusal = (
-  state: TransactionHistory.State,
-  operation: "increase" | "decrease",
-  amount: Money.Money
-): Option.Option<PreAuthorizationError> => {
-  const preAuth = state.preAuthorization
-  if (preAuth === undefined) return Option.some(notAPreAuthorization(state, operation))
-  return Ops.firstRefusal<PreAuthorizationError>(
-    () => (ruleOf(preAuth).excluded ? Option.some(excluded(state, preAuth)) : Option.none()),
-    () =>
-      preAuth.status !== "AUTHORISED" || preAuth.captureReversedAt !== undefined
-        ? Option.some(
-            new LifecycleError.PreAuthorizationNotOpen({
-              message: `${operation} refused: pre-authorization ${state.guid} is ${describeStatus(preAuth)}; its hold can no longer change`,
-              guid: state.guid,
-              status: preAuth.status,
-              rule: "hold-changes-while-open"
-            })
-          )
-        : Option.none(),
-    () => Ops.inProgress(state, operation),
-    () => Ops.currencyOf(state, amount, `the ${operation}`),
-    () => Ops.positive(amount, `the ${operation}`)
-  )
-}
 
 const fromResponse = (
   response: PreAuthorizationResponse,
@@ -256,41 +193,13 @@ const changeHold = (
       outcomeTypes: direction === "increase" ? ["HoldIncreased"] : ["HoldDecreased"],
       notChargedReference: guid,
       fold: Ops.foldTransaction(guid, direction),
-      decide: (state, at) => {
-        const total = payload.tip === undefined ? payload.amount : Ops.plus(payload.amount, payload.tip)
-        const refusal = Ops.firstRefusal<PreAuthorizationError>(
-          () => holdChangeRefusal(state, direction, payload.amount),
-          () => (payload.tip === undefined ? Option.none() : Ops.currencyOf(state, payload.tip, "the tip")),
-          () => {
-            const hold = state.preAuthorization?.hold
-            return direction === "decrease" && hold !== undefined && total.minorUnits >= hold.minorUnits
-              ? Option.some(
-                  new LifecycleError.DecreaseExceedsHold({
-                    message:
-                      `a decrease of ${total} would leave nothing of the ${hold} held on ${guid}: ` +
-                      "a decrease must leave a positive hold; reverse the pre-authorization to release it all",
-                    guid,
-                    hold: hold.toString(),
-                    requested: total.toString(),
-                    rule: "decrease-leaves-a-hold"
-                  })
-                )
-              : Option.none()
-          }
-        )
-        if (Option.isSome(refusal)) return Either.left(refusal.value)
-        return Either.right(
-          direction === "increase"
-            ? LifecycleEvent.HoldIncreaseRequested.make(
-                defined({ requestId: payload.requestId, at, delta: payload.amount, tip: payload.tip })
-              )
-            : LifecycleEvent.HoldDecreaseRequested.make({
-                requestId: payload.requestId,
-                at,
-                delta: payload.amount
-              })
-        )
-      },
+      decide: (state, at) =>
+        PreAuthorizationRules.decideHoldChange(
+          state,
+          direction,
+          defined({ requestId: payload.requestId, amount: payload.amount, tip: payload.tip }),
+          at
+        ),
       toRequest: (requested) => {
         const data = requested.data as { readonly delta: Money.Money; readonly tip?: Money.Money }
         return PreAuthorizationIncreaseRequest.make(
@@ -386,133 +295,6 @@ const holdAfter = (
   return direction === "increase" ? Ops.plus(before, change) : Ops.minus(before, change)
 }
 
-/** Everything the capture decision checks, in order; the warnings it may return instead. */
-export const decideCapture = (
-  state: TransactionHistory.State,
-  input: {
-    readonly requestId: string
-    readonly amount: Money.Money
-    readonly tip?: Money.Money | undefined
-    readonly enforcement: Enforcement
-  },
-  now: DateTime.Utc
-): Either.Either<LifecycleEvent.Event, PreAuthorizationError> => {
-  const guid = state.guid
-  const preAuth = state.preAuthorization
-  if (preAuth === undefined) return Either.left(notAPreAuthorization(state, "capture"))
-  const rule = ruleOf(preAuth)
-  const total = input.tip === undefined ? input.amount : Ops.plus(input.amount, input.tip)
-  const base = Ops.firstRefusal<PreAuthorizationError>(
-    () => (rule.excluded ? Option.some(excluded(state, preAuth)) : Option.none()),
-    () =>
-      preAuth.capture !== undefined
-        ? Option.some(
-            new PolicyError.CaptureAlreadyDone({
-              message:
-                `pre-authorization ${guid} was already captured (${preAuth.capture.total}, request ${preAuth.capture.requestId})` +
-                (preAuth.captureReversedAt === undefined ? "" : " and that capture was reversed") +
-                ": a pre-authorization is captured once only",
-              originalGuid: guid
-            })
-          )
-        : Option.none(),
-    () =>
-      state.pending?.operation === "capture"
-        ? Option.some(
-            new PolicyError.CaptureAlreadyDone({
-              message:
-                `pre-authorization ${guid} is already being captured by request ${state.pending.requestId}` +
-                (state.pending.inDoubt ? " (outcome unknown, to reconcile)" : "") +
-                ": a pre-authorization is captured once only",
-              originalGuid: guid
-            })
-          )
-        : Option.none(),
-    () =>
-      preAuth.status === "RELEASED"
-        ? Option.some(
-            new LifecycleError.PreAuthorizationNotOpen({
-              message: `capture refused: the hold of pre-authorization ${guid} was released (reversed)`,
-              guid,
-              status: preAuth.status,
-              rule: "capture-while-open"
-            })
-          )
-        : Option.none(),
-    () => Ops.inProgress(state, "capture"),
-    () => Ops.currencyOf(state, input.amount, "the capture"),
-    () => (input.tip === undefined ? Option.none() : Ops.currencyOf(state, input.tip, "the tip")),
-    () => Ops.positive(input.amount, "the captured amount")
-  )
-  if (Option.isSome(base)) return Either.left(base.value)
-  const { limit, note } = CaptureRules.captureLimit(rule, preAuth.hold)
-  const violations = CaptureRules.check({
-    rule,
-    hold: preAuth.hold,
-    total,
-    authorisedAt: state.at,
-    now,
-    stayEndsAt: preAuth.stayEndsAt
-  })
-  const named = `rule ${rule.id} (${rule.description}${rule.source === "default" ? "; FACTS.md is silent, this is tillflow's default" : ""})`
-  const warnings: Array<string> = []
-  for (const violation of violations) {
-    switch (violation._tag) {
-      case "OverTolerance": {
-        const message =
-          `capture of ${total} is above the limit of ${violation.limit} over the ${preAuth.hold} held on ${guid}: ` +
-          named +
-          (violation.note === undefined ? "" : `; ${violation.note}`)
-        if (input.enforcement === "refuse")
-          return Either.left(
-            new PolicyError.CaptureOverTolerance({
-              message,
-              originalGuid: guid,
-              authorised: preAuth.hold.toString(),
-              requested: total.toString(),
-              limit: violation.limit.toString()
-            })
-          )
-        warnings.push(message)
-        break
-      }
-      case "WindowClosed": {
-        const message =
-          `the capture window of ${guid} (${CaptureRules.describeWindow(rule.window)} from ${DateTime.formatIso(state.at)}) ` +
-          `closed at ${DateTime.formatIso(violation.closedAt)}: ${named}`
-        if (input.enforcement === "refuse")
-          return Either.left(new PolicyError.CaptureWindowClosed({ message, originalGuid: guid }))
-        warnings.push(message)
-        break
-      }
-      case "WindowUnknown": {
-        const message =
-          `the capture window of ${guid} is the time of stay, which was not recorded when the pre-authorization ` +
-          `was opened (stayEndsAt): ${named}`
-        if (input.enforcement === "refuse")
-          return Either.left(new PolicyError.CaptureWindowClosed({ message, originalGuid: guid }))
-        warnings.push(message)
-        break
-      }
-    }
-  }
-  if (note !== undefined && violations.every((v) => v._tag !== "OverTolerance")) warnings.push(note)
-  return Either.right(
-    LifecycleEvent.CaptureRequested.make(
-      defined({
-        requestId: input.requestId,
-        at: now,
-        amount: input.amount,
-        tip: input.tip,
-        total,
-        limit,
-        rule: rule.id,
-        warnings
-      })
-    )
-  )
-}
-
 const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
@@ -532,7 +314,7 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
       notChargedReference: guid,
       fold: Ops.foldTransaction(guid, "capture"),
       decide: (state, now) =>
-        decideCapture(
+        PreAuthorizationRules.decideCapture(
           state,
           defined({
             requestId: payload.requestId,

@@ -4,14 +4,14 @@
  * or — once captured, before the batch settles — reverses the capture (status back to
  * AUTHORISED, withheld funds released); any other transaction is reversed in full, or in
  * part where the acquirer supports it. MOTO transactions keep their 24-hour window
- * whichever endpoint reverses them. `messageReasonCode` defaults to CUSTOMER_CANCELLATION.
+ * (`MotoRules`) whichever endpoint reverses them. `messageReasonCode` defaults to
+ * CUSTOMER_CANCELLATION.
  */
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -26,19 +26,19 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as MotoRules from "./MotoRules.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import type { ReversalRequest, ReversalResponse } from "../model/Reversal.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import type * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** The reason sent when the caller gives none (spec 4.8). */
 export const DEFAULT_REASON = "CUSTOMER_CANCELLATION"
 
-/** How long a MOTO transaction can be reversed (spec 2.5, §8). */
-export const MOTO_REVERSAL_WINDOW = Duration.hours(24)
+// The MOTO rules live in `MotoRules`; these names stay here for the callers that know them.
+export { MOTO_REVERSAL_WINDOW, reversalWindow as motoWindow } from "./MotoRules.js"
 
 /**
  * What the merchant's acquirer supports, which the spec leaves to the acquirer: partial
@@ -90,25 +90,6 @@ export const Reverse = Workflow.make({
 
 const notAllowed = (guid: string, rule: string, message: string) =>
   new LifecycleError.ReversalNotAllowed({ message, guid, rule })
-
-/** The MOTO 24-hour rule, from the recorded time of the transaction. */
-export const motoWindow = (
-  state: TransactionHistory.State,
-  now: DateTime.Utc
-): Option.Option<PolicyError.ReversalWindowClosed> => {
-  if (state.kind !== "moToSale" && state.kind !== "moToRefund") return Option.none()
-  const closes = DateTime.addDuration(state.at, MOTO_REVERSAL_WINDOW)
-  return DateTime.greaterThan(now, closes)
-    ? Option.some(
-        new PolicyError.ReversalWindowClosed({
-          message:
-            `a MOTO reversal is possible within 24 hours of the transaction: ${state.guid} was made at ` +
-            `${DateTime.formatIso(state.at)}, the window closed at ${DateTime.formatIso(closes)}`,
-          originalGuid: state.guid
-        })
-      )
-    : Option.none()
-}
 
 /** What is left to reverse of a transaction. */
 export const remaining = (state: TransactionHistory.State): Money.Money =>
@@ -164,7 +145,7 @@ export const decideTarget = (
     }
     return Either.right({ target: "hold", amount: preAuth.hold, partial: false })
   }
-  const window = motoWindow(state, now)
+  const window = MotoRules.reversalWindow(state, now)
   if (Option.isSome(window)) return Either.left(window.value)
   const left = remaining(state)
   if (state.fullyReversedAt !== undefined || left.minorUnits <= 0n)

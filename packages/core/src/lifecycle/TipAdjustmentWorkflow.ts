@@ -29,8 +29,7 @@ import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import { TipAdjustment, type TipAdjustmentResponse } from "../model/TipAdjustment.js"
 import * as TransactionHistory from "./TransactionHistory.js"
-
-const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+import { optional } from "../model/internal/Strict.js"
 
 /** Every error of the tip adjustment workflow. */
 export const TipAdjustmentError = Schema.Union(

@@ -157,222 +157,337 @@ const maxRaces = 25
 /** How an idempotent request is resent after an unknown outcome. */
 const resendDelays = [Duration.seconds(1), Duration.seconds(2), Duration.seconds(4)]
 
-/** Runs one guarded operation (see the module description). */
-export const run = <S, Req, Res, Out, Refusal>(
-  spec: Spec<S, Req, Res, Out, Refusal>
-): Effect.Effect<Out, Refusal | RunError, EventStore.EventStore> =>
+/** What every step of one run works with: the operation and the store. */
+interface Runner<S, Req, Res, Out, Refusal> {
+  readonly spec: Spec<S, Req, Res, Out, Refusal>
+  readonly store: EventStore.Service
+}
+
+/**
+ * Appends, giving each event a stable id and treating an event already stored under it as
+ * done; keeps a lost race (`ConcurrencyConflict`) apart from every other store failure.
+ */
+const appendRaw = <S, Req, Res, Out, Refusal>(
+  { spec, store }: Runner<S, Req, Res, Out, Refusal>,
+  streamId: string,
+  expected: EventStore.ExpectedVersion,
+  events: ReadonlyArray<LifecycleEvent.Event>
+): Effect.Effect<void, EventStore.ConcurrencyConflict | EventStore.EventStoreError> =>
   Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const idFor = (streamId: string, type: string, index = 0) =>
-      eventId(streamId, spec.operation, spec.requestId, type, String(index))
-
-    /**
-     * Appends, treating an event already stored under its stable id as done; keeps a lost
-     * race (`ConcurrencyConflict`) apart from every other store failure.
-     */
-    const appendRaw = (
-      streamId: string,
-      expected: EventStore.ExpectedVersion,
-      events: ReadonlyArray<LifecycleEvent.Event>
-    ): Effect.Effect<void, EventStore.ConcurrencyConflict | EventStore.EventStoreError> =>
-      Effect.gen(function* () {
-        const withIds = yield* Effect.forEach(events, (event, i) =>
-          Effect.map(
-            idFor(streamId, event.type, i),
-            (id) => ({ ...event, eventId: id }) as LifecycleEvent.Event
-          )
-        )
-        const encoded = yield* LifecycleEvent.registry.encodeAll(withIds)
-        yield* store.append(streamId, expected, encoded)
-      }).pipe(
-        Effect.catchTag("DuplicateEventId", () => Effect.void),
-        Effect.catchTag("ConcurrencyConflict", (conflict) =>
-          expected._tag === "NoStream" ? Effect.void : Effect.fail(conflict)
-        ),
-        Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? e : storeFailure("append")(e)))
+    const withIds = yield* Effect.forEach(events, (event, i) =>
+      Effect.map(
+        eventId(streamId, spec.operation, spec.requestId, event.type, String(i)),
+        (id) => ({ ...event, eventId: id }) as LifecycleEvent.Event
       )
-    const appendOnce = (
-      streamId: string,
-      expected: EventStore.ExpectedVersion,
-      events: ReadonlyArray<LifecycleEvent.Event>
-    ): Effect.Effect<void, EventStore.EventStoreError> =>
-      appendRaw(streamId, expected, events).pipe(
-        Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? storeFailure("append")(e) : e))
-      )
+    )
+    const encoded = yield* LifecycleEvent.registry.encodeAll(withIds)
+    yield* store.append(streamId, expected, encoded)
+  }).pipe(
+    Effect.catchTag("DuplicateEventId", () => Effect.void),
+    Effect.catchTag("ConcurrencyConflict", (conflict) =>
+      expected._tag === "NoStream" ? Effect.void : Effect.fail(conflict)
+    ),
+    Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? e : storeFailure("append")(e)))
+  )
 
-    const now = DateTime.now
+/** Appends where no race is expected: a conflict is a store failure like any other. */
+const appendOnce = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>,
+  streamId: string,
+  expected: EventStore.ExpectedVersion,
+  events: ReadonlyArray<LifecycleEvent.Event>
+): Effect.Effect<void, EventStore.EventStoreError> =>
+  appendRaw(runner, streamId, expected, events).pipe(
+    Effect.mapError((e) => (e._tag === "ConcurrencyConflict" ? storeFailure("append")(e) : e))
+  )
 
-    /** Records that the service refused (or never applied) the request, then fails with `error`. */
-    const failed = <E>(error: E) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        const event = LifecycleEvent.OperationFailed.make({
-          requestId: spec.requestId,
-          at,
-          operation: spec.operation,
-          error: errorTag(error),
-          message: errorMessage(error)
-        })
-        // A gateway's message could quote something the redaction guard refuses: keep the tag then.
-        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [event]).pipe(
-          Effect.catchAll(() =>
-            appendOnce(spec.streamId, EventStore.AnyVersion, [
-              LifecycleEvent.OperationFailed.make({ ...event.data, message: errorTag(error) })
-            ])
-          )
-        )
-        return yield* Effect.fail(error)
-      })
+// ---------------------------------------------------------------------------------------
+// What the stream already holds of this request (a re-run)
 
-    const inDoubt = (error: RemoteError.OutcomeUnknown, why: string) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [
-          LifecycleEvent.OperationInDoubt.make({
-            requestId: spec.requestId,
-            at,
-            operation: spec.operation,
-            message: why
-          })
-        ])
-        return yield* Effect.fail(
-          new RemoteError.OutcomeUnknown({ ...error, message: `${error.message}; ${why}` })
-        )
-      })
+/** A request found in the stream: answered (its output, or its recorded failure) or only requested. */
+type Recorded<Out> =
+  | { readonly _tag: "Answered"; readonly result: Either.Either<Out, LifecycleError.RequestAlreadyFailed> }
+  | { readonly _tag: "Requested"; readonly requested: LifecycleEvent.Event }
+  | { readonly _tag: "NotYet" }
 
-    const record = (state: S, requested: LifecycleEvent.Event, response: Res, reconciled: boolean) =>
-      Effect.gen(function* () {
-        const outcome = spec.applied(response, { state, requested, now: yield* now, reconciled })
-        if (Either.isLeft(outcome)) return yield* Effect.fail(outcome.left)
-        for (const append of outcome.right.appends) {
-          yield* appendOnce(
-            append.streamId,
-            append.expected === "noStream" ? EventStore.NoStream : EventStore.AnyVersion,
-            append.events
-          )
-        }
-        return outcome.right.output
-      })
-
-    const settleUnknown = (
-      state: S,
-      requested: LifecycleEvent.Event,
-      request: Req,
-      error: RemoteError.OutcomeUnknown
-    ): Effect.Effect<Out, Refusal | RunError> =>
-      Effect.gen(function* () {
-        switch (spec.onUnknown) {
-          case "inDoubt":
-            return yield* inDoubt(error, "not resent: the request is not idempotent and cannot be reconciled")
-          case "resend": {
-            for (const delay of resendDelays) {
-              yield* Effect.sleep(delay)
-              const again = yield* Effect.either(spec.send(request))
-              if (Either.isRight(again)) return yield* record(state, requested, again.right, false)
-              if (again.left._tag !== "OutcomeUnknown")
-                return yield* failed(spec.mapRemote?.(again.left) ?? again.left)
-            }
-            return yield* inDoubt(
-              error,
-              `still unknown after ${resendDelays.length} resends of an idempotent request`
-            )
-          }
-          case "reconcile": {
-            const requestedAt = (requested.data as { readonly at: DateTime.Utc }).at
-            const verdict: Reconciled<Res> =
-              spec.reconcile === undefined
-                ? { _tag: "Unknown", message: "no way to reconcile this operation" }
-                : yield* spec.reconcile(request, { state, requested, requestedAt })
-            switch (verdict._tag) {
-              case "Applied":
-                return yield* record(state, requested, verdict.response, true)
-              case "NotApplied":
-                return yield* failed(
-                  new PolicyError.NotCharged({
-                    message: `${spec.operation} was not applied (${verdict.message}); a new request is safe`,
-                    transactionReference: spec.notChargedReference
-                  })
-                )
-              case "Unknown":
-                return yield* inDoubt(error, `reconciliation inconclusive: ${verdict.message}`)
-            }
-          }
-        }
-      })
-
-    const proceed = (state: S, requested: LifecycleEvent.Event, resumed: boolean) =>
-      Effect.gen(function* () {
-        const request = spec.toRequest(requested, state)
-        if (resumed && spec.onUnknown !== "resend") {
-          // An earlier run recorded the request but not its outcome: it may have been sent.
-          return yield* settleUnknown(
-            state,
-            requested,
-            request,
-            new RemoteError.OutcomeUnknown({
-              message: "an earlier run recorded this request without its outcome",
-              reason: "Network"
-            })
-          )
-        }
-        const sent = yield* Effect.either(spec.send(request))
-        if (Either.isRight(sent)) return yield* record(state, requested, sent.right, false)
-        const error = sent.left
-        if (error._tag === "OutcomeUnknown") return yield* settleUnknown(state, requested, request, error)
-        return yield* failed(spec.mapRemote?.(error) ?? error)
-      })
-
-    for (let race = 0; ; race++) {
-      const { events, version } = yield* read(store, spec.streamId)
-      const mine = events.filter((e) => requestIdOf(e) === spec.requestId)
-      const outcome = mine.find(
-        (e) =>
-          spec.outcomeTypes.includes(e.type) ||
-          (e.type === "OperationFailed" && e.data.operation === spec.operation)
-      )
-      const folded = spec.fold(events)
-      if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
-      const state = folded.right
-      if (outcome !== undefined) {
-        if (outcome.type === "OperationFailed") {
-          return yield* new LifecycleError.RequestAlreadyFailed({
+/** What the stream holds of this request, read before anything is decided. */
+const recordedOf = <S, Req, Res, Out, Refusal>(
+  spec: Spec<S, Req, Res, Out, Refusal>,
+  events: ReadonlyArray<LifecycleEvent.Decoded>,
+  state: S
+): Recorded<Out> => {
+  const mine = events.filter((e) => requestIdOf(e) === spec.requestId)
+  const outcome = mine.find(
+    (e) =>
+      spec.outcomeTypes.includes(e.type) ||
+      (e.type === "OperationFailed" && e.data.operation === spec.operation)
+  )
+  const requested = mine.find((e) => e.type === spec.requestedType)
+  if (outcome !== undefined) {
+    if (outcome.type === "OperationFailed")
+      return {
+        _tag: "Answered",
+        result: Either.left(
+          new LifecycleError.RequestAlreadyFailed({
             message: `request ${spec.requestId} (${spec.operation}) already failed: ${outcome.data.error}: ${outcome.data.message}`,
             requestId: spec.requestId,
             operation: spec.operation,
             error: outcome.data.error
           })
-        }
-        const request = mine.find((e) => e.type === spec.requestedType)
-        return spec.output(outcome, state, request === undefined ? undefined : asEvent(request))
+        )
       }
-      const requested = mine.find((e) => e.type === spec.requestedType)
-      if (requested !== undefined) return yield* proceed(state, asEvent(requested), true)
-
-      const at = yield* now
-      const early = spec.precheck === undefined ? Option.none() : yield* spec.precheck(state, at)
-      const decision = Option.isSome(early) ? Either.left(early.value) : spec.decide(state, at)
-      if (Either.isLeft(decision)) {
-        const refusal = decision.left
-        yield* appendOnce(spec.streamId, EventStore.AnyVersion, [
-          LifecycleEvent.OperationRefused.make({
-            requestId: spec.requestId,
-            at,
-            operation: spec.operation,
-            error: errorTag(refusal),
-            rule: ruleOf(refusal),
-            message: errorMessage(refusal)
-          })
-        ]).pipe(Effect.ignore)
-        return yield* Effect.fail(refusal)
-      }
-      const appended = yield* Effect.either(
-        appendRaw(spec.streamId, EventStore.exactVersion(version), [decision.right])
+    return {
+      _tag: "Answered",
+      result: Either.right(
+        spec.output(outcome, state, requested === undefined ? undefined : asEvent(requested))
       )
-      if (Either.isRight(appended)) return yield* proceed(state, decision.right, false)
-      const lost = appended.left
-      if (lost._tag === "EventStoreError") return yield* Effect.fail(lost)
+    }
+  }
+  return requested === undefined ? { _tag: "NotYet" } : { _tag: "Requested", requested: asEvent(requested) }
+}
+
+// ---------------------------------------------------------------------------------------
+// Deciding from history
+
+/**
+ * Decides from the state read: the `…Requested` event to record, or a refusal, recorded
+ * (best effort: the refusal is the answer either way) before it is failed with.
+ */
+const decide = <S, Req, Res, Out, Refusal>(runner: Runner<S, Req, Res, Out, Refusal>, state: S) =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    const at = yield* DateTime.now
+    const early = spec.precheck === undefined ? Option.none() : yield* spec.precheck(state, at)
+    const decision = Option.isSome(early) ? Either.left(early.value) : spec.decide(state, at)
+    if (Either.isRight(decision)) return decision.right
+    const refusal = decision.left
+    yield* appendOnce(runner, spec.streamId, EventStore.AnyVersion, [
+      LifecycleEvent.OperationRefused.make({
+        requestId: spec.requestId,
+        at,
+        operation: spec.operation,
+        error: errorTag(refusal),
+        rule: ruleOf(refusal),
+        message: errorMessage(refusal)
+      })
+    ]).pipe(Effect.ignore)
+    return yield* Effect.fail(refusal)
+  })
+
+// ---------------------------------------------------------------------------------------
+// Recording the outcome
+
+/** Records that the service refused (or never applied) the request, then fails with `error`. */
+const failed = <S, Req, Res, Out, Refusal, E>(runner: Runner<S, Req, Res, Out, Refusal>, error: E) =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    const at = yield* DateTime.now
+    const event = LifecycleEvent.OperationFailed.make({
+      requestId: spec.requestId,
+      at,
+      operation: spec.operation,
+      error: errorTag(error),
+      message: errorMessage(error)
+    })
+    // A gateway's message could quote something the redaction guard refuses: keep the tag then.
+    yield* appendOnce(runner, spec.streamId, EventStore.AnyVersion, [event]).pipe(
+      Effect.catchAll(() =>
+        appendOnce(runner, spec.streamId, EventStore.AnyVersion, [
+          LifecycleEvent.OperationFailed.make({ ...event.data, message: errorTag(error) })
+        ])
+      )
+    )
+    return yield* Effect.fail(error)
+  })
+
+/** Records that the outcome stays unknown, then fails with `error`, saying why. */
+const inDoubt = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>,
+  error: RemoteError.OutcomeUnknown,
+  why: string
+) =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    const at = yield* DateTime.now
+    yield* appendOnce(runner, spec.streamId, EventStore.AnyVersion, [
+      LifecycleEvent.OperationInDoubt.make({
+        requestId: spec.requestId,
+        at,
+        operation: spec.operation,
+        message: why
+      })
+    ])
+    return yield* Effect.fail(
+      new RemoteError.OutcomeUnknown({ ...error, message: `${error.message}; ${why}` })
+    )
+  })
+
+/** Records the outcome of an applied request (`spec.applied`) and returns the output. */
+const record = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>,
+  state: S,
+  requested: LifecycleEvent.Event,
+  response: Res,
+  reconciled: boolean
+) =>
+  Effect.gen(function* () {
+    const outcome = runner.spec.applied(response, { state, requested, now: yield* DateTime.now, reconciled })
+    if (Either.isLeft(outcome)) return yield* Effect.fail(outcome.left)
+    for (const append of outcome.right.appends) {
+      yield* appendOnce(
+        runner,
+        append.streamId,
+        append.expected === "noStream" ? EventStore.NoStream : EventStore.AnyVersion,
+        append.events
+      )
+    }
+    return outcome.right.output
+  })
+
+// ---------------------------------------------------------------------------------------
+// Sending, and settling an unknown outcome
+
+/** Settles an unknown outcome as the spec says: resent, reconciled, or left in doubt. */
+const settleUnknown = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>,
+  state: S,
+  requested: LifecycleEvent.Event,
+  request: Req,
+  error: RemoteError.OutcomeUnknown
+): Effect.Effect<Out, Refusal | RunError> =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    switch (spec.onUnknown) {
+      case "inDoubt":
+        return yield* inDoubt(
+          runner,
+          error,
+          "not resent: the request is not idempotent and cannot be reconciled"
+        )
+      case "resend": {
+        for (const delay of resendDelays) {
+          yield* Effect.sleep(delay)
+          const again = yield* Effect.either(spec.send(request))
+          if (Either.isRight(again)) return yield* record(runner, state, requested, again.right, false)
+          if (again.left._tag !== "OutcomeUnknown")
+            return yield* failed(runner, spec.mapRemote?.(again.left) ?? again.left)
+        }
+        return yield* inDoubt(
+          runner,
+          error,
+          `still unknown after ${resendDelays.length} resends of an idempotent request`
+        )
+      }
+      case "reconcile": {
+        const requestedAt = (requested.data as { readonly at: DateTime.Utc }).at
+        const verdict: Reconciled<Res> =
+          spec.reconcile === undefined
+            ? { _tag: "Unknown", message: "no way to reconcile this operation" }
+            : yield* spec.reconcile(request, { state, requested, requestedAt })
+        switch (verdict._tag) {
+          case "Applied":
+            return yield* record(runner, state, requested, verdict.response, true)
+          case "NotApplied":
+            return yield* failed(
+              runner,
+              new PolicyError.NotCharged({
+                message: `${spec.operation} was not applied (${verdict.message}); a new request is safe`,
+                transactionReference: spec.notChargedReference
+              })
+            )
+          case "Unknown":
+            return yield* inDoubt(runner, error, `reconciliation inconclusive: ${verdict.message}`)
+        }
+      }
+    }
+  })
+
+/**
+ * Sends a recorded request and records its outcome. A request recorded by an earlier run
+ * (`resumed`) may have been sent already: it is settled as an unknown outcome, unless the
+ * request is idempotent and can simply be sent again.
+ */
+const send = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>,
+  state: S,
+  requested: LifecycleEvent.Event,
+  resumed: boolean
+) =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    const request = spec.toRequest(requested, state)
+    if (resumed && spec.onUnknown !== "resend") {
+      return yield* settleUnknown(
+        runner,
+        state,
+        requested,
+        request,
+        new RemoteError.OutcomeUnknown({
+          message: "an earlier run recorded this request without its outcome",
+          reason: "Network"
+        })
+      )
+    }
+    const sent = yield* Effect.either(spec.send(request))
+    if (Either.isRight(sent)) return yield* record(runner, state, requested, sent.right, false)
+    const error = sent.left
+    if (error._tag === "OutcomeUnknown") return yield* settleUnknown(runner, state, requested, request, error)
+    return yield* failed(runner, spec.mapRemote?.(error) ?? error)
+  })
+
+// ---------------------------------------------------------------------------------------
+// One round, and the run
+
+/**
+ * One round: read the stream, answer from what it holds of this request, else decide and
+ * record the request at the version read, then send it. A lost race is returned (Left), to
+ * be read and decided again.
+ */
+const round = <S, Req, Res, Out, Refusal>(
+  runner: Runner<S, Req, Res, Out, Refusal>
+): Effect.Effect<
+  Either.Either<Out, EventStore.ConcurrencyConflict>,
+  Refusal | RunError,
+  EventStore.EventStore
+> =>
+  Effect.gen(function* () {
+    const { spec } = runner
+    const { events, version } = yield* read(runner.store, spec.streamId)
+    const folded = spec.fold(events)
+    if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
+    const state = folded.right
+    const recorded = recordedOf(spec, events, state)
+    switch (recorded._tag) {
+      case "Answered": {
+        if (Either.isLeft(recorded.result)) return yield* Effect.fail(recorded.result.left)
+        return Either.right(recorded.result.right)
+      }
+      case "Requested":
+        return Either.right(yield* send(runner, state, recorded.requested, true))
+      case "NotYet":
+        break
+    }
+    const requested = yield* decide(runner, state)
+    const appended = yield* Effect.either(
+      appendRaw(runner, spec.streamId, EventStore.exactVersion(version), [requested])
+    )
+    if (Either.isRight(appended)) return Either.right(yield* send(runner, state, requested, false))
+    const lost = appended.left
+    if (lost._tag === "EventStoreError") return yield* Effect.fail(lost)
+    return Either.left(lost)
+  })
+
+/** Runs one guarded operation (see the module description). */
+export const run = <S, Req, Res, Out, Refusal>(
+  spec: Spec<S, Req, Res, Out, Refusal>
+): Effect.Effect<Out, Refusal | RunError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const runner: Runner<S, Req, Res, Out, Refusal> = { spec, store: yield* EventStore.EventStore }
+    for (let race = 0; ; race++) {
+      const settled = yield* round(runner)
+      if (Either.isRight(settled)) return settled.right
       // Lost the race: someone appended since the read. Read again and decide again.
-      if (race >= maxRaces) return yield* Effect.fail(storeFailure("append")(lost))
+      if (race >= maxRaces) return yield* Effect.fail(storeFailure("append")(settled.left))
     }
   })
 
