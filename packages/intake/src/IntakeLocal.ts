@@ -41,14 +41,12 @@ export interface Options {
   readonly merchantMcc?: Option.Option<string> | undefined
 }
 
-/** Builds the intake over the engine, store and remote service in context. */
-export const make = (
-  options: Options = {}
-): Effect.Effect<
-  Intake.Service,
-  never,
+/** What the local intake runs on: the engine, the store and the remote service. */
+type Requirements =
   DurableEngine.DurableEngine | WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
-> =>
+
+/** Builds the intake over the engine, store and remote service in context. */
+export const make = (options: Options = {}): Effect.Effect<Intake.Service, never, Requirements> =>
   Effect.gen(function* () {
     const views = yield* ExecutionViews.make
     const devices = yield* Devices.make
@@ -59,10 +57,5 @@ export const make = (
   })
 
 /** The intake over the engine, store and remote service in context. */
-export const layer = (
-  options: Options = {}
-): Layer.Layer<
-  Intake.Intake,
-  never,
-  DurableEngine.DurableEngine | WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
-> => Layer.effect(Intake.Intake, make(options))
+export const layer = (options: Options = {}): Layer.Layer<Intake.Intake, never, Requirements> =>
+  Layer.effect(Intake.Intake, make(options))

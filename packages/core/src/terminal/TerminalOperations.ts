@@ -262,25 +262,19 @@ export const ListedStop: typeof PaymentProtocol.StopCurrentTransaction = Durable
  * Starts an operation as `start` does, listed by its `searchAttributes`; returns its
  * execution id (the same for the same key: a repeated call joins the first).
  */
-export const startListed: (
+export const startListed = (
   request: TransactionRequest.TransactionRequest,
   options: LinkedCallOptions
-) => Effect.Effect<string, never, WorkflowEngine> = Effect.fn("TerminalOperations.startListed")(function* (
-  request: TransactionRequest.TransactionRequest,
-  options: LinkedCallOptions
-) {
-  const payload = yield* payloadOf(request, options)
-  return yield* ListedOperation.execute(payload, { discard: true })
-})
+): Effect.Effect<string, never, WorkflowEngine> =>
+  Effect.flatMap(payloadOf(request, options), (payload) =>
+    ListedOperation.execute(payload, { discard: true })
+  )
 
 /** Starts a stop of a terminal's operation without waiting, listed; returns its execution id. */
-export const startStop: (
+export const startStop = (
   terminal: Terminal,
   options: { readonly idempotencyKey: string }
-) => Effect.Effect<string, never, WorkflowEngine> = Effect.fn("TerminalOperations.startStop")(function* (
-  terminal: Terminal,
-  options: { readonly idempotencyKey: string }
-) {
-  const payload = yield* stopPayloadOf(terminal, options)
-  return yield* ListedStop.execute(payload, { discard: true })
-})
+): Effect.Effect<string, never, WorkflowEngine> =>
+  Effect.flatMap(stopPayloadOf(terminal, options), (payload) =>
+    ListedStop.execute(payload, { discard: true })
+  )
