@@ -16,13 +16,17 @@ export type UnknownValue = Lenient.Unknown
 export const isKnown = <L extends string>(strict: Schema.Schema<L>, value: string): value is L =>
   Schema.is(strict)(value)
 
-/** The `operation` of a terminal request. `update` exists only in earlier versions. */
+/**
+ * The `operation` of a terminal request: the one list of the operations, read by whoever
+ * needs them (in this order, the one an operator is shown). `update` exists only in
+ * earlier versions.
+ */
 export const OperationType = Schema.Literal(
   "sale",
+  "saleAndTokenizeCard",
   "refund",
   "refundReversal",
   "saleReversal",
-  "saleAndTokenizeCard",
   "tokenizeCard",
   "printReceipt",
   "cardPan",

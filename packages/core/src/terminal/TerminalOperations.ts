@@ -17,11 +17,15 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as CallbackRegistration from "./CallbackRegistration.js"
+import * as DurableEngine from "@tillflow/engine/DurableEngine"
+import type * as ExecutionQueue from "@tillflow/engine/ExecutionQueue"
 import * as Identifiers from "../model/Identifiers.js"
+import * as Money from "../model/Money.js"
 import type * as OperationOutcome from "./OperationOutcome.js"
 import * as PaymentProtocol from "./PaymentProtocol.js"
-import type * as TransactionRequest from "../model/TransactionRequest.js"
+import * as TransactionRequest from "../model/TransactionRequest.js"
 
 /** How a call runs. */
 export interface CallOptions {
@@ -182,30 +186,95 @@ export const printReceipt = utility<TransactionRequest.PrintReceipt>("printRecei
 /** Checks that a terminal answers. */
 export const pingDevice = utility<TransactionRequest.PingDevice>("pingDevice")
 
+/** A terminal, as a stop names it. */
+export interface Terminal {
+  readonly serialNumber: Identifiers.SerialNumber
+  readonly terminalType: Identifiers.TerminalType
+}
+
+const stopPayloadOf = (
+  terminal: Terminal,
+  options: { readonly idempotencyKey: string }
+): Effect.Effect<typeof PaymentProtocol.StopCurrentTransaction.payloadSchema.Type> =>
+  Effect.map(Clock.currentTimeMillis, (requestedAt) => ({
+    idempotencyKey: options.idempotencyKey,
+    serialNumber: terminal.serialNumber,
+    terminalType: terminal.terminalType,
+    requestedAt
+  }))
+
 /**
  * Stops the operation in flight on a terminal, if it is at a stoppable step (else
  * `StopRefused`); that operation then ends `Cancelled`. Never queued behind it.
  */
 export const stopCurrentTransaction: (
-  terminal: {
-    readonly serialNumber: Identifiers.SerialNumber
-    readonly terminalType: Identifiers.TerminalType
-  },
+  terminal: Terminal,
   options: { readonly idempotencyKey: string }
 ) => Effect.Effect<PaymentProtocol.StopAccepted, Failure, WorkflowEngine> = Effect.fn(
   "TerminalOperations.stopCurrentTransaction"
-)(function* (
-  terminal: {
-    readonly serialNumber: Identifiers.SerialNumber
-    readonly terminalType: Identifiers.TerminalType
-  },
-  options: { readonly idempotencyKey: string }
-) {
-  const requestedAt = yield* Clock.currentTimeMillis
-  return yield* PaymentProtocol.StopCurrentTransaction.execute({
-    idempotencyKey: options.idempotencyKey,
-    serialNumber: terminal.serialNumber,
-    terminalType: terminal.terminalType,
-    requestedAt
-  })
+)(function* (terminal: Terminal, options: { readonly idempotencyKey: string }) {
+  const payload = yield* stopPayloadOf(terminal, options)
+  return yield* PaymentProtocol.StopCurrentTransaction.execute(payload)
 })
+
+// ---------------------------------------------------------------------------------------
+// Listed starts: what an operator's intake starts, found again with `DurableEngine.list`
+
+/**
+ * The search attributes of an operation: its operation, terminal and idempotency key, its
+ * references (its own, its original's) and its amount in major units with its currency.
+ */
+export const searchAttributes = (payload: PaymentProtocol.Payload): ExecutionQueue.SearchAttributes => {
+  const request = payload.request
+  const reference = Option.getOrUndefined(TransactionRequest.transactionReference(request))
+  const original = Option.getOrUndefined(TransactionRequest.originalTransactionId(request))
+  const amount = "amount" in request && request.amount instanceof Money.Money ? request.amount : undefined
+  return {
+    operation: request.operation,
+    serialNumber: request.serialNumber,
+    idempotencyKey: payload.idempotencyKey,
+    ...(reference === undefined ? {} : { transactionReference: reference }),
+    ...(original === undefined ? {} : { originalTransactionId: original }),
+    ...(payload.originalTransactionReference === undefined
+      ? {}
+      : { originalTransactionReference: payload.originalTransactionReference }),
+    ...(amount === undefined ? {} : { amount: Money.toMajorUnitsString(amount), currency: amount.currency })
+  }
+}
+
+/** `PaymentProtocol.TerminalOperation` listed by its `searchAttributes`. */
+export const ListedOperation: typeof PaymentProtocol.TerminalOperation = DurableEngine.withSearchAttributes(
+  PaymentProtocol.TerminalOperation,
+  searchAttributes
+)
+
+/** `PaymentProtocol.StopCurrentTransaction` listed by its operation, terminal and idempotency key. */
+export const ListedStop: typeof PaymentProtocol.StopCurrentTransaction = DurableEngine.withSearchAttributes(
+  PaymentProtocol.StopCurrentTransaction,
+  (payload) => ({
+    operation: "stopCurrentTransaction",
+    serialNumber: payload.serialNumber,
+    idempotencyKey: payload.idempotencyKey
+  })
+)
+
+/**
+ * Starts an operation as `start` does, listed by its `searchAttributes`; returns its
+ * execution id (the same for the same key: a repeated call joins the first).
+ */
+export const startListed = (
+  request: TransactionRequest.TransactionRequest,
+  options: LinkedCallOptions
+): Effect.Effect<string, never, WorkflowEngine> =>
+  Effect.flatMap(payloadOf(request, options), (payload) =>
+    ListedOperation.execute(payload, { discard: true })
+  )
+
+/** Starts a stop of a terminal's operation without waiting, listed; returns its execution id. */
+export const startStop = (
+  terminal: Terminal,
+  options: { readonly idempotencyKey: string }
+): Effect.Effect<string, never, WorkflowEngine> =>
+  Effect.flatMap(stopPayloadOf(terminal, options), (payload) =>
+    ListedStop.execute(payload, { discard: true })
+  )

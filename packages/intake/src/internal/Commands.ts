@@ -1,0 +1,136 @@
+/**
+ * The intake's commands: start a terminal operation under an idempotency key (the same
+ * key and request answer the same execution; a different request under it is refused),
+ * stop a terminal's operation, start a terminal-less workflow by name. Terminal
+ * operations go through the library's front door, `TerminalOperations`; each command
+ * answers the execution's view, at once or once it ended within the caller's wait.
+ */
+import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import { Identifiers, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
+import { DurableEngine, EventStore } from "@tillflow/engine"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Intake from "../Intake.js"
+import type * as Devices from "./Devices.js"
+import type * as ExecutionViews from "./ExecutionViews.js"
+import { describeIssues, unavailable } from "./Failures.js"
+import * as LifecycleWorkflows from "./LifecycleWorkflows.js"
+import * as TerminalRequests from "./TerminalRequests.js"
+
+/** What the commands are. */
+export type Commands = Pick<Intake.Service, "start" | "stop" | "lifecycle">
+
+/** The commands over the engine and store in context, answering with `views`. */
+export const make = (
+  merchantMcc: Option.Option<string>,
+  views: ExecutionViews.ExecutionViews,
+  devices: Devices.Devices
+): Effect.Effect<Commands, never, DurableEngine.DurableEngine | WorkflowEngine | EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const engine = yield* DurableEngine.DurableEngine
+    const workflowEngine = yield* WorkflowEngine
+    const store = yield* EventStore.EventStore
+
+    const withEngine = <A, E>(effect: Effect.Effect<A, E, WorkflowEngine>) =>
+      Effect.provideService(effect, WorkflowEngine, workflowEngine)
+
+    const exists = (executionId: string) =>
+      engine.get(executionId).pipe(Effect.mapError(unavailable("execution queue")), Effect.map(Option.isSome))
+
+    /** The payload an execution was started with, encoded (`undefined` when its history has none). */
+    const storedPayload = (executionId: string) =>
+      Effect.map(views.record(executionId), (record) => Option.getOrUndefined(record.payload))
+
+    const start = (input: Intake.StartOperation) =>
+      Effect.gen(function* () {
+        const prepared = yield* TerminalRequests.prepare(input.request, devices.terminalTypeOf)
+        const originalTransactionReference = yield* TerminalRequests.originalReference(
+          input.originalTransactionReference
+        )
+        const executionId = yield* TerminalOperations.executionIdOf(prepared.request, input.idempotencyKey)
+        if (yield* exists(executionId)) {
+          const stored = yield* storedPayload(executionId)
+          const request = (stored as { readonly request?: unknown } | undefined)?.request
+          if (request !== undefined && !TerminalRequests.isSameRequest(request, prepared)) {
+            return yield* new Intake.IdempotencyConflict({
+              executionId,
+              message: `idempotency key "${input.idempotencyKey}" was used for a different request (execution ${executionId}); use a new key for a new operation`
+            })
+          }
+        } else {
+          yield* withEngine(
+            TerminalOperations.startListed(prepared.request, {
+              idempotencyKey: input.idempotencyKey,
+              delivery: input.delivery,
+              deadline:
+                input.deadlineSeconds === undefined ? undefined : Duration.seconds(input.deadlineSeconds),
+              retryNotCharged: input.retryNotCharged,
+              originalTransactionReference
+            })
+          )
+        }
+        return yield* views.awaitView(executionId, input.waitSeconds)
+      }).pipe(Effect.withSpan("Intake.start"))
+
+    const stop = (input: Intake.StopOperation) =>
+      Effect.gen(function* () {
+        const terminalType = input.terminalType ?? (yield* devices.terminalTypeOf(input.serialNumber))
+        const idempotencyKey = input.idempotencyKey ?? `stop-${globalThis.crypto.randomUUID()}`
+        const executionId = yield* withEngine(
+          TerminalOperations.startStop(
+            {
+              serialNumber: Identifiers.SerialNumber.make(input.serialNumber),
+              terminalType: Identifiers.TerminalType.make(terminalType)
+            },
+            { idempotencyKey }
+          )
+        )
+        return yield* views.awaitView(executionId, input.waitSeconds)
+      }).pipe(Effect.withSpan("Intake.stop"))
+
+    const lifecycle = (name: string, input: Intake.StartLifecycle) =>
+      Effect.gen(function* () {
+        const workflow = LifecycleWorkflows.byName.get(name)
+        if (workflow === undefined) {
+          return yield* new Intake.NotFound({
+            message: `no terminal-less workflow "${name}": use one of ${Array.from(LifecycleWorkflows.byName.keys()).join(", ")}`
+          })
+        }
+        // Terminal operations approved so far become histories the lifecycles can act on.
+        yield* TerminalOutcomeRecorder.catchUp({ mcc: merchantMcc }).pipe(
+          Effect.provideService(EventStore.EventStore, store),
+          Effect.mapError(unavailable("event store"))
+        )
+        const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
+        const decoded = Schema.decodeUnknownEither(
+          workflow.payloadSchema as unknown as Schema.Schema<object, unknown>
+        )(json)
+        if (Either.isLeft(decoded)) {
+          return yield* new Intake.InvalidRequest({ message: describeIssues(decoded.left, "payload") })
+        }
+        const payload = decoded.right
+        const executionId = yield* workflow.executionId(payload)
+        if (yield* exists(executionId)) {
+          const stored = yield* storedPayload(executionId)
+          if (
+            stored !== undefined &&
+            TerminalRequests.comparable(stored, false) !== TerminalRequests.comparable(json, false)
+          ) {
+            return yield* new Intake.IdempotencyConflict({
+              executionId,
+              message: `requestId "${String(json.requestId)}" was used for a different ${name} (execution ${executionId})`
+            })
+          }
+        } else {
+          yield* withEngine(
+            workflow.execute(payload, { discard: true }) as Effect.Effect<string, never, WorkflowEngine>
+          )
+        }
+        return yield* views.awaitView(executionId, input.waitSeconds)
+      }).pipe(Effect.withSpan("Intake.lifecycle"))
+
+    return { start, stop, lifecycle }
+  })

@@ -1,0 +1,122 @@
+/**
+ * Executions as the intake shows them: where one stands — its status and attributes, and
+ * while it runs its progress, read from its payment stream — and, once it ended, its
+ * report and its exit as stored; answered at once or, for a caller who asked to wait,
+ * once it ended or the wait is over.
+ */
+import { DomainEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
+import {
+  DurableEngine,
+  type EngineEvent,
+  EventStore,
+  ExecutionQueue,
+  ExecutionRecord
+} from "@tillflow/engine"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Intake from "../Intake.js"
+import { unavailable } from "./Failures.js"
+
+/** What the intake's commands and queries show executions with. */
+export interface ExecutionViews {
+  /** An execution's status and attributes; `NotFound` when there is none. */
+  readonly info: (executionId: string) => Effect.Effect<ExecutionQueue.ExecutionInfo, Intake.IntakeError>
+  /** An execution's payload and exit as its history holds them. */
+  readonly record: (executionId: string) => Effect.Effect<ExecutionRecord.ExecutionRecord, Intake.IntakeError>
+  /** The view of an execution. */
+  readonly view: (
+    info: ExecutionQueue.ExecutionInfo
+  ) => Effect.Effect<Intake.ExecutionView, Intake.IntakeError>
+  /** The view of an execution once it ended, or when `waitSeconds` are over (at once without). */
+  readonly awaitView: (
+    executionId: string,
+    waitSeconds: number | undefined
+  ) => Effect.Effect<Intake.ExecutionView, Intake.IntakeError>
+}
+
+/** Whether an execution will not move on by itself (a stuck one waits for an operator). */
+export const isFinished = (status: ExecutionQueue.ExecutionStatus): boolean =>
+  ExecutionQueue.finishedStatuses.includes(status) || status === "stuck"
+
+const isTerminalWorkflow = (workflowName: string): boolean =>
+  workflowName === PaymentProtocol.TerminalOperation.name ||
+  workflowName === PaymentProtocol.StopCurrentTransaction.name
+
+/** The report of a finished execution from its stored exit, told the way its workflow ends. */
+const reportOf = (workflowName: string, exit: EngineEvent.ExitJson): Option.Option<OperationReport.Report> =>
+  workflowName === PaymentProtocol.TerminalOperation.name
+    ? OperationReport.ofTerminalExit(exit)
+    : workflowName === PaymentProtocol.StopCurrentTransaction.name
+      ? OperationReport.ofStopExit(exit)
+      : Option.some(OperationReport.ofLifecycleExit(workflowName, exit))
+
+/** The views over the engine and the store in context. */
+export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEngine | EventStore.EventStore> =
+  Effect.gen(function* () {
+    const engine = yield* DurableEngine.DurableEngine
+    const store = yield* EventStore.EventStore
+
+    const info = (executionId: string) =>
+      engine.get(executionId).pipe(
+        Effect.mapError(unavailable("execution queue")),
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(new Intake.NotFound({ message: `no execution ${executionId}` })),
+            onSome: Effect.succeed
+          })
+        )
+      )
+
+    const record = (executionId: string) =>
+      ExecutionRecord.read(executionId).pipe(
+        Effect.provideService(DurableEngine.DurableEngine, engine),
+        Effect.mapError(unavailable("event store"))
+      )
+
+    const view = (
+      execution: ExecutionQueue.ExecutionInfo
+    ): Effect.Effect<Intake.ExecutionView, Intake.IntakeError> =>
+      Effect.gen(function* () {
+        const base = {
+          executionId: execution.executionId,
+          workflow: execution.workflowName,
+          status: execution.status,
+          attributes: execution.attributes,
+          createdAt: execution.createdAt,
+          updatedAt: execution.updatedAt
+        }
+        if (isFinished(execution.status)) {
+          const { exit } = yield* record(execution.executionId)
+          const report = Option.flatMap(exit, (stored) => reportOf(execution.workflowName, stored))
+          return {
+            ...base,
+            ...(Option.isSome(report) ? { report: report.value } : {}),
+            ...(Option.isSome(exit) ? { result: exit.value } : {})
+          }
+        }
+        if (!isTerminalWorkflow(execution.workflowName)) {
+          return {
+            ...base,
+            progress: { phase: "sending" as const, attempt: 0, waitingFor: "the service's answer" }
+          }
+        }
+        const business = yield* store
+          .readStream(DomainEvents.paymentStream(execution.executionId))
+          .pipe(Effect.mapError(unavailable("event store")))
+        return { ...base, progress: yield* OperationReport.progressOf(business) }
+      })
+
+    const awaitView = (executionId: string, waitSeconds: number | undefined) =>
+      Effect.gen(function* () {
+        const until = (yield* Clock.currentTimeMillis) + Math.max(0, waitSeconds ?? 0) * 1000
+        while (true) {
+          const current = yield* info(executionId)
+          if (isFinished(current.status) || (yield* Clock.currentTimeMillis) >= until)
+            return yield* view(current)
+          yield* Effect.sleep("150 millis")
+        }
+      })
+
+    return { info, record, view, awaitView }
+  })

@@ -1,0 +1,118 @@
+/**
+ * One operation's story for an operator: found by execution id, transaction reference,
+ * idempotency key or gateway guid, told from its own events, then from the terminal-less
+ * history it acted on (a transaction, a MOTO sale, a terminal's batches or commands) and
+ * from what happened to its transaction afterwards without the terminal.
+ */
+import { LifecycleEvent, OperationTimeline, PaymentProtocol, Timeline } from "@tillflow/core"
+import { DurableEngine, type EngineEvent, EventStore } from "@tillflow/engine"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Intake from "../Intake.js"
+import type * as ExecutionViews from "./ExecutionViews.js"
+import { unavailable } from "./Failures.js"
+
+/** The lifecycle stream an execution acted on (its payload's guid, MOTO reference, terminal). */
+const lifecycleStreamOf = (workflowName: string, payload: unknown): string | undefined => {
+  const p = (payload ?? {}) as Readonly<Record<string, unknown>>
+  const text = (key: string) => (typeof p[key] === "string" ? (p[key] as string) : undefined)
+  if (workflowName === PaymentProtocol.TerminalOperation.name) return undefined
+  if (workflowName.startsWith("Batch.")) {
+    const serial = text("serialNumber")
+    return serial === undefined ? undefined : LifecycleEvent.batchStream(serial)
+  }
+  if (workflowName.startsWith("DeviceCommand.")) {
+    const serial = text("serialNumber")
+    return serial === undefined ? undefined : LifecycleEvent.deviceStream(serial)
+  }
+  const guid = text("originalGuid")
+  if (guid !== undefined) return LifecycleEvent.transactionStream(guid)
+  const reference = text("transactionReference")
+  return reference === undefined ? undefined : LifecycleEvent.motoSaleStream(reference)
+}
+
+/** The gateway guid of a finished terminal operation (its outcome's efttransactionID). */
+const guidOf = (exit: Option.Option<EngineEvent.ExitJson>): Option.Option<string> =>
+  Option.flatMap(exit, (stored) => {
+    if (stored._tag !== "Success") return Option.none()
+    const value = stored.value as { readonly facts?: { readonly efttransactionID?: unknown } } | null
+    const guid = value?.facts?.efttransactionID
+    return typeof guid === "string" ? Option.some(guid) : Option.none()
+  })
+
+/** The timeline over the engine and store in context. */
+export const make = (
+  views: ExecutionViews.ExecutionViews
+): Effect.Effect<Intake.Service["timeline"], never, DurableEngine.DurableEngine | EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const engine = yield* DurableEngine.DurableEngine
+    const store = yield* EventStore.EventStore
+
+    const provideStore = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore>) =>
+      Effect.provideService(effect, EventStore.EventStore, store)
+
+    /** An execution id from an id, a transaction reference or an idempotency key. */
+    const resolve = (reference: string) =>
+      Effect.gen(function* () {
+        const direct = yield* engine.get(reference).pipe(Effect.mapError(unavailable("execution queue")))
+        if (Option.isSome(direct)) return reference
+        for (const key of ["transactionReference", "idempotencyKey"]) {
+          const found = yield* engine
+            .list({
+              attributes: { [key]: key === "transactionReference" ? reference.toLowerCase() : reference }
+            })
+            .pipe(Effect.mapError(unavailable("execution queue")))
+          const last = found[found.length - 1]
+          if (last !== undefined) return last.executionId
+        }
+        return yield* new Intake.NotFound({
+          message: `no execution, transaction reference or idempotency key "${reference}" is known`
+        })
+      })
+
+    /** The rendered story of a lifecycle stream, if it has events. */
+    const lifecycleLines = (streamId: string, title: string) =>
+      Effect.gen(function* () {
+        const version = yield* store.streamVersion(streamId).pipe(Effect.mapError(unavailable("event store")))
+        if (version === 0) return []
+        const lines = yield* provideStore(Timeline.read(streamId)).pipe(
+          Effect.mapError((error) => new Intake.Unavailable({ message: `${streamId}: ${error.message}` }))
+        )
+        return [title, ...lines.map((line) => `  ${line}`)]
+      })
+
+    return (reference: string) =>
+      Effect.gen(function* () {
+        const resolved = yield* Effect.either(resolve(reference))
+        if (Either.isLeft(resolved)) {
+          // A gateway guid: the transaction's terminal-less history.
+          const lines = yield* lifecycleLines(
+            LifecycleEvent.transactionStream(reference),
+            `transaction ${reference}:`
+          )
+          if (lines.length === 0) return yield* resolved.left
+          return { executionId: LifecycleEvent.transactionStream(reference), lines }
+        }
+        const executionId = resolved.right
+        const info = yield* views.info(executionId)
+        const lines = [
+          ...(yield* provideStore(OperationTimeline.read(executionId)).pipe(
+            Effect.mapError(unavailable("event store"))
+          ))
+        ]
+        const record = yield* views.record(executionId)
+        const stream = lifecycleStreamOf(info.workflowName, Option.getOrUndefined(record.payload))
+        if (stream !== undefined) lines.push(...(yield* lifecycleLines(stream, `${stream}:`)))
+        const guid = guidOf(record.exit)
+        if (Option.isSome(guid)) {
+          lines.push(
+            ...(yield* lifecycleLines(
+              LifecycleEvent.transactionStream(guid.value),
+              `afterwards, without the terminal (transaction ${guid.value}):`
+            ))
+          )
+        }
+        return { executionId, lines }
+      })
+  })
