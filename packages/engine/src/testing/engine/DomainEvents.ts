@@ -19,25 +19,25 @@ export const suite = (it: EngineTests): void => {
     () =>
       Effect.gen(function* () {
         const Gate = DurableDeferred.make("AuditGate")
-        const Pay = Workflow.make({
-          name: "Pay",
+        const Order = Workflow.make({
+          name: "Order",
           payload: { id: Schema.String },
           idempotencyKey: (payload) => payload.id
         })
-        const terminalStream = `terminal-${unique()}`
-        const PayLive = Pay.toLayer(() =>
+        const warehouseStream = `warehouse-${unique()}`
+        const OrderLive = Order.toLayer(() =>
           Effect.gen(function* () {
             yield* Activity.make({
-              name: "Authorise",
+              name: "Place",
               execute: Effect.gen(function* () {
                 yield* DurableEngine.emit({
-                  type: "PaymentAuthorised",
+                  type: "OrderPlaced",
                   data: { amount: "1000", currency: "EUR" }
                 })
                 yield* DurableEngine.emit({
-                  type: "TerminalUsed",
-                  data: { operation: "sale" },
-                  stream: terminalStream
+                  type: "WarehouseUsed",
+                  data: { operation: "pick" },
+                  stream: warehouseStream
                 })
               })
             })
@@ -45,24 +45,24 @@ export const suite = (it: EngineTests): void => {
           })
         )
         const payload = { id: unique() }
-        const node = yield* startNode(PayLive)
-        const executionId = yield* Pay.execute(payload, { discard: true }).pipe(provideNode(node.context))
+        const node = yield* startNode(OrderLive)
+        const executionId = yield* Order.execute(payload, { discard: true }).pipe(provideNode(node.context))
         yield* awaitStatus(executionId, "suspended")
         yield* DurableDeferred.succeed(Gate, {
-          token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Pay, executionId }),
+          token: DurableDeferred.tokenFromExecutionId(Gate, { workflow: Order, executionId }),
           value: undefined
         }).pipe(provideNode(node.context))
         yield* awaitStatus(executionId, "succeeded")
         const store = yield* EventStore.EventStore
         const own = yield* store.readStream(EngineEvent.streamId(executionId))
         const completed = own.find((event) => event.type === "ActivityCompleted")
-        const authorised = own.find((event) => event.type === "PaymentAuthorised")
-        expect(authorised?.version).toBe((completed?.version ?? 0) + 1)
-        expect(authorised?.transactionId).toBe(completed?.transactionId)
-        expect(authorised?.data).toEqual({ amount: "1000", currency: "EUR" })
+        const placed = own.find((event) => event.type === "OrderPlaced")
+        expect(placed?.version).toBe((completed?.version ?? 0) + 1)
+        expect(placed?.transactionId).toBe(completed?.transactionId)
+        expect(placed?.data).toEqual({ amount: "1000", currency: "EUR" })
         // The run after the gate replayed the activity: the other stream still has it once.
-        const other = yield* store.readStream(terminalStream)
-        expect(other.map((event) => event.type)).toEqual(["TerminalUsed"])
+        const other = yield* store.readStream(warehouseStream)
+        expect(other.map((event) => event.type)).toEqual(["WarehouseUsed"])
         yield* node.stop
       })
   )
