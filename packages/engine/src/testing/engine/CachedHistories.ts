@@ -37,9 +37,9 @@ export const suite = (
         })
         const RelayLive = Relay.toLayer(({ id }) =>
           Effect.gen(function* () {
-            // A side effect that must happen once: a second run of it is a second charge.
+            // A side effect that must happen once: a second run of it is a second parcel sent.
             const first = yield* Activity.make({
-              name: "Charge",
+              name: "Dispatch",
               success: Schema.Number,
               execute: Effect.sync(() => ++counts.first)
             })
@@ -59,7 +59,7 @@ export const suite = (
         const executionId = yield* Relay.execute(payload, { discard: true }).pipe(Effect.provide(a))
         const queue = yield* ExecutionQueue.ExecutionQueue
         // A worker claims it and dies; once its lease ran out, engine B takes it over and
-        // records the charge, then suspends on the gate, which B's side resolves.
+        // records the dispatch, then suspends on the gate, which B's side resolves.
         const dead = yield* Effect.orDie(
           queue.claim({
             workerId: "dead",
@@ -85,7 +85,7 @@ export const suite = (
           expect(resumed.claim.streamVersion).toBeGreaterThan(1)
         }
         expect(resumed.outcome).toEqual({ _tag: "Finished", status: "succeeded" })
-        // The charge ran once: A replayed B's record instead of charging again.
+        // The dispatch ran once: A replayed B's record instead of dispatching again.
         expect(counts).toEqual({ first: 1, second: 1 })
         expect(yield* Relay.execute(payload).pipe(Effect.provide(a))).toBe(`${payload.id}:1:1`)
         const types = yield* historyTypes(executionId)

@@ -17,11 +17,11 @@ export const suite = (it: EngineTests): void => {
       const Done = DurableDeferred.make("Done")
       const Op = DurableEngine.withConcurrencyKey(
         Workflow.make({
-          name: "TerminalOp",
-          payload: { id: Schema.String, terminal: Schema.String },
+          name: "LockerOp",
+          payload: { id: Schema.String, locker: Schema.String },
           idempotencyKey: (payload) => payload.id
         }),
-        (payload) => `terminal:${payload.terminal}`
+        (payload) => `locker:${payload.locker}`
       )
       const OpLive = Op.toLayer(() =>
         Effect.gen(function* () {
@@ -29,10 +29,10 @@ export const suite = (it: EngineTests): void => {
           yield* DurableDeferred.await(Done)
         })
       )
-      const terminal = unique()
-      const a = { id: unique(), terminal }
-      const b = { id: unique(), terminal }
-      const c = { id: unique(), terminal: unique() }
+      const locker = unique()
+      const a = { id: unique(), locker }
+      const b = { id: unique(), locker }
+      const c = { id: unique(), locker: unique() }
       const node = yield* startNode(OpLive)
       const run = (payload: typeof a) =>
         Op.execute(payload, { discard: true }).pipe(provideNode(node.context))
@@ -40,7 +40,7 @@ export const suite = (it: EngineTests): void => {
       yield* awaitStatus(idA, "suspended")
       const idB = yield* run(b)
       const idC = yield* run(c)
-      // A different terminal runs; the same terminal waits for A to finish.
+      // A different locker runs; the same locker waits for A to finish.
       yield* awaitStatus(idC, "suspended")
       for (let i = 0; i < 10; i++) yield* tick
       expect(

@@ -28,16 +28,16 @@ export const suite = (it: EngineTests): void => {
         const step = (name: string) => Activity.make({ name, execute: Effect.void })
         const V1 = Evolving.toLayer(() =>
           Effect.gen(function* () {
-            yield* step("Authorise")
-            yield* step("Capture")
+            yield* step("Reserve")
+            yield* step("Pack")
             yield* DurableDeferred.await(Gate)
             yield* step("Receipt")
           })
         )
         const V2 = Evolving.toLayer(() =>
           Effect.gen(function* () {
-            yield* step("Authorise")
-            yield* step("Refund")
+            yield* step("Reserve")
+            yield* step("Cancel")
             yield* DurableDeferred.await(Gate)
             yield* step("Receipt")
           })
@@ -58,15 +58,15 @@ export const suite = (it: EngineTests): void => {
         expect(Exit.isFailure(exit)).toBe(true)
         const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
         expect(defect).toBeInstanceOf(DurableEngine.DeterminismError)
-        expect(String((defect as Error).message)).toContain('"Capture"')
-        expect(String((defect as Error).message)).toContain('"Refund"')
+        expect(String((defect as Error).message)).toContain('"Pack"')
+        expect(String((defect as Error).message)).toContain('"Cancel"')
         const violation = (yield* engineEvents(executionId)).find(
           (event) => event._tag === "DeterminismViolated"
         )
         expect(violation).toMatchObject({
           seq: 1,
-          recorded: 'activity "Capture" (attempt 1)',
-          requested: 'activity "Refund" (attempt 1)'
+          recorded: 'activity "Pack" (attempt 1)',
+          requested: 'activity "Cancel" (attempt 1)'
         })
         // The step that was not asked for never ran with the new code: nothing after it.
         expect(

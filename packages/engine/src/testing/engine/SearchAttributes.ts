@@ -17,40 +17,40 @@ export const suite = (it: EngineTests): void => {
     "lists executions by workflow, status and search attributes, and reads one execution's history",
     () =>
       Effect.gen(function* () {
-        const Sale = DurableEngine.withSearchAttributes(
+        const Shipment = DurableEngine.withSearchAttributes(
           Workflow.make({
-            name: "SaleVisible",
+            name: "ShipmentVisible",
             payload: {
               id: Schema.String,
-              terminal: Schema.String,
-              merchant: Schema.String,
+              locker: Schema.String,
+              sender: Schema.String,
               amount: Schema.String
             },
             idempotencyKey: (payload) => payload.id
           }),
-          (payload) => ({ terminal: payload.terminal, merchant: payload.merchant, amount: payload.amount })
+          (payload) => ({ locker: payload.locker, sender: payload.sender, amount: payload.amount })
         )
-        const SaleLive = Sale.toLayer((payload) =>
-          DurableEngine.setSearchAttributes({ transactionReference: `ref-${payload.id}` })
+        const ShipmentLive = Shipment.toLayer((payload) =>
+          DurableEngine.setSearchAttributes({ trackingNumber: `ref-${payload.id}` })
         )
-        const merchant = unique()
-        const node = yield* startNode(SaleLive)
-        const one = { id: unique(), terminal: "T-1", merchant, amount: "1000" }
-        const two = { id: unique(), terminal: "T-2", merchant, amount: "250" }
-        yield* Sale.execute(one).pipe(provideNode(node.context))
-        yield* Sale.execute(two).pipe(provideNode(node.context))
+        const sender = unique()
+        const node = yield* startNode(ShipmentLive)
+        const one = { id: unique(), locker: "L-1", sender, amount: "1000" }
+        const two = { id: unique(), locker: "L-2", sender, amount: "250" }
+        yield* Shipment.execute(one).pipe(provideNode(node.context))
+        yield* Shipment.execute(two).pipe(provideNode(node.context))
         const engine = yield* DurableEngine.DurableEngine.pipe(provideNode(node.context))
-        const byMerchant = yield* engine.list({ workflowName: "SaleVisible", attributes: { merchant } })
-        expect(byMerchant.map((info) => info.attributes["amount"])).toEqual(["1000", "250"])
-        const byTerminal = yield* engine.list({
+        const bySender = yield* engine.list({ workflowName: "ShipmentVisible", attributes: { sender } })
+        expect(bySender.map((info) => info.attributes["amount"])).toEqual(["1000", "250"])
+        const byLocker = yield* engine.list({
           status: "succeeded",
-          attributes: { merchant, terminal: "T-2" }
+          attributes: { sender, locker: "L-2" }
         })
-        expect(byTerminal.map((info) => info.executionId)).toEqual([yield* Sale.executionId(two)])
-        const byReference = yield* engine.list({ attributes: { transactionReference: `ref-${one.id}` } })
-        expect(byReference.map((info) => info.attributes["terminal"])).toEqual(["T-1"])
-        expect(yield* engine.list({ status: "running", attributes: { merchant } })).toEqual([])
-        const history = yield* engine.history(yield* Sale.executionId(one))
+        expect(byLocker.map((info) => info.executionId)).toEqual([yield* Shipment.executionId(two)])
+        const byReference = yield* engine.list({ attributes: { trackingNumber: `ref-${one.id}` } })
+        expect(byReference.map((info) => info.attributes["locker"])).toEqual(["L-1"])
+        expect(yield* engine.list({ status: "running", attributes: { sender } })).toEqual([])
+        const history = yield* engine.history(yield* Shipment.executionId(one))
         expect(history.map((entry) => Option.map(entry.engine, (event) => event._tag))).toEqual([
           Option.some("WorkflowStarted"),
           Option.some("WorkflowCompleted")

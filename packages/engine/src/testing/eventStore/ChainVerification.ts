@@ -27,7 +27,7 @@ export const suite = (it: EventStoreTests): void => {
           expect(all.eventsChecked).toBeGreaterThanOrEqual(4)
 
           const before = yield* store.readStream(stream)
-          yield* tamper.setData(stream, 3, { n: 3, note: "refund 1000 to another card" })
+          yield* tamper.setData(stream, 3, { n: 3, note: "send 1000 parcels to another address" })
           yield* tamper.setData(stream, 4, { n: 4, note: "also edited" })
           const report = yield* store.verify(stream)
           expect(report.ok).toBe(false)

@@ -73,7 +73,7 @@ export const suite = (it: QueueTests): void => {
     Effect.gen(function* () {
       const queue = yield* ExecutionQueue.ExecutionQueue
       const workflow = unique()
-      const keys = Array.from({ length: 5 }, () => `terminal:${unique()}`)
+      const keys = Array.from({ length: 5 }, () => `locker:${unique()}`)
       const ids: Array<string> = []
       for (let i = 0; i < 40; i++) ids.push(yield* enqueue(workflow))
       for (let i = 0; i < 20; i++) ids.push(yield* enqueue(workflow, { key: keys[i % keys.length] ?? "" }))

@@ -14,10 +14,10 @@ export const suite = (it: QueueTests): void => {
       Effect.gen(function* () {
         const queue = yield* ExecutionQueue.ExecutionQueue
         const workflow = unique()
-        const key = `terminal:${unique()}`
+        const key = `locker:${unique()}`
         const first = yield* enqueue(workflow, { key })
         const second = yield* enqueue(workflow, { key })
-        const free = yield* enqueue(workflow, { key: `terminal:${unique()}` })
+        const free = yield* enqueue(workflow, { key: `locker:${unique()}` })
         const claimed = yield* queue.claim({
           workerId: "A",
           workflowNames: [workflow],

@@ -12,20 +12,20 @@ export const suite = (it: QueueTests): void => {
     Effect.gen(function* () {
       const queue = yield* ExecutionQueue.ExecutionQueue
       const workflow = unique()
-      const id = yield* enqueue(workflow, { attributes: { terminal: "T1" } })
+      const id = yield* enqueue(workflow, { attributes: { locker: "L1" } })
       const again = yield* queue.enqueue({
         executionId: id,
         workflowName: workflow,
         concurrencyKey: "other",
         parentId: undefined,
-        attributes: { terminal: "T2" },
+        attributes: { locker: "L2" },
         now: 5_000
       })
       expect(again).toBe(false)
       const info = yield* status(id)
       expect([info.status, info.attributes, info.concurrencyKey, info.createdAt]).toEqual([
         "pending",
-        { terminal: "T1" },
+        { locker: "L1" },
         null,
         1_000
       ])

@@ -12,28 +12,26 @@ export const suite = (it: QueueTests): void => {
     Effect.gen(function* () {
       const queue = yield* ExecutionQueue.ExecutionQueue
       const workflow = unique()
-      const merchant = unique()
-      const a = yield* enqueue(workflow, { attributes: { merchant, terminal: "T1", amount: "1000" } })
-      const b = yield* enqueue(workflow, { attributes: { merchant, terminal: "T2", amount: "1000" } })
+      const sender = unique()
+      const a = yield* enqueue(workflow, { attributes: { sender, locker: "L1", amount: "1000" } })
+      const b = yield* enqueue(workflow, { attributes: { sender, locker: "L2", amount: "1000" } })
       yield* queue.claim({ workerId: "A", workflowNames: [workflow], limit: 1, leaseMs: 100, now: 2_000 })
-      yield* queue.setAttributes(b, { transactionReference: "ref-b" })
+      yield* queue.setAttributes(b, { trackingNumber: "ref-b" })
       const ids = (infos: ReadonlyArray<ExecutionQueue.ExecutionInfo>) =>
         infos.map((info) => info.executionId)
       expect(ids(yield* queue.list({ workflowName: workflow }))).toEqual([a, b])
       expect(ids(yield* queue.list({ workflowName: workflow, status: "running" }))).toEqual([a])
-      expect(ids(yield* queue.list({ status: ["pending", "suspended"], attributes: { merchant } }))).toEqual([
+      expect(ids(yield* queue.list({ status: ["pending", "suspended"], attributes: { sender } }))).toEqual([
         b
       ])
-      expect(ids(yield* queue.list({ attributes: { merchant, amount: "1000", terminal: "T1" } }))).toEqual([
-        a
-      ])
-      expect(ids(yield* queue.list({ attributes: { transactionReference: "ref-b" } }))).toEqual([b])
+      expect(ids(yield* queue.list({ attributes: { sender, amount: "1000", locker: "L1" } }))).toEqual([a])
+      expect(ids(yield* queue.list({ attributes: { trackingNumber: "ref-b" } }))).toEqual([b])
       expect(ids(yield* queue.list({ workflowName: workflow, limit: 1 }))).toEqual([a])
       expect((yield* status(b)).attributes).toEqual({
-        merchant,
-        terminal: "T2",
+        sender,
+        locker: "L2",
         amount: "1000",
-        transactionReference: "ref-b"
+        trackingNumber: "ref-b"
       })
     })
   )
