@@ -1,0 +1,61 @@
+/**
+ * Search attributes: executions listed by workflow, status and attributes, and one
+ * execution's history read back.
+ */
+import { expect } from "@effect/vitest"
+import { Workflow } from "@effect/workflow"
+import { DurableEngine } from "../../index.js"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { type EngineTests, startNode, provideNode } from "./Nodes.js"
+import { unique } from "./Executions.js"
+
+/** Registers this concern's tests on the engine contract's shared stores. */
+export const suite = (it: EngineTests): void => {
+  it.effect(
+    "lists executions by workflow, status and search attributes, and reads one execution's history",
+    () =>
+      Effect.gen(function* () {
+        const Shipment = DurableEngine.withSearchAttributes(
+          Workflow.make({
+            name: "ShipmentVisible",
+            payload: {
+              id: Schema.String,
+              locker: Schema.String,
+              sender: Schema.String,
+              amount: Schema.String
+            },
+            idempotencyKey: (payload) => payload.id
+          }),
+          (payload) => ({ locker: payload.locker, sender: payload.sender, amount: payload.amount })
+        )
+        const ShipmentLive = Shipment.toLayer((payload) =>
+          DurableEngine.setSearchAttributes({ trackingNumber: `ref-${payload.id}` })
+        )
+        const sender = unique()
+        const node = yield* startNode(ShipmentLive)
+        const one = { id: unique(), locker: "L-1", sender, amount: "1000" }
+        const two = { id: unique(), locker: "L-2", sender, amount: "250" }
+        yield* Shipment.execute(one).pipe(provideNode(node.context))
+        yield* Shipment.execute(two).pipe(provideNode(node.context))
+        const engine = yield* DurableEngine.DurableEngine.pipe(provideNode(node.context))
+        const bySender = yield* engine.list({ workflowName: "ShipmentVisible", attributes: { sender } })
+        expect(bySender.map((info) => info.attributes["amount"])).toEqual(["1000", "250"])
+        const byLocker = yield* engine.list({
+          status: "succeeded",
+          attributes: { sender, locker: "L-2" }
+        })
+        expect(byLocker.map((info) => info.executionId)).toEqual([yield* Shipment.executionId(two)])
+        const byReference = yield* engine.list({ attributes: { trackingNumber: `ref-${one.id}` } })
+        expect(byReference.map((info) => info.attributes["locker"])).toEqual(["L-1"])
+        expect(yield* engine.list({ status: "running", attributes: { sender } })).toEqual([])
+        const history = yield* engine.history(yield* Shipment.executionId(one))
+        expect(history.map((entry) => Option.map(entry.engine, (event) => event._tag))).toEqual([
+          Option.some("WorkflowStarted"),
+          Option.some("WorkflowCompleted")
+        ])
+        yield* node.stop
+      })
+  )
+}
