@@ -3,14 +3,15 @@
  * failover, a serialization failure reported as `EventStoreError`): the one policy every
  * caller of a store uses, in two paces.
  *
- * - `quick` — someone is waiting (a durable step on the hot path, a callback request whose
- *   reply waits for the append): 50 ms, then doubling, at most 6 retries (about 3 s in all),
- *   then the error is the caller's to report (the step is run again by the engine, the
- *   terminal sends its callback again after a 503).
- * - `patient` — work that must land but that nobody waits on (a payment's own events, the
- *   forwarding of a result to its workflow): 100 ms doubling to at most 5 s apart, at most
- *   12 retries (about 40 s), then the caller gives up in its own way (a defect that makes
- *   the engine run the step again; a log line, the workflow finding the result itself).
+ * - `quick` — someone is waiting (a durable step on the hot path, an HTTP request whose reply
+ *   waits for the append): 50 ms, then doubling, at most 6 retries (about 3 s in all), then
+ *   the error is the caller's to report (the engine runs the step again; a sender told 503
+ *   sends again).
+ * - `patient` — work that must land but that nobody waits on (a workflow's business events,
+ *   the forwarding of a received message to its workflow): 100 ms doubling to at most 5 s
+ *   apart, at most 12 retries (about 40 s), then the caller gives up in its own way (a
+ *   defect that makes the engine run the step again; a log line, the workflow finding the
+ *   message itself).
  *
  * `retry` builds the schedule only once a first try has failed: most calls succeed at
  * once, and a schedule driver per durable step is measurable.

@@ -4,15 +4,7 @@
  * the guid, terminal or reference its payload names.
  */
 import type * as Workflow from "@effect/workflow/Workflow"
-import {
-  BatchWorkflow,
-  DeferredTokenizationWorkflow,
-  DeviceCommandWorkflow,
-  MotoWorkflow,
-  PreAuthorizationWorkflow,
-  ReversalWorkflow,
-  TipAdjustmentWorkflow
-} from "@tillflow/core"
+import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, MotoWorkflow, PreAuthorizationWorkflow, ReversalWorkflow, TipAdjustmentWorkflow } from "@tillflow/core"
 import { DurableEngine } from "@tillflow/engine"
 import type * as Schema from "effect/Schema"
 
