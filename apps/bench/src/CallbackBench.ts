@@ -8,7 +8,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { CallbackRegistration, DomainEvents, RemoteApi, ResultRedaction } from "@tillflow/core"
+import { CallbackRegistration, PaymentEvents, RemoteApi, ResultRedaction } from "@tillflow/core"
 import { DurableEngine, EventStore, Redaction } from "@tillflow/engine"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
@@ -208,8 +208,8 @@ const registerAttempt = (redraws: Redraws, i: number, notedInMemory: boolean) =>
     yield* store.append(
       registration.data.paymentStream,
       EventStore.NoStream,
-      yield* DomainEvents.events.encodeAll([
-        DomainEvents.OperationRequested.make({
+      yield* PaymentEvents.events.encodeAll([
+        PaymentEvents.OperationRequested.make({
           executionId: registration.data.executionId,
           operation: "sale",
           serialNumber: "0821032398",
@@ -219,11 +219,11 @@ const registerAttempt = (redraws: Redraws, i: number, notedInMemory: boolean) =>
           deadlineAt: at + 300_000,
           at
         }),
-        DomainEvents.AttemptRecorded.make({
+        PaymentEvents.AttemptRecorded.make({
           ...attemptFields,
           transactionReference: globalThis.crypto.randomUUID()
         }),
-        DomainEvents.AttemptAccepted.make({
+        PaymentEvents.AttemptAccepted.make({
           ...attemptFields,
           transactionResultId: `0821032398-${at}`
         })

@@ -7,7 +7,14 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { CallbackRegistration, DomainEvents, Identifiers, Money, ResultRedaction, TerminalOperations } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  PaymentEvents,
+  Identifiers,
+  Money,
+  ResultRedaction,
+  TerminalOperations
+} from "@tillflow/core"
 import { EventStore, MemoryEventStore, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -336,7 +343,7 @@ describe("CallbackHttp, mounted", () => {
       expect(health).toBe("ok")
       yield* register(attemptId, token)
       expect((yield* post(attemptId, result(), token)).status).toBe(200)
-      expect(DomainEvents.paymentStream("x")).toBe("payment-x")
+      expect(PaymentEvents.paymentStream("x")).toBe("payment-x")
     }).pipe(
       Effect.provide(
         HttpServer.serve(

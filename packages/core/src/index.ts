@@ -44,7 +44,7 @@ export * as TransactionResult from "./model/TransactionResult.js"
 
 // The payment protocol (operations sent to a terminal)
 export * as CallbackRegistration from "./terminal/CallbackRegistration.js"
-export * as DomainEvents from "./terminal/DomainEvents.js"
+export * as PaymentEvents from "./terminal/PaymentEvents.js"
 export * as LateResults from "./terminal/LateResults.js"
 export * as OperationOutcome from "./terminal/OperationOutcome.js"
 export * as PaymentProtocol from "./terminal/PaymentProtocol.js"
@@ -79,6 +79,9 @@ export * as LogMetrics from "./projections/LogMetrics.js"
 export * as OperationReport from "./projections/OperationReport.js"
 export * as OperationTimeline from "./projections/OperationTimeline.js"
 export * as Timeline from "./projections/Timeline.js"
+
+/** @deprecated Renamed `PaymentEvents`: the events of the `payment-<executionId>` stream. */
+export * as DomainEvents from "./terminal/PaymentEvents.js"
 
 // The engine's modules, re-exported so that code written against `@tillflow/core` before the
 // engine became its own package keeps compiling. New code imports them from `@tillflow/engine`.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DomainEvents, Ledger, LedgerProjection, Money } from "@tillflow/core"
+import { PaymentEvents, Ledger, LedgerProjection, Money } from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { OperationOutcome } from "@tillflow/core"
 import type { EventRegistry } from "@tillflow/engine"
@@ -25,21 +25,21 @@ const eur = (minor: bigint) => Money.make(minor, "EUR")
 
 /** Appends outcome events, each to its own payment stream, and returns every stored event. */
 const record = (
-  events: ReadonlyArray<EventRegistry.Event<(typeof DomainEvents.events.definitions)[number]>>
+  events: ReadonlyArray<EventRegistry.Event<(typeof PaymentEvents.events.definitions)[number]>>
 ) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     let n = 0
     for (const event of events) {
-      const encoded = yield* DomainEvents.events.encode(event)
-      yield* store.append(DomainEvents.paymentStream(`exec-${n++}`), EventStore.AnyVersion, [encoded])
+      const encoded = yield* PaymentEvents.events.encode(event)
+      yield* store.append(PaymentEvents.paymentStream(`exec-${n++}`), EventStore.AnyVersion, [encoded])
     }
     const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
     return page.events
   })
 
 const dayOne = [
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({
       operation: "sale",
       finStatus: "AUTHORISED",
@@ -48,7 +48,7 @@ const dayOne = [
     }),
     at: day1
   }),
-  DomainEvents.PaymentPartiallyApproved.make({
+  PaymentEvents.PaymentPartiallyApproved.make({
     facts: facts({
       operation: "sale",
       finStatus: "PARTIAL_APPROVAL",
@@ -58,15 +58,15 @@ const dayOne = [
     }),
     at: day1 + 1000
   }),
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({ operation: "refund", finStatus: "AUTHORISED", totalAmount: eur(500n), source: "status" }),
     at: day1 + 2000
   }),
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({ operation: "saleReversal", finStatus: "AUTHORISED", totalAmount: eur(1050n) }),
     at: day1 + 3000
   }),
-  DomainEvents.PaymentDeclined.make({
+  PaymentEvents.PaymentDeclined.make({
     facts: facts({
       operation: "sale",
       finStatus: "DECLINED",
@@ -75,14 +75,14 @@ const dayOne = [
     }),
     at: day1 + 4000
   }),
-  DomainEvents.PaymentCancelled.make({
+  PaymentEvents.PaymentCancelled.make({
     facts: facts({ operation: "sale", finStatus: "CANCELLED", requestedAmount: eur(100n) }),
     at: day1 + 5000
   })
 ]
 
 const dayTwo = [
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({
       operation: "preAuthorization",
       finStatus: "AUTHORISED",
@@ -91,7 +91,7 @@ const dayTwo = [
     }),
     at: day2
   }),
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({
       operation: "preAuthorizationCapture",
       finStatus: "CAPTURED",
@@ -100,7 +100,7 @@ const dayTwo = [
     }),
     at: day2 + 1000
   }),
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({
       operation: "sale",
       finStatus: "AUTHORISED",
@@ -111,7 +111,7 @@ const dayTwo = [
     }),
     at: day2 + 2000
   }),
-  DomainEvents.PaymentAuthorised.make({
+  PaymentEvents.PaymentAuthorised.make({
     facts: facts({
       operation: "moToSale",
       finStatus: "AUTHORISED",

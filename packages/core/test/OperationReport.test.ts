@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { CallbackRegistration, DomainEvents, LogMetrics, Money, OperationOutcome, OperationReport, OperationTimeline } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  PaymentEvents,
+  LogMetrics,
+  Money,
+  OperationOutcome,
+  OperationReport,
+  OperationTimeline
+} from "@tillflow/core"
 import { EngineEvent, EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { EventRegistry } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
@@ -26,20 +34,20 @@ const facts = (overrides: Partial<OperationOutcome.Facts> = {}): OperationOutcom
   ...overrides
 })
 
-type PaymentEvent = EventRegistry.Event<(typeof DomainEvents.events.definitions)[number]>
+type PaymentEvent = EventRegistry.Event<(typeof PaymentEvents.events.definitions)[number]>
 
 const appendPayment = (events: ReadonlyArray<PaymentEvent>) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     yield* store.append(
-      DomainEvents.paymentStream(executionId),
+      PaymentEvents.paymentStream(executionId),
       EventStore.AnyVersion,
-      yield* DomainEvents.events.encodeAll(events)
+      yield* PaymentEvents.events.encodeAll(events)
     )
-    return yield* store.readStream(DomainEvents.paymentStream(executionId))
+    return yield* store.readStream(PaymentEvents.paymentStream(executionId))
   })
 
-const requested = DomainEvents.OperationRequested.make({
+const requested = PaymentEvents.OperationRequested.make({
   executionId,
   operation: "sale",
   serialNumber: "T1",
@@ -50,21 +58,21 @@ const requested = DomainEvents.OperationRequested.make({
   deadlineAt: at + 300_000,
   at
 })
-const recorded = DomainEvents.AttemptRecorded.make({
+const recorded = PaymentEvents.AttemptRecorded.make({
   attempt: 1,
   attemptId,
   at: at + 10,
   transactionReference: "7d242a93-4985-4f66-9c38-857e6879e825"
 })
-const accepted = DomainEvents.AttemptAccepted.make({ attempt: 1, attemptId, at: at + 20 })
-const unknown = DomainEvents.AttemptOutcomeUnknown.make({
+const accepted = PaymentEvents.AttemptAccepted.make({ attempt: 1, attemptId, at: at + 20 })
+const unknown = PaymentEvents.AttemptOutcomeUnknown.make({
   attempt: 1,
   attemptId,
   at: at + 30,
   reason: "Timeout",
   message: "no answer"
 })
-const notFoundYet = DomainEvents.ReconciliationChecked.make({
+const notFoundYet = PaymentEvents.ReconciliationChecked.make({
   attempt: 1,
   attemptId,
   at: at + 40,
@@ -85,7 +93,7 @@ describe("OperationReport: progress", () => {
       expect(reconciling.waitingFor).toContain("90 s")
       const settled = yield* OperationReport.progressOf(
         yield* appendPayment([
-          DomainEvents.PaymentAuthorised.make({ facts: facts({ source: "status" }), at: at + 50 })
+          PaymentEvents.PaymentAuthorised.make({ facts: facts({ source: "status" }), at: at + 50 })
         ])
       )
       expect(settled).toMatchObject({ phase: "settled", waitingFor: "nothing: AUTHORISED" })
@@ -198,7 +206,7 @@ describe("OperationTimeline", () => {
         )
       ])
       yield* appendPayment([
-        DomainEvents.PaymentAuthorised.make({ facts: facts({ source: "status" }), at: at + 50 })
+        PaymentEvents.PaymentAuthorised.make({ facts: facts({ source: "status" }), at: at + 50 })
       ])
       // The attempt stream is found through the payment stream's AttemptRecorded.
       const lines = yield* OperationTimeline.read(executionId)
@@ -225,7 +233,7 @@ describe("LogMetrics", () => {
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
         yield* appendPayment([requested, recorded, accepted, unknown, notFoundYet])
-        yield* appendPayment([DomainEvents.PaymentAuthorised.make({ facts: facts(), at: at + 2_500 })])
+        yield* appendPayment([PaymentEvents.PaymentAuthorised.make({ facts: facts(), at: at + 2_500 })])
         yield* store.append(CallbackRegistration.securityStream, EventStore.AnyVersion, [
           yield* CallbackRegistration.events.encode(
             CallbackRegistration.CallbackRefused.make({ attemptId, reason: "WrongToken", at })

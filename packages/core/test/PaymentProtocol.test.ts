@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DomainEvents, Identifiers, Money, PaymentProtocol, RemoteError, TerminalOperations, TransactionRequest } from "@tillflow/core"
+import {
+  PaymentEvents,
+  Identifiers,
+  Money,
+  PaymentProtocol,
+  RemoteError,
+  TerminalOperations,
+  TransactionRequest
+} from "@tillflow/core"
 import { EventStore, Redaction } from "@tillflow/engine"
 import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
@@ -25,7 +33,7 @@ const executionOf = (key: string) =>
       },
       requestedAt: 0
     }),
-    (id) => DomainEvents.paymentStream(id)
+    (id) => PaymentEvents.paymentStream(id)
   )
 
 describe("PaymentProtocol, polling", () => {

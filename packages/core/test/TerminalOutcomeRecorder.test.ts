@@ -1,5 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DomainEvents, Ledger, LifecycleEvent, Money, TerminalOutcomeRecorder, TransactionHistory } from "@tillflow/core"
+import {
+  PaymentEvents,
+  Ledger,
+  LifecycleEvent,
+  Money,
+  TerminalOutcomeRecorder,
+  TransactionHistory
+} from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { OperationOutcome } from "@tillflow/core"
 import * as DateTime from "effect/DateTime"
@@ -25,9 +32,9 @@ const appendOutcome = (stream: string, f: OperationOutcome.Facts, declined = fal
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     const event = declined
-      ? DomainEvents.PaymentDeclined.make({ facts: f, at })
-      : DomainEvents.PaymentAuthorised.make({ facts: f, at })
-    yield* store.append(stream, EventStore.AnyVersion, [yield* DomainEvents.events.encode(event)])
+      ? PaymentEvents.PaymentDeclined.make({ facts: f, at })
+      : PaymentEvents.PaymentAuthorised.make({ facts: f, at })
+    yield* store.append(stream, EventStore.AnyVersion, [yield* PaymentEvents.events.encode(event)])
   })
 
 describe("TerminalOutcomeRecorder", () => {

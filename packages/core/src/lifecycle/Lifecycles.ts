@@ -18,6 +18,26 @@ import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import type * as TerminalCloud from "../model/TerminalCloud.js"
 import * as TipAdjustmentWorkflow from "./TipAdjustmentWorkflow.js"
 
+/**
+ * Every terminal-less workflow, for a caller that starts them by name (the intake): the one
+ * list, beside the layer that registers them.
+ */
+export const workflows = [
+  PreAuthorizationWorkflow.Increase,
+  PreAuthorizationWorkflow.Decrease,
+  PreAuthorizationWorkflow.Capture,
+  ReversalWorkflow.Reverse,
+  MotoWorkflow.Sale,
+  MotoWorkflow.Refund,
+  MotoWorkflow.Reverse,
+  TipAdjustmentWorkflow.Adjust,
+  DeferredTokenizationWorkflow.Tokenize,
+  BatchWorkflow.Close,
+  BatchWorkflow.ReadSummary,
+  BatchWorkflow.ReadDetail,
+  DeviceCommandWorkflow.Send
+] as const
+
 /** All the lifecycle workflows, registered with the engine. */
 export const layer: Layer.Layer<
   never,

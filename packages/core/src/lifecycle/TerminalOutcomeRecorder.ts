@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as OperationOutcome from "../terminal/OperationOutcome.js"
 import * as TransactionHistory from "./TransactionHistory.js"
@@ -43,16 +43,16 @@ export const recordEvent = (
 ): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
     if (
-      event.type !== DomainEvents.PaymentAuthorised.type &&
-      event.type !== DomainEvents.PaymentPartiallyApproved.type
+      event.type !== PaymentEvents.PaymentAuthorised.type &&
+      event.type !== PaymentEvents.PaymentPartiallyApproved.type
     ) {
       return "skipped"
     }
-    const decoded = yield* Effect.either(DomainEvents.events.decode(event))
+    const decoded = yield* Effect.either(PaymentEvents.events.decode(event))
     if (Either.isLeft(decoded)) return "skipped"
     const data = decoded.right.data as { readonly facts: OperationOutcome.Facts; readonly at: number }
     const outcome =
-      decoded.right.type === DomainEvents.PaymentPartiallyApproved.type
+      decoded.right.type === PaymentEvents.PaymentPartiallyApproved.type
         ? new OperationOutcome.PartiallyApproved({ facts: data.facts })
         : new OperationOutcome.Approved({ facts: data.facts })
     const at = DateTime.unsafeMake(data.at)

@@ -2,7 +2,7 @@
  * The audit ledger: a pure fold of the event log's business facts into what finance reads
  * — sales, refunds, reversals, pre-authorizations, captures and declines, counted and
  * totalled as Money per currency, per day, terminal and merchant. Only outcome events
- * count — `PaymentAuthorised`, `PaymentDeclined` … of `DomainEvents` for operations made on
+ * count — `PaymentAuthorised`, `PaymentDeclined` … of `PaymentEvents` for operations made on
  * terminals, and the facts of `LifecycleEvent` for those made without one (MOTO sales,
  * captures, reversals, refunds, hold changes) — never both for one fact: engine events,
  * attempts and reconciliation checks are how an outcome was reached, not money moved.
@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Currency from "../model/Currency.js"
-import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
@@ -113,7 +113,7 @@ const nonEmpty = (value: string | undefined): string | undefined =>
 
 /** The outcome events the ledger counts, decoded. */
 export type OutcomeEvent = Extract<
-  EventRegistry.Decoded<(typeof DomainEvents.events.definitions)[number]>,
+  EventRegistry.Decoded<(typeof PaymentEvents.events.definitions)[number]>,
   { readonly type: "PaymentAuthorised" | "PaymentPartiallyApproved" | "PaymentDeclined" }
 >
 
@@ -266,7 +266,7 @@ export const entriesOf = (
       if (!outcome && !lifecycleTypes.has(recorded.type)) continue
       const decoded = outcome
         ? yield* Effect.either(
-            Effect.map(DomainEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))
+            Effect.map(PaymentEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))
           )
         : yield* Effect.either(Effect.map(LifecycleEvent.registry.decode(recorded), entryOfLifecycle))
       if (decoded._tag === "Left") {

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
-import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventStore from "@tillflow/engine/EventStore"
 
 /** Terminal operations that ended, by operation and outcome event type. */
@@ -54,11 +54,11 @@ export const mismatches = Metric.counter("tillflow_result_mismatches_total", {
 })
 
 const ended = new Set([
-  ...DomainEvents.outcomeTypes,
-  DomainEvents.PaymentNotCharged.type,
-  DomainEvents.OperationRejected.type,
-  DomainEvents.TerminalUnavailable.type,
-  DomainEvents.OutcomeUnresolved.type
+  ...PaymentEvents.outcomeTypes,
+  PaymentEvents.PaymentNotCharged.type,
+  PaymentEvents.OperationRejected.type,
+  PaymentEvents.TerminalUnavailable.type,
+  PaymentEvents.OutcomeUnresolved.type
 ])
 
 const field = (data: EventStore.Json, key: string): EventStore.Json | undefined =>
@@ -85,7 +85,7 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
     const observe = (event: EventStore.RecordedEvent): Effect.Effect<void> =>
       Effect.suspend(() => {
         const data = event.data
-        if (event.type === DomainEvents.OperationRequested.type) {
+        if (event.type === PaymentEvents.OperationRequested.type) {
           const operation = text(field(data, "operation")) ?? "unknown"
           const at = field(data, "requestedAt")
           if (typeof at === "number") requested.set(event.streamId, { operation, at })
@@ -102,7 +102,7 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
           const tagged = Metric.tagged(Metric.tagged(outcomes, "operation", operation), "outcome", event.type)
           return Effect.zipRight(
             Metric.increment(tagged),
-            origin !== undefined && typeof at === "number" && DomainEvents.outcomeTypes.includes(event.type)
+            origin !== undefined && typeof at === "number" && PaymentEvents.outcomeTypes.includes(event.type)
               ? Metric.update(
                   Metric.tagged(latency, "operation", operation),
                   Math.max(0, at - origin.at) / 1000
@@ -112,11 +112,11 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
         }
         if (!fresh) return Effect.void
         switch (event.type) {
-          case DomainEvents.ReconciliationChecked.type:
+          case PaymentEvents.ReconciliationChecked.type:
             return Metric.increment(
               Metric.tagged(reconciliations, "verdict", text(field(data, "verdict")) ?? "unknown")
             )
-          case DomainEvents.AttemptOutcomeUnknown.type:
+          case PaymentEvents.AttemptOutcomeUnknown.type:
             return Metric.increment(
               Metric.tagged(unknownOutcomes, "reason", text(field(data, "reason")) ?? "unknown")
             )
@@ -124,7 +124,7 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
             return Metric.increment(Metric.tagged(callbackDeliveries, "result", "recorded"))
           case CallbackRegistration.ResultUndecodable.type:
             return Metric.increment(Metric.tagged(callbackDeliveries, "result", "undecodable"))
-          case DomainEvents.LateResultRecorded.type:
+          case PaymentEvents.LateResultRecorded.type:
             return Metric.increment(Metric.tagged(callbackDeliveries, "result", "late"))
           case CallbackRegistration.CallbackRefused.type:
             return Metric.increment(
@@ -134,7 +134,7 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
                 `refused:${text(field(data, "reason")) ?? "unknown"}`
               )
             )
-          case DomainEvents.ResultMismatch.type:
+          case PaymentEvents.ResultMismatch.type:
             return Metric.increment(mismatches)
           default:
             return Effect.void

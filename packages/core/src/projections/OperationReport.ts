@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EngineEvent from "@tillflow/engine/EngineEvent"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as Money from "../model/Money.js"
@@ -56,8 +56,8 @@ export const progressOf = (events: ReadonlyArray<EventStore.RecordedEvent>): Eff
     let progress = queued
     let delivery = "polling"
     for (const recorded of events) {
-      if (!DomainEvents.events.has(recorded.type)) continue
-      const decoded = yield* Effect.option(DomainEvents.events.decode(recorded))
+      if (!PaymentEvents.events.has(recorded.type)) continue
+      const decoded = yield* Effect.option(PaymentEvents.events.decode(recorded))
       if (Option.isNone(decoded)) continue
       const event = decoded.value
       switch (event.type) {

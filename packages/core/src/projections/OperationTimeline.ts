@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
-import * as DomainEvents from "../terminal/DomainEvents.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EngineEvent from "@tillflow/engine/EngineEvent"
 import * as EventStore from "@tillflow/engine/EventStore"
 import type * as Money from "../model/Money.js"
@@ -55,7 +55,7 @@ const outcomeText = (label: string, facts: OperationOutcome.Facts): string => {
   return parts.filter((p): p is string => p !== undefined).join(", ")
 }
 
-type PaymentEvent = Effect.Effect.Success<ReturnType<typeof DomainEvents.events.decode>>
+type PaymentEvent = Effect.Effect.Success<ReturnType<typeof PaymentEvents.events.decode>>
 
 /** The line of one business event. */
 export const describePayment = (event: PaymentEvent): string => {
@@ -213,8 +213,8 @@ export const read = (
       }
     }
     const attempts: Array<string> = []
-    for (const recorded of yield* store.readStream(DomainEvents.paymentStream(executionId))) {
-      const decoded = yield* Effect.option(DomainEvents.events.decode(recorded))
+    for (const recorded of yield* store.readStream(PaymentEvents.paymentStream(executionId))) {
+      const decoded = yield* Effect.option(PaymentEvents.events.decode(recorded))
       if (Option.isNone(decoded)) {
         lines.push({
           at: recorded.recordedAt.epochMillis,

@@ -7,7 +7,7 @@
  */
 import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution, Plan } from "./ProtocolWorkflows.js"
 import type { AttemptInfo } from "./SendAttempt.js"
@@ -26,7 +26,7 @@ export const terminalUnavailable = (
       name: "end/terminal-unavailable",
       execute: Effect.flatMap(now, (at) =>
         emit("end/terminal-unavailable", [
-          DomainEvents.TerminalUnavailable.make({ attempts, lastReason, deadlineAt: plan.deadlineAt, at })
+          PaymentEvents.TerminalUnavailable.make({ attempts, lastReason, deadlineAt: plan.deadlineAt, at })
         ])
       )
     })
@@ -47,7 +47,7 @@ export const notCharged = ({ payload, emit }: Execution, attempt: AttemptInfo) =
       name: `attempt-${n}/end-not-charged`,
       execute: Effect.flatMap(now, (at) =>
         emit(`attempt-${n}/end-not-charged`, [
-          DomainEvents.PaymentNotCharged.make({
+          PaymentEvents.PaymentNotCharged.make({
             attempt: n,
             attemptId: attempt.attemptId,
             at,
@@ -74,7 +74,7 @@ export const unresolved = ({ emit }: Execution, attempt: AttemptInfo, message: s
       name: `attempt-${n}/end-unresolved`,
       execute: Effect.flatMap(now, (at) =>
         emit(`attempt-${n}/end-unresolved`, [
-          DomainEvents.OutcomeUnresolved.make({ attempt: n, attemptId: attempt.attemptId, at, message })
+          PaymentEvents.OutcomeUnresolved.make({ attempt: n, attemptId: attempt.attemptId, at, message })
         ])
       )
     })

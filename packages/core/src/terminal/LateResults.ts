@@ -18,7 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as CallbackRegistration from "./CallbackRegistration.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { uuidFromSync } from "@tillflow/engine/DeterministicId"
 import * as OperationOutcome from "./OperationOutcome.js"
@@ -74,7 +74,7 @@ export const conclusionOf = (
   for (const event of events) {
     const data = event.data
     if (!isObject(data)) continue
-    if (DomainEvents.outcomeTypes.includes(event.type)) {
+    if (PaymentEvents.outcomeTypes.includes(event.type)) {
       const facts = data["facts"]
       if (isObject(facts) && facts["attemptId"] === attemptId && typeof facts["finStatus"] === "string") {
         const horizon = event.metadata[horizonKey]
@@ -84,7 +84,7 @@ export const conclusionOf = (
         })
       }
     }
-    if (event.type === DomainEvents.AttemptNotCharged.type && data["attemptId"] === attemptId) {
+    if (event.type === PaymentEvents.AttemptNotCharged.type && data["attemptId"] === attemptId) {
       return Option.some({ recorded: notCharged, horizon: 0 })
     }
   }
@@ -103,7 +103,7 @@ export const isNoted = (
 ): boolean =>
   events.some(
     (event) =>
-      event.type === DomainEvents.LateResultRecorded.type &&
+      event.type === PaymentEvents.LateResultRecorded.type &&
       isObject(event.data) &&
       event.data["attemptId"] === attemptId &&
       event.data["resultHash"] === resultHash
@@ -138,8 +138,8 @@ export const mismatchOf = (options: {
   readonly result: Result
 }): Effect.Effect<EventStore.NewEvent> =>
   Effect.map(
-    DomainEvents.events.encode(
-      DomainEvents.ResultMismatch.make({
+    PaymentEvents.events.encode(
+      PaymentEvents.ResultMismatch.make({
         attemptId: options.attemptId,
         recorded: options.recorded,
         received: options.result.finStatus ?? "UNDEFINED",
@@ -150,7 +150,7 @@ export const mismatchOf = (options: {
     ),
     (event) => ({
       ...event,
-      eventId: noteId(options.attemptId, options.result.resultHash, DomainEvents.ResultMismatch.type),
+      eventId: noteId(options.attemptId, options.result.resultHash, PaymentEvents.ResultMismatch.type),
       metadata: { executionId: options.executionId }
     })
   ).pipe(Effect.orDie)
@@ -167,9 +167,9 @@ export const notesOf = (options: {
 }): Effect.Effect<ReadonlyArray<EventStore.NewEvent>> =>
   Effect.gen(function* () {
     const { attemptId, executionId, result } = options
-    const late = yield* DomainEvents.events
+    const late = yield* PaymentEvents.events
       .encode(
-        DomainEvents.LateResultRecorded.make({
+        PaymentEvents.LateResultRecorded.make({
           attemptId,
           resultHash: result.resultHash,
           recovered: result.recovered,
@@ -180,7 +180,7 @@ export const notesOf = (options: {
       .pipe(Effect.orDie)
     const note: EventStore.NewEvent = {
       ...late,
-      eventId: noteId(attemptId, result.resultHash, DomainEvents.LateResultRecorded.type),
+      eventId: noteId(attemptId, result.resultHash, PaymentEvents.LateResultRecorded.type),
       metadata: { executionId }
     }
     return disagrees(options.recorded, result.finStatus) ? [note, yield* mismatchOf(options)] : [note]

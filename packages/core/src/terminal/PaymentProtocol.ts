@@ -23,7 +23,7 @@
  *    `Reconciliation`) when the result does not come or says UNDEFINED: IN_PROGRESS → ask
  *    again; NOT FOUND within 90 s → wait; NOT FOUND after 90 s → not charged (a new attempt
  *    if allowed, else `NotCharged`).
- * 6. `attempt-N/settle` (`Settle`): the outcome events (`DomainEvents`), and
+ * 6. `attempt-N/settle` (`Settle`): the outcome events (`PaymentEvents`), and
  *    `ResultMismatch` for any delivered result that disagrees; then a second look at the
  *    attempt's stream, which notes a result the callback receiver recorded meanwhile
  *    (`LateResults`): the ordering point of a race with the receiver, argued at `settle`.

@@ -19,7 +19,7 @@ import * as Money from "../model/Money.js"
 import type * as TerminalCloud from "../model/TerminalCloud.js"
 import * as TransactionRequest from "../model/TransactionRequest.js"
 import * as CallbackRegistration from "./CallbackRegistration.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import * as ProtocolSettings from "./ProtocolSettings.js"
 import * as RecoverySchedule from "./RecoverySchedule.js"
@@ -147,7 +147,7 @@ export const plan = ({ payload, executionId, emit }: Execution) =>
       const deadlineAt = payload.deadlineAt ?? payload.requestedAt + Duration.toMillis(settings.terminalWait)
       const amount = requestedAmountOf(request)
       yield* emit("plan", [
-        DomainEvents.OperationRequested.make({
+        PaymentEvents.OperationRequested.make({
           executionId,
           operation: request.operation,
           serialNumber: request.serialNumber,

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Identifiers from "../model/Identifiers.js"
 import { TransactionStatusResult } from "../model/TransactionResult.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import { type Execution, type Payload, type Plan, recoveryDelay } from "./ProtocolWorkflows.js"
 import * as Reconciliation from "./Reconciliation.js"
@@ -154,7 +154,7 @@ const checkStatus = (
       ...(reading._tag === "Unavailable" ? { detail: reading.reason } : {})
     }
     const events: Array<PaymentEvent> = [
-      DomainEvents.ReconciliationChecked.make({
+      PaymentEvents.ReconciliationChecked.make({
         attempt: attempt.attempt,
         attemptId: attempt.attemptId,
         at: checkedAt,
@@ -167,7 +167,7 @@ const checkStatus = (
     ]
     if (reading._tag === "NotCharged") {
       events.push(
-        DomainEvents.AttemptNotCharged.make({
+        PaymentEvents.AttemptNotCharged.make({
           attempt: attempt.attempt,
           attemptId: attempt.attemptId,
           at: checkedAt,

@@ -18,7 +18,7 @@ import * as Identifiers from "../model/Identifiers.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TransactionRequest from "../model/TransactionRequest.js"
 import * as CallbackRegistration from "./CallbackRegistration.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import type * as OperationOutcome from "./OperationOutcome.js"
 import {
   type Execution,
@@ -140,7 +140,7 @@ export const record = ({ payload, cloud, emit }: Execution, n: number) =>
               : undefined
       }
       yield* emit(`attempt-${n}/record`, [
-        DomainEvents.AttemptRecorded.make({
+        PaymentEvents.AttemptRecorded.make({
           attempt: n,
           attemptId,
           at: attemptedAt,
@@ -238,7 +238,7 @@ const register = (
       attempt: attempt.attempt,
       workflowName: TerminalOperation.name,
       executionId,
-      paymentStream: DomainEvents.paymentStream(executionId),
+      paymentStream: PaymentEvents.paymentStream(executionId),
       deferredName: CallbackRegistration.resultDeferred(attempt.attemptId).name,
       operation: request.operation,
       serialNumber: request.serialNumber,
@@ -273,7 +273,7 @@ const sentEvent = (attempt: AttemptInfo, outcome: SendOutcome): PaymentEvent => 
   const { attempt: n, attemptId } = attempt
   switch (outcome._tag) {
     case "Accepted":
-      return DomainEvents.AttemptAccepted.make({
+      return PaymentEvents.AttemptAccepted.make({
         attempt: n,
         attemptId,
         at: outcome.at,
@@ -282,7 +282,7 @@ const sentEvent = (attempt: AttemptInfo, outcome: SendOutcome): PaymentEvent => 
           : { transactionResultId: outcome.transactionResultId })
       })
     case "NotProcessed":
-      return DomainEvents.AttemptNotProcessed.make({
+      return PaymentEvents.AttemptNotProcessed.make({
         attempt: n,
         attemptId,
         at: outcome.at,
@@ -290,7 +290,7 @@ const sentEvent = (attempt: AttemptInfo, outcome: SendOutcome): PaymentEvent => 
         message: outcome.message
       })
     case "Rejected":
-      return DomainEvents.OperationRejected.make({
+      return PaymentEvents.OperationRejected.make({
         attempt: n,
         attemptId,
         at: outcome.at,
@@ -299,7 +299,7 @@ const sentEvent = (attempt: AttemptInfo, outcome: SendOutcome): PaymentEvent => 
         message: outcome.error.message
       })
     case "Unknown":
-      return DomainEvents.AttemptOutcomeUnknown.make({
+      return PaymentEvents.AttemptOutcomeUnknown.make({
         attempt: n,
         attemptId,
         at: outcome.at,

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as CallbackRegistration from "./CallbackRegistration.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as LateResults from "./LateResults.js"
 import type * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution } from "./ProtocolWorkflows.js"
@@ -49,7 +49,7 @@ export const settle = (
     execute: Effect.gen(function* () {
       const at = yield* now
       const attemptId = attempt.attemptId
-      const paymentStream = DomainEvents.paymentStream(executionId)
+      const paymentStream = PaymentEvents.paymentStream(executionId)
       const recorded = outcome.facts.finStatus
       // Unreadable, the attempt's stream is weighed as empty: horizon 0, and any result in it
       // is noted as late by the second read.
@@ -60,9 +60,14 @@ export const settle = (
       const disagreeing = (yield* LateResults.resultsIn(first)).filter((result) =>
         LateResults.disagrees(recorded, result.finStatus)
       )
-      const outcomeEvents = yield* withStepIds(executionId, step, DomainEvents.outcomeEventsOf(outcome, at), {
-        [LateResults.horizonKey]: horizon
-      })
+      const outcomeEvents = yield* withStepIds(
+        executionId,
+        step,
+        PaymentEvents.outcomeEventsOf(outcome, at),
+        {
+          [LateResults.horizonKey]: horizon
+        }
+      )
       const mismatches = yield* Effect.forEach(disagreeing, (result) =>
         LateResults.mismatchOf({ executionId, attemptId, recorded, result })
       )
@@ -120,7 +125,7 @@ const noteLateResults = (
     )
     const disagreeing = late.filter((result) => LateResults.disagrees(recorded, result.finStatus))
     yield* logMismatches(attemptId, recorded, disagreeing)
-    yield* retryStore(LateResults.appendEach(store, DomainEvents.paymentStream(executionId), notes.flat()))
+    yield* retryStore(LateResults.appendEach(store, PaymentEvents.paymentStream(executionId), notes.flat()))
     return { disagreeing: disagreeing.length }
   }).pipe(Effect.orDie)
 

@@ -8,7 +8,7 @@ import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as TerminalCloud from "../model/TerminalCloud.js"
-import * as DomainEvents from "./DomainEvents.js"
+import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import { StopAccepted, type StopCurrentTransaction } from "./ProtocolWorkflows.js"
 import { Accepted, outcomeOfFailure, SendOutcome } from "./SendAttempt.js"
@@ -32,8 +32,8 @@ export const stop = (payload: typeof StopCurrentTransaction.payloadSchema.Type, 
           answer._tag === "Right" ? new Accepted({ at }) : outcomeOfFailure(answer.left, at)
         yield* appendPaymentEvents(store, executionId, "stop", [
           outcome._tag === "Accepted"
-            ? DomainEvents.StopAccepted.make({ serialNumber, at })
-            : DomainEvents.StopRefused.make({
+            ? PaymentEvents.StopAccepted.make({ serialNumber, at })
+            : PaymentEvents.StopRefused.make({
                 serialNumber,
                 at,
                 message: outcome._tag === "Rejected" ? outcome.error.message : outcome.message

@@ -4,7 +4,7 @@
  * report and its exit as stored; answered at once or, for a caller who asked to wait,
  * once it ended or the wait is over.
  */
-import { DomainEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
+import { PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
 import {
   DurableEngine,
   type EngineEvent,
@@ -102,7 +102,7 @@ export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEng
           }
         }
         const business = yield* store
-          .readStream(DomainEvents.paymentStream(execution.executionId))
+          .readStream(PaymentEvents.paymentStream(execution.executionId))
           .pipe(Effect.mapError(unavailable("event store")))
         return { ...base, progress: yield* OperationReport.progressOf(business) }
       })

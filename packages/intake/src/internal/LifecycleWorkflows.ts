@@ -4,7 +4,7 @@
  * the guid, terminal or reference its payload names.
  */
 import type * as Workflow from "@effect/workflow/Workflow"
-import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, MotoWorkflow, PreAuthorizationWorkflow, ReversalWorkflow, TipAdjustmentWorkflow } from "@tillflow/core"
+import { Lifecycles } from "@tillflow/core"
 import { DurableEngine } from "@tillflow/engine"
 import type * as Schema from "effect/Schema"
 
@@ -18,21 +18,7 @@ export type AnyWorkflow = Workflow.Workflow<
 
 /** The terminal-less workflows by name, with the attributes they are listed by. */
 export const byName: ReadonlyMap<string, AnyWorkflow> = new Map(
-  [
-    PreAuthorizationWorkflow.Increase,
-    PreAuthorizationWorkflow.Decrease,
-    PreAuthorizationWorkflow.Capture,
-    ReversalWorkflow.Reverse,
-    MotoWorkflow.Sale,
-    MotoWorkflow.Refund,
-    MotoWorkflow.Reverse,
-    TipAdjustmentWorkflow.Adjust,
-    DeferredTokenizationWorkflow.Tokenize,
-    BatchWorkflow.Close,
-    BatchWorkflow.ReadSummary,
-    BatchWorkflow.ReadDetail,
-    DeviceCommandWorkflow.Send
-  ].map((workflow): readonly [string, AnyWorkflow] => [
+  Lifecycles.workflows.map((workflow): readonly [string, AnyWorkflow] => [
     workflow.name,
     DurableEngine.withSearchAttributes(workflow as unknown as AnyWorkflow, (payload) => {
       const p = payload as Readonly<Record<string, unknown>>

@@ -4,7 +4,7 @@
  * status at the service, a page of the global event log, and whether this process is
  * ready (its store, its engine and the workflows it registered).
  */
-import { DomainEvents, Ledger, LedgerProjection, TerminalCloud, TransactionResult } from "@tillflow/core"
+import { PaymentEvents, Ledger, LedgerProjection, TerminalCloud, TransactionResult } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -45,7 +45,7 @@ export const make = (
           .history(executionId)
           .pipe(Effect.mapError(unavailable("event store")))
         const business = yield* store
-          .readStream(DomainEvents.paymentStream(executionId))
+          .readStream(PaymentEvents.paymentStream(executionId))
           .pipe(Effect.mapError(unavailable("event store")))
         return {
           executionId,

@@ -12,13 +12,13 @@ import { uuidFrom } from "@tillflow/engine/DeterministicId"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
-import * as DomainEvents from "../DomainEvents.js"
+import * as PaymentEvents from "../PaymentEvents.js"
 
 /** The clock a step reads (the workflow's, so `TestClock` drives it in tests). */
 export const now = Clock.currentTimeMillis
 
 /** An event of the payment's stream. */
-export type PaymentEvent = EventRegistry.Event<(typeof DomainEvents.events.definitions)[number]>
+export type PaymentEvent = EventRegistry.Event<(typeof PaymentEvents.events.definitions)[number]>
 
 /** How a step appends its events: `emit(step, events)`. */
 export type Emit = (step: string, events: ReadonlyArray<PaymentEvent>) => Effect.Effect<void>
@@ -36,7 +36,7 @@ export const appendPaymentEvents = (
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const withIds = yield* withStepIds(executionId, step, events, {})
-    yield* store.append(DomainEvents.paymentStream(executionId), EventStore.AnyVersion, withIds).pipe(
+    yield* store.append(PaymentEvents.paymentStream(executionId), EventStore.AnyVersion, withIds).pipe(
       Effect.asVoid,
       Effect.catchTag("DuplicateEventId", () => Effect.void),
       retryStore
@@ -51,7 +51,7 @@ export const withStepIds = (
   metadata: EventStore.JsonObject
 ): Effect.Effect<ReadonlyArray<EventStore.NewEvent>> =>
   Effect.gen(function* () {
-    const encoded = yield* DomainEvents.events.encodeAll(events)
+    const encoded = yield* PaymentEvents.events.encodeAll(events)
     return yield* Effect.forEach(encoded, (event, index) =>
       Effect.map(uuidFrom(`${executionId}/${step}/${index}`), (eventId) => ({
         ...event,
