@@ -16,8 +16,6 @@
  * const Worker = EngineWorker.layer({ concurrency: 8 })
  * const App = Layer.mergeAll(ShippingWorkflowLive, Worker).pipe(Layer.provideMerge(Engine))
  */
-import type * as Activity from "@effect/workflow/Activity"
-import type * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import * as Workflow from "@effect/workflow/Workflow"
 import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
@@ -32,9 +30,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
-import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -43,7 +39,9 @@ import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
 import { uuidFromSync } from "./DeterministicId.js"
+import { asSchema, withCompiledCodecs, workflowExitSchema } from "./internal/Codecs.js"
 import * as History from "./internal/executionHistory.js"
+import { encodeRefusingRedacted, refuseRedacted } from "./internal/RefuseRedacted.js"
 import * as Redaction from "./Redaction.js"
 import * as StoreRetry from "./StoreRetry.js"
 
@@ -71,19 +69,10 @@ export class DeterminismError extends Schema.TaggedError<DeterminismError>()("De
   }
 }
 
-/**
- * A value about to be stored in an event holds a `Redacted` secret. The engine never
- * writes one: encode the secret out of the workflow's or activity's schema (keep a
- * reference, a hash or nothing), the redaction rules of the store apply to the rest.
- */
-export class RedactedValueRefused extends Schema.TaggedError<RedactedValueRefused>()("RedactedValueRefused", {
-  what: Schema.String,
-  path: Schema.String
-}) {
-  override get message(): string {
-    return `${this.what} holds a Redacted value at ${this.path}: secrets are never written to the event store`
-  }
-}
+export {
+  /** A value about to be stored in an event holds a `Redacted` secret. */
+  RedactedValueRefused
+} from "./internal/RefuseRedacted.js"
 
 /** An execution's stream holds an engine event that does not decode. */
 export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("CorruptHistory", {
@@ -332,106 +321,6 @@ interface RunState {
   resolvedOwn: boolean
 }
 
-type UnknownSchema = Schema.Schema<unknown, unknown, never>
-const asSchema = (schema: Schema.Schema.All): UnknownSchema => schema as unknown as UnknownSchema
-
-/**
- * A value cached per pair of schemas (weakly: it goes with them). Schemas built per call
- * have new ASTs, and Schema compiles a parser per AST: building them once per workflow
- * or activity schema keeps that compilation off every step and every completion.
- */
-const cachePerSchemas = <A>(build: (success: UnknownSchema, failure: UnknownSchema) => A) => {
-  const cache = new WeakMap<object, WeakMap<object, A>>()
-  return (success: Schema.Schema.All, failure: Schema.Schema.All): A => {
-    let bySuccess = cache.get(success.ast)
-    if (bySuccess === undefined) {
-      bySuccess = new WeakMap()
-      cache.set(success.ast, bySuccess)
-    }
-    let value = bySuccess.get(failure.ast)
-    if (value === undefined) {
-      value = build(asSchema(success), asSchema(failure))
-      bySuccess.set(failure.ast, value)
-    }
-    return value
-  }
-}
-
-/** The exit of a workflow as stored: its values encoded by the workflow's schemas. */
-const exitSchemaOf = cachePerSchemas((success, failure) =>
-  Schema.Exit({ success, failure, defect: Schema.Defect })
-)
-const workflowExitSchema = (workflow: Workflow.Any) =>
-  exitSchemaOf(workflow.successSchema, workflow.errorSchema)
-
-/**
- * The codecs of the exits of activities and durable deferreds (values encoded by their
- * schemas on one side): what `Schema.decode(activity.exitSchema)` and the like do in
- * `makeUnsafe`, with the schema built once per pair of success and error schemas instead
- * of once per `Activity.make` or `DurableDeferred.make` (a workflow making its activities
- * inline compiled a parser for a new schema on every step, a callback on every delivery).
- */
-const exitCodecOf = cachePerSchemas((success, failure) => {
-  const schema = Schema.ExitFromSelf({ success, failure, defect: Schema.Defect })
-  return {
-    decode: Schema.decode(schema),
-    decodeUnknown: Schema.decodeUnknown(schema),
-    encode: Schema.encode(schema)
-  }
-})
-
-/** `Schema.encode(schema)`, built once per schema (it builds a function per call otherwise). */
-const encoderCache = new WeakMap<object, (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>>()
-const encoderOf = (schema: Schema.Schema.All) => {
-  let encode = encoderCache.get(schema.ast)
-  if (encode === undefined) {
-    encode = Schema.encode(asSchema(schema))
-    encoderCache.set(schema.ast, encode)
-  }
-  return encode
-}
-
-/**
- * `Effect.orDie(parse(value))` without the effects around it when the parse was
- * synchronous: Schema's parsers return an `Either` then (an `Effect` as well), which is
- * taken apart here, once per durable step for its result and once for its exit.
- */
-const decodeOrDie = <A>(
-  parse: (value: never) => Effect.Effect<A, ParseResult.ParseError>,
-  value: unknown
-): Effect.Effect<A> => {
-  const parsed: unknown = (parse as (value: unknown) => Effect.Effect<A, ParseResult.ParseError>)(value)
-  if (Either.isEither(parsed)) {
-    const either = parsed as Either.Either<A, ParseResult.ParseError>
-    return Either.isRight(either) ? Effect.succeed(either.right) : Effect.die(either.left)
-  }
-  return Effect.orDie(parsed as Effect.Effect<A, ParseResult.ParseError>)
-}
-
-/**
- * An activity's result or error encoded by its schema, after the check that it holds no
- * `Redacted` (a schema may encode a secret to plain text); either refusal is a defect.
- */
-const encodeRefusingRedacted = (
-  schema: Schema.Schema.All,
-  value: unknown,
-  activityName: string,
-  what: "result" | "error"
-): Effect.Effect<unknown> => {
-  if (typeof value === "object" && value !== null) {
-    const found = findRedacted(value, new Set())
-    if (found !== undefined) {
-      return Effect.die(
-        new RedactedValueRefused({
-          what: `The ${what} of activity "${activityName}"`,
-          path: `$${found.join("")}`
-        })
-      )
-    }
-  }
-  return decodeOrDie(encoderOf(schema), value)
-}
-
 /** Spans of the engine skip the stack trace capture (an `Error` per span otherwise). */
 const spanOptions = (attributes: Record<string, unknown>) => ({ attributes, captureStackTrace: false })
 
@@ -455,34 +344,6 @@ const engineEvent = (
   }
   builtFrom.set(built, event)
   return built
-}
-
-/** The path of the first `Redacted` inside a value, if any (paths built only for a find). */
-const findRedacted = (value: unknown, seen: Set<object>): Array<string> | undefined => {
-  if (Redacted.isRedacted(value)) return []
-  if (typeof value !== "object" || value === null || seen.has(value)) return undefined
-  seen.add(value)
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = findRedacted(value[index], seen)
-      if (found !== undefined) return [`[${index}]`, ...found]
-    }
-    return undefined
-  }
-  for (const key of Object.keys(value)) {
-    const found = findRedacted((value as Record<string, unknown>)[key], seen)
-    if (found !== undefined) return [`.${key}`, ...found]
-  }
-  return undefined
-}
-
-const refuseRedacted = (value: unknown, what: string): Effect.Effect<void> => {
-  // Most results are primitives: no walk, no set.
-  if (typeof value !== "object" || value === null) return Effect.void
-  const found = findRedacted(value, new Set())
-  return found === undefined
-    ? Effect.void
-    : Effect.die(new RedactedValueRefused({ what, path: `$${found.join("")}` }))
 }
 
 /** Retries infrastructure failures a few times, then dies: the engine's ops cannot fail. */
@@ -1221,47 +1082,7 @@ export const make = (
         })
     })
 
-    // `makeUnsafe`'s own `activityExecute`, `deferredResult` and `deferredDone` code the
-    // exits with `activity.exitSchema` / `deferred.exitSchema`, schemas every
-    // `Activity.make` / `DurableDeferred.make` builds anew: a workflow making its activities
-    // inline compiled a parser for them on every step. The same coding, with the schemas
-    // built once per pair of success and error schemas (`exitCodecOf`):
-    const engine: WorkflowEngine["Type"] = {
-      ...engineUnsafe,
-      activityExecute: ((activity: Activity.Any, attempt: number) =>
-        Effect.flatMap(
-          activityExecute(activity, attempt),
-          (result): Effect.Effect<Workflow.Result<unknown, unknown>> =>
-            result._tag === "Suspended"
-              ? Effect.succeed(result)
-              : Effect.map(
-                  decodeOrDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode, result.exit),
-                  (exit) => new Workflow.Complete({ exit })
-                )
-        )) as WorkflowEngine["Type"]["activityExecute"],
-      deferredResult: ((deferred: DurableDeferred.Any) =>
-        Effect.gen(function* () {
-          const instance = yield* WorkflowInstance
-          yield* Effect.annotateCurrentSpan({ executionId: instance.executionId })
-          const exit = yield* deferredResult(deferred)
-          if (exit === undefined) return exit
-          return yield* Effect.orDie(
-            exitCodecOf(deferred.successSchema, deferred.errorSchema).decodeUnknown(exit)
-          )
-        })) as WorkflowEngine["Type"]["deferredResult"],
-      deferredDone: ((
-        deferred: DurableDeferred.Any,
-        opts: Parameters<WorkflowEngine["Type"]["deferredDone"]>[1]
-      ) =>
-        Effect.flatMap(exitCodecOf(deferred.successSchema, deferred.errorSchema).encode(opts.exit), (exit) =>
-          deferredDone({
-            workflowName: opts.workflowName,
-            executionId: opts.executionId,
-            deferredName: opts.deferredName,
-            exit
-          })
-        )) as unknown as WorkflowEngine["Type"]["deferredDone"] // fails with a ParseError, as makeUnsafe's
-    }
+    const engine = withCompiledCodecs(engineUnsafe, { activityExecute, deferredResult, deferredDone })
 
     // -- runs --------------------------------------------------------------------------
 
