@@ -1,0 +1,110 @@
+/**
+ * The determinism check of replay: when the workflow code asks, at some step, for another
+ * activity than the one its history recorded there, the code changed in a way that
+ * cannot replay the executions already running. The run dies with a `DeterminismError`
+ * naming both activities; the run loop then logs it and records a `DeterminismViolated`
+ * event, which stops the execution (`stuck`) until `resume` after a deploy that replays.
+ */
+import * as Workflow from "@effect/workflow/Workflow"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import type * as EngineEvent from "../EngineEvent.js"
+import type { EngineState, RunState } from "./EngineState.js"
+import type { Log } from "./ExecutionLog.js"
+import { appendEngine, engineEvent } from "./ExecutionLog.js"
+
+/**
+ * The workflow code asked for a different activity than its history recorded at that
+ * point: the code changed in a way that cannot replay the executions already running.
+ * The execution is stopped (`stuck`) with a `DeterminismViolated` event; deploy code that
+ * replays the history, then `resume` it.
+ */
+export class DeterminismError extends Schema.TaggedError<DeterminismError>()("DeterminismError", {
+  workflowName: Schema.String,
+  executionId: Schema.String,
+  seq: Schema.Int,
+  recorded: Schema.String,
+  requested: Schema.String
+}) {
+  override get message(): string {
+    return (
+      `Workflow "${this.workflowName}" (execution ${this.executionId}) is not deterministic: ` +
+      `at step ${this.seq} its history recorded ${this.recorded} but the code now asks for ${this.requested}`
+    )
+  }
+}
+
+/** How the error names an activity. */
+export const describeActivity = (name: string, attempt: number) => `activity "${name}" (attempt ${attempt})`
+
+/**
+ * The run's violation at step `seq`, where the history recorded `recorded` and the code
+ * asks for activity `name` (`attempt`): kept on the run (the first one, for the run
+ * loop), and a defect that stops the workflow's code.
+ */
+export const violation = (
+  run: RunState,
+  seq: number,
+  recorded: typeof EngineEvent.ActivityCompleted.Type,
+  name: string,
+  attempt: number
+): Effect.Effect<never> => {
+  const error = new DeterminismError({
+    workflowName: run.workflow.name,
+    executionId: run.log.executionId,
+    seq,
+    recorded: describeActivity(recorded.name, recorded.attempt),
+    requested: describeActivity(name, attempt)
+  })
+  run.violation ??= error
+  return Effect.die(error)
+}
+
+/** The check of a step the history holds: nothing when it is the activity the code asks for. */
+export const check = (
+  run: RunState,
+  seq: number,
+  recorded: typeof EngineEvent.ActivityCompleted.Type,
+  name: string,
+  attempt: number
+): Effect.Effect<never> | undefined =>
+  recorded.name === name && recorded.attempt === attempt
+    ? undefined
+    : violation(run, seq, recorded, name, attempt)
+
+/** Stops the execution: the violation logged, and recorded as `DeterminismViolated`. */
+export const stop = (state: EngineState, log: Log, error: DeterminismError) =>
+  Effect.zipRight(
+    Effect.logError(error.message),
+    appendEngine(state, log, (history) =>
+      history.stuck !== undefined
+        ? undefined
+        : [
+            engineEvent({
+              _tag: "DeterminismViolated",
+              seq: error.seq,
+              recorded: error.recorded,
+              requested: error.requested
+            })
+          ]
+    )
+  )
+
+/** What a caller of a stopped execution gets: its `DeterminismError` as a defect. */
+export const stuckResult = (workflow: Workflow.Any, log: Log) => {
+  const stuck = log.history.stuck
+  return stuck === undefined
+    ? undefined
+    : new Workflow.Complete<unknown, unknown>({
+        exit: Exit.die(
+          new DeterminismError({
+            workflowName: workflow.name,
+            executionId: log.executionId,
+            seq: stuck.seq,
+            recorded: stuck.recorded,
+            requested: stuck.requested
+          })
+        )
+      })
+}

@@ -1,0 +1,128 @@
+/**
+ * Starting an execution (`WorkflowEngine.execute`): its `WorkflowStarted` appended as
+ * the first event of its stream (the execution is its stream: starting it twice finds it
+ * started), the execution enqueued with its concurrency key and search attributes, then
+ * the caller waits for its result (`Results`) unless it asked not to. A child execution
+ * suspends its parent until it finishes.
+ */
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as EngineEvent from "../EngineEvent.js"
+import type * as ExecutionQueue from "../ExecutionQueue.js"
+import { asSchema } from "./Codecs.js"
+import type { EngineState } from "./EngineState.js"
+import { now, orDieAfterRetries } from "./EngineState.js"
+import type { Log } from "./ExecutionLog.js"
+import { appendTo, engineEvent, fresh, keep, load, refresh } from "./ExecutionLog.js"
+import { refuseRedacted } from "./RefuseRedacted.js"
+import { awaitCompletion, decodeCompleted } from "./Results.js"
+
+/**
+ * Annotation: the concurrency key of an execution, from its payload. Executions with the
+ * same key run one at a time across all workers, from their first claim until they
+ * finish (a suspended execution keeps its key): "one job per device", say.
+ */
+export class ConcurrencyKey extends Context.Reference<ConcurrencyKey>()(
+  "tillflow/DurableEngine/ConcurrencyKey",
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): string | undefined =>
+        undefined
+  }
+) {}
+
+/** Annotation: the search attributes of an execution, from its payload (for `list`). */
+export class SearchAttributesOf extends Context.Reference<SearchAttributesOf>()(
+  "tillflow/DurableEngine/SearchAttributes",
+  {
+    defaultValue:
+      () =>
+      (_payload: unknown): ExecutionQueue.SearchAttributes => ({})
+  }
+) {}
+
+/** What `execute` is asked (`WorkflowEngine`'s `Encoded["execute"]`, its payload encoded by no one yet). */
+export interface ExecuteOptions {
+  readonly executionId: string
+  readonly payload: object
+  readonly discard: boolean
+  readonly parent?: WorkflowInstance["Type"] | undefined
+}
+
+/** Appends the execution's `WorkflowStarted` (its payload checked and encoded) unless its history has one. */
+const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opts: ExecuteOptions) =>
+  Effect.gen(function* () {
+    const { parent } = opts
+    yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
+    const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
+    yield* Effect.orDie(
+      appendTo(state, log, (history) =>
+        history.started !== undefined
+          ? undefined
+          : [
+              engineEvent({
+                _tag: "WorkflowStarted",
+                workflowName: workflow.name,
+                payload,
+                parent:
+                  parent === undefined
+                    ? null
+                    : { workflowName: parent.workflow.name, stream: EngineEvent.streamId(parent.executionId) }
+              })
+            ]
+      )
+    )
+  })
+
+/** Starts an execution (once), enqueues it, and returns its result unless `discard`. */
+export const execute =
+  (state: EngineState) =>
+  (workflow: Workflow.Any, opts: ExecuteOptions): Effect.Effect<Workflow.Result<unknown, unknown> | void> =>
+    Effect.gen(function* () {
+      const { executionId, parent } = opts
+      // A new execution's stream is not read first: `WorkflowStarted` is appended at version
+      // 0, and an existing stream turns that into a conflict, which reads it (`appendTo`).
+      const log: Log = state.histories.has(executionId) ? yield* load(state, executionId) : fresh(executionId)
+      if (log.history.started === undefined) {
+        const attempt = yield* Effect.exit(appendStarted(state, log, workflow, opts))
+        if (Exit.isFailure(attempt)) {
+          // Refused (a secret, a payload that does not encode): an execution that already
+          // exists is still returned, as when its stream was read first.
+          if (Cause.isInterruptedOnly(attempt.cause)) return yield* Effect.failCause(attempt.cause)
+          yield* refresh(state, log)
+          if (log.history.started === undefined) return yield* Effect.failCause(attempt.cause)
+        }
+      }
+      const started = log.history.started
+      if (started !== undefined && started.workflowName !== workflow.name) {
+        return yield* Effect.dieMessage(
+          `Execution ${executionId} belongs to workflow "${started.workflowName}", not "${workflow.name}"`
+        )
+      }
+      const created = yield* orDieAfterRetries(
+        Effect.flatMap(now, (time) =>
+          state.queue.enqueue({
+            executionId,
+            workflowName: workflow.name,
+            concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
+            parentId: parent?.executionId,
+            attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
+            stream: log.stream,
+            now: time
+          })
+        )
+      )
+      if (created) yield* state.signal
+      // A child that has not finished suspends its parent; its completion wakes it.
+      const childResult = parent === undefined ? undefined : yield* decodeCompleted(workflow, log)
+      yield* keep(state, log)
+      if (opts.discard) return
+      if (parent !== undefined) return childResult ?? new Workflow.Suspended({})
+      return yield* awaitCompletion(state, workflow, executionId, created)
+    })
