@@ -5,11 +5,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { call, layer, type Reply, written } from "./support.js"
 
-const serial = Effect.map(Stack.Cloud, (cloud) => {
+const terminal = Effect.map(Stack.Cloud, (cloud) => {
   const first = cloud.terminals[0]
   if (first === undefined) throw new Error("the simulator has no terminal")
-  return first.serialNumber
+  return first
 })
+
+const serial = Effect.map(terminal, (first) => first.serialNumber)
 
 const sale = (idempotencyKey: string, serialNumber: string, extra: Record<string, unknown> = {}) => ({
   idempotencyKey,
@@ -201,9 +203,11 @@ describe("hostile input", () => {
 
     it.effect("a well-formed start below the limit is accepted and written (the counts above can move)", () =>
       Effect.gen(function* () {
+        const { serialNumber, terminalType } = yield* terminal
         const before = yield* written
+        // With its type, so that no device lookup (through the simulator) can refuse it.
         const reply = yield* call("POST", "/v1/operations", {
-          body: JSON.stringify(sale("a-good-one", yield* serial))
+          body: JSON.stringify(sale("a-good-one", serialNumber, { terminal_type: terminalType }))
         })
         expect({ status: reply.status, text: reply.text }).toEqual({ status: 200, text: expect.any(String) })
         const after = yield* written
