@@ -36,7 +36,7 @@ const unstorableMessage = "must not contain a NUL character or a lone surrogate"
  * one, so such input is refused with a 400 naming the field instead of failing the store.
  */
 export const Text = Schema.String.pipe(Schema.filter((s) => !unstorable(s) || unstorableMessage)).annotations(
-  { identifier: "Text" }
+  { identifier: "Text", description: "a string without NUL characters or lone surrogates" }
 )
 
 /** Where `value` holds an unstorable string (as a key or a value) or nests too deep. */
