@@ -155,7 +155,7 @@ export const callbackRoute = HttpApiBuilder.Router.use((router) =>
  * The largest request body, 1 MiB (the platform reads up to 10 MiB). The largest body the
  * intake has a use for, an operation with every optional field or a callback's result with
  * its receipts, is a few kilobytes: 1 MiB leaves a wide margin and bounds what each request
- * can make the worker hold. The simulator refuses beyond the same size.
+ * can make the worker hold.
  */
 export const maxBodyBytes = 1024 * 1024
 
