@@ -3,8 +3,9 @@
  * bearer token is compared in constant time (as SHA-256 digests); `/metrics` renders
  * Effect's metrics with the executions counted by workflow and status at scrape time; the
  * callback receiver (`POST /callbacks/:attemptId`, authenticated by each attempt's own
- * `AUTH-TOKEN`) shares the server. Everything is released with the layer: the listener
- * stops accepting, requests in flight finish.
+ * `AUTH-TOKEN`) shares the server. Bodies are bounded (1 MiB); a body too large or not
+ * JSON and an unknown route get JSON errors like the API's own (`guard`). Everything is
+ * released with the layer: the listener stops accepting, requests in flight finish.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
