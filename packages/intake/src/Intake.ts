@@ -19,17 +19,64 @@ import * as Schema from "effect/Schema"
 
 const Json = Schema.Unknown.annotations({ identifier: "Json" })
 
+/** The deepest nesting a request may have; the service's own payloads are a few levels deep. */
+export const maxDepth = 32
+
+// Half of a surrogate pair without its other half: it has no UTF-8 form.
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** A NUL or a lone surrogate: neither can be stored as text. */
+const unstorable = (s: string): boolean => s.includes("\u0000") || loneSurrogate.test(s)
+
+const unstorableMessage = "must not contain a NUL character or a lone surrogate"
+
+/**
+ * A string that can be stored and hashed as given: PostgreSQL refuses NUL in text and
+ * JSON, and a lone surrogate has no UTF-8 form. Every string an intake request carries is
+ * one, so such input is refused with a 400 naming the field instead of failing the store.
+ */
+export const Text = Schema.String.pipe(Schema.filter((s) => !unstorable(s) || unstorableMessage)).annotations(
+  { identifier: "Text", description: "a string without NUL characters or lone surrogates" }
+)
+
+/** Where `value` holds an unstorable string (as a key or a value) or nests too deep. */
+const unstorableAt = (
+  value: unknown
+): { readonly path: Array<PropertyKey>; readonly message: string } | undefined => {
+  // Iterative: a hostile body may nest far deeper than the call stack allows.
+  const pending: Array<{ readonly value: unknown; readonly path: Array<PropertyKey> }> = [{ value, path: [] }]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { path } = next
+    if (typeof next.value === "string") {
+      if (unstorable(next.value)) return { path, message: unstorableMessage }
+    } else if (typeof next.value === "object" && next.value !== null) {
+      if (path.length >= maxDepth) return { path, message: `nests deeper than ${maxDepth} levels` }
+      for (const [key, item] of Object.entries(next.value)) {
+        const at = Array.isArray(next.value) ? [...path, Number(key)] : [...path, key]
+        if (unstorable(key)) return { path: at, message: `key ${unstorableMessage}` }
+        pending.push({ value: item, path: at })
+      }
+    }
+  }
+  return undefined
+}
+
+/** A JSON object of a request (an operation, a workflow payload) whose every string is a `Text`. */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  Schema.filter((o) => unstorableAt(o) ?? true)
+)
+
 /** Start a terminal operation. */
 export const StartOperation = Schema.Struct({
   /** The same key is the same operation: asking again answers the same execution. */
-  idempotencyKey: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  idempotencyKey: Text.pipe(Schema.minLength(1), Schema.maxLength(200)),
   /**
    * The operation in the service's own JSON form (`operation`, `serial_number`, `amount` in
    * minor units as a string, `currency` …). `transactionReference` is optional: a fresh
    * UUID v4 is used when absent; `terminal_type` too: it is looked up in the device list.
    * `callbackUrl` and `token` are not allowed: tillflow sets them per attempt.
    */
-  request: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  request: JsonObject.annotations({
     description: "a TransactionRequest of the spec (transactionReference and terminal_type optional)"
   }),
   delivery: Schema.optional(Schema.Literal("callback", "polling")),
@@ -37,7 +84,7 @@ export const StartOperation = Schema.Struct({
   deadlineSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 86_400))),
   retryNotCharged: Schema.optional(Schema.Boolean),
   /** For linked operations: the original's reference, through which they are reconciled. */
-  originalTransactionReference: Schema.optional(Schema.String),
+  originalTransactionReference: Schema.optional(Text),
   /** Answer once the operation ended, or after this many seconds, whichever comes first. */
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({ identifier: "StartOperation" })
@@ -46,10 +93,10 @@ export type StartOperation = typeof StartOperation.Type
 
 /** Stop the operation in flight on a terminal. */
 export const StopOperation = Schema.Struct({
-  serialNumber: Schema.String.pipe(Schema.minLength(1)),
-  terminalType: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  serialNumber: Text.pipe(Schema.minLength(1)),
+  terminalType: Schema.optional(Text.pipe(Schema.minLength(1))),
   /** Defaults to a fresh one: every stop is its own request. */
-  idempotencyKey: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  idempotencyKey: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(200))),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({ identifier: "StopOperation" })
 /** @see StopOperation */
@@ -61,7 +108,7 @@ export const StartLifecycle = Schema.Struct({
    * The workflow's payload in its JSON form (Money as `{amount, currency}` in minor units).
    * Its `requestId` is the idempotency key: a fresh one is used when absent.
    */
-  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  payload: JsonObject,
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({ identifier: "StartLifecycle" })
 /** @see StartLifecycle */
@@ -69,12 +116,12 @@ export type StartLifecycle = typeof StartLifecycle.Type
 
 /** A visibility query. */
 export const ListQuery = Schema.Struct({
-  workflow: Schema.optional(Schema.String),
+  workflow: Schema.optional(Text),
   status: Schema.optional(ExecutionQueue.ExecutionStatus),
-  serialNumber: Schema.optional(Schema.String),
-  operation: Schema.optional(Schema.String),
-  transactionReference: Schema.optional(Schema.String),
-  idempotencyKey: Schema.optional(Schema.String),
+  serialNumber: Schema.optional(Text),
+  operation: Schema.optional(Text),
+  transactionReference: Schema.optional(Text),
+  idempotencyKey: Schema.optional(Text),
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 10_000)))
 })
 /** @see ListQuery */

@@ -6,19 +6,24 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { ExecutionQueue } from "@tillflow/engine"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
 
+/** A missing or wrong bearer token: 401, with a body saying which token is expected. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+
 /** Bearer-token authentication of every route but health. */
 export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/IntakeAuth", {
-  failure: HttpApiError.Unauthorized,
+  failure: Unauthorized,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
@@ -29,9 +34,9 @@ export class NotReady extends Schema.TaggedError<NotReady>()(
   HttpApiSchema.annotations({ status: 503 })
 ) {}
 
-const executionId = HttpApiSchema.param("executionId", Schema.String)
-const serialNumber = HttpApiSchema.param("serialNumber", Schema.String)
-const reference = HttpApiSchema.param("reference", Schema.String)
+const executionId = HttpApiSchema.param("executionId", Intake.Text)
+const serialNumber = HttpApiSchema.param("serialNumber", Intake.Text)
+const reference = HttpApiSchema.param("reference", Intake.Text)
 const optionalInt = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
 /** Liveness and readiness, without authentication. */
@@ -54,13 +59,13 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.post("stop")`/v1/terminals/${serialNumber}/stop`
       .setPayload(
-        Schema.Struct({ ...Intake.StopOperation.fields, serialNumber: Schema.optional(Schema.String) })
+        Schema.Struct({ ...Intake.StopOperation.fields, serialNumber: Schema.optional(Intake.Text) })
       )
       .addSuccess(Intake.ExecutionView)
       .annotate(OpenApi.Description, "Stops the operation in flight on a terminal (stopCurrentTransaction).")
   )
   .add(
-    HttpApiEndpoint.post("lifecycle")`/v1/lifecycle/${HttpApiSchema.param("workflow", Schema.String)}`
+    HttpApiEndpoint.post("lifecycle")`/v1/lifecycle/${HttpApiSchema.param("workflow", Intake.Text)}`
       .setPayload(Intake.StartLifecycle)
       .addSuccess(Intake.ExecutionView)
       .annotate(
@@ -71,7 +76,7 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
   .add(HttpApiEndpoint.get("devices", "/v1/devices").addSuccess(Schema.Array(Intake.DeviceView)))
   .add(
     HttpApiEndpoint.get("transactionStatus")`/v1/transactions/${reference}/status`
-      .setUrlParams(Schema.Struct({ selector: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ selector: Schema.optional(Intake.Text) }))
       .addSuccess(Schema.Array(Schema.Unknown))
       .annotate(
         OpenApi.Description,
@@ -84,17 +89,7 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
   .add(
     HttpApiEndpoint.get("list", "/v1/executions")
-      .setUrlParams(
-        Schema.Struct({
-          workflow: Schema.optional(Schema.String),
-          status: Schema.optional(ExecutionQueue.ExecutionStatus),
-          serialNumber: Schema.optional(Schema.String),
-          operation: Schema.optional(Schema.String),
-          transactionReference: Schema.optional(Schema.String),
-          idempotencyKey: Schema.optional(Schema.String),
-          limit: optionalInt
-        })
-      )
+      .setUrlParams(Schema.Struct({ ...Intake.ListQuery.fields, limit: optionalInt }))
       .addSuccess(Schema.Array(Intake.ExecutionView))
   )
   .add(
@@ -111,12 +106,12 @@ export class ExecutionsGroup extends HttpApiGroup.make("executions")
 export class AuditGroup extends HttpApiGroup.make("audit")
   .add(
     HttpApiEndpoint.get("events", "/v1/events")
-      .setUrlParams(Schema.Struct({ after: Schema.optional(Schema.String), limit: optionalInt }))
+      .setUrlParams(Schema.Struct({ after: Schema.optional(Intake.Text), limit: optionalInt }))
       .addSuccess(Intake.EventsPage)
   )
   .add(
     HttpApiEndpoint.get("verify", "/v1/audit/verify")
-      .setUrlParams(Schema.Struct({ stream: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ stream: Schema.optional(Intake.Text) }))
       .addSuccess(Intake.VerifyView)
   )
   .add(
@@ -124,14 +119,14 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .setUrlParams(
         Schema.Struct({
           source: Schema.optional(Schema.Literal("replay", "live")),
-          from: Schema.optional(Schema.String)
+          from: Schema.optional(Intake.Text)
         })
       )
       .addSuccess(Intake.LedgerView)
   )
   .add(
     HttpApiEndpoint.get("entries", "/v1/audit/entries")
-      .setUrlParams(Schema.Struct({ from: Schema.optional(Schema.String), limit: optionalInt }))
+      .setUrlParams(Schema.Struct({ from: Schema.optional(Intake.Text), limit: optionalInt }))
       .addSuccess(Intake.EntriesView)
   )
   .add(HttpApiEndpoint.get("rebuild", "/v1/audit/rebuild").addSuccess(Intake.RebuildView))

@@ -3,26 +3,30 @@
  * bearer token is compared in constant time (as SHA-256 digests); `/metrics` renders
  * Effect's metrics with the executions counted by workflow and status at scrape time; the
  * callback receiver (`POST /callbacks/:attemptId`, authenticated by each attempt's own
- * `AUTH-TOKEN`) shares the server. Everything is released with the layer: the listener
- * stops accepting, requests in flight finish.
+ * `AUTH-TOKEN`) shares the server. Bodies are bounded (1 MiB); a body too large or not
+ * JSON and an unknown route get JSON errors like the API's own (`guard`). Everything is
+ * released with the layer: the listener stops accepting, requests in flight finish.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpServer from "@effect/platform/HttpServer"
-import type { ServeError } from "@effect/platform/HttpServerError"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { CallbackRegistration } from "@tillflow/core"
 import { DurableEngine, ExecutionQueue } from "@tillflow/engine"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as Intake from "./Intake.js"
-import { IntakeApi, IntakeAuth, NotReady } from "./IntakeApi.js"
+import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
 import * as Prometheus from "./Prometheus.js"
 
 /** Executions by workflow and status, set at each scrape. */
@@ -38,7 +42,14 @@ export const authLayer = (token: Redacted.Redacted<string>): Layer.Layer<IntakeA
       IntakeAuth.of({
         bearer: (presented) =>
           Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-            ok ? Effect.void : Effect.fail(new HttpApiError.Unauthorized())
+            ok
+              ? Effect.void
+              : Effect.fail(
+                  new Unauthorized({
+                    message:
+                      "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
+                  })
+                )
           )
       })
     )
@@ -142,8 +153,70 @@ export const callbackRoute = HttpApiBuilder.Router.use((router) =>
 )
 
 /**
+ * The largest request body, 1 MiB (the platform reads up to 10 MiB). The largest body the
+ * intake has a use for, an operation with every optional field or a callback's result with
+ * its receipts, is a few kilobytes: 1 MiB leaves a wide margin and bounds what each request
+ * can make the worker hold.
+ */
+export const maxBodyBytes = 1024 * 1024
+
+const refusal = (status: number, tag: string, message: string) =>
+  HttpServerResponse.unsafeJson({ _tag: tag, message }, { status })
+
+const tooLarge = refusal(
+  413,
+  "PayloadTooLarge",
+  `the request body is larger than 1 MiB (${maxBodyBytes} bytes)`
+)
+
+/** The platform's failure to read a body: it dies with it (the payload is read with `orDie`). */
+const unreadableBody = (cause: Cause.Cause<unknown>): Option.Option<HttpServerError.RequestError> =>
+  Option.filter(
+    Cause.dieOption(cause),
+    (defect): defect is HttpServerError.RequestError =>
+      HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"
+  )
+
+/** The router found no route: a failure its type does not show (the middleware sees `never`). */
+const routeNotFound = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(
+    Cause.failureOption(cause),
+    (error) => HttpServerError.isServerError(error) && error._tag === "RouteNotFound"
+  )
+
+/**
+ * Answers what the API's handlers never see with a JSON error like theirs: a body above
+ * {@link maxBodyBytes} (413, refused by its length before it is read, or when reading
+ * passes the limit), a body that is not JSON (400) and a route that does not exist (404).
+ */
+export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return tooLarge
+    return yield* app
+  }).pipe(
+    HttpServerRequest.withMaxBodySize(Option.some(maxBodyBytes)),
+    Effect.catchAllCause((cause) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (routeNotFound(cause)) {
+          return refusal(404, "NotFound", `no route ${request.method} ${request.url}`)
+        }
+        const unreadable = unreadableBody(cause)
+        if (Option.isSome(unreadable)) {
+          return String(unreadable.value.cause).includes("maxBytes exceeded")
+            ? tooLarge
+            : refusal(400, "InvalidRequest", "the request body is not valid JSON")
+        }
+        return yield* Effect.failCause(cause)
+      })
+    )
+  )
+
+/**
  * Serves the intake API and the callback receiver on the `HttpServer` in context. Request
- * logs go through Effect's logger (JSON in the worker).
+ * logs go through Effect's logger (JSON in the worker); `guard` answers bad bodies and
+ * unknown routes.
  */
 export const serve = (
   token: Redacted.Redacted<string>
@@ -153,6 +226,7 @@ export const serve = (
   HttpServer.HttpServer | Intake.Intake | DurableEngine.DurableEngine | CallbackReceiver.CallbackReceiver
 > =>
   HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+    Layer.provide(HttpApiBuilder.middleware(guard)),
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),
     // The callback route's AUTH-TOKEN redacted in the server's request spans.
@@ -164,5 +238,5 @@ export const serve = (
 export const serverLayer = (options: {
   readonly host: string
   readonly port: number
-}): Layer.Layer<HttpServer.HttpServer, ServeError> =>
+}): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError> =>
   NodeHttpServer.layer(createServer, { host: options.host, port: options.port })

@@ -1,6 +1,6 @@
 /**
  * Serving the simulator over real sockets: both hosts (one port with the status host
- * under a prefix, or separate ports), the admin API under `/_sim`, bounded bodies,
+ * under a prefix, or separate ports), the admin API under `/_sim`, bounded bodies, empty or
  * malformed JSON and unknown routes answered with the service's JSON error shapes, and
  * the injected faults (drop the response after processing, 5xx before or after, delay).
  * `layer` runs it in-process on loopback; the app `apps/simulator` runs it as a process.
@@ -9,7 +9,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
-import type * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as Scope from "effect/Scope"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -72,6 +72,17 @@ const errorBody = (statusCode: number, name: string, message: string) => ({
 
 type Body =
   { readonly _tag: "Text"; readonly text: string } | { readonly _tag: "TooLarge"; readonly bytes: number }
+
+/**
+ * The platform dies when an endpoint's payload cannot be read as JSON; past the malformed JSON
+ * check in `makeListener` that means the body was empty, which the service answers 400.
+ */
+const isUnreadableBody = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(
+    Cause.dieOption(cause),
+    (defect) =>
+      HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"
+  )
 
 /**
  * Reads the whole body, keeping at most `limit` bytes; beyond that it drains (so the
@@ -197,9 +208,11 @@ const makeListener = (
       if (!valid) return json(errorBody(400, "BadRequestError", "Malformed JSON in the request body"), 400)
     }
     // The platform's request reads the socket once: hand the inner app a copy with the body read.
+    // A blank body is forwarded as none, read as JSON: an endpoint that needs one cannot decode it.
     const headers = new Headers()
     for (const [key, value] of Object.entries(original.headers)) headers.set(key, value)
-    const hasBody = original.method !== "GET" && original.method !== "HEAD" && body.text !== ""
+    const hasBody = original.method !== "GET" && original.method !== "HEAD" && body.text.trim() !== ""
+    if (!hasBody) headers.delete("content-type")
     const inner = HttpServerRequest.fromWeb(
       new Request(new URL(innerUrl, "http://simulator"), {
         method: original.method,
@@ -216,6 +229,14 @@ const makeListener = (
         ) {
           return Effect.succeed(
             json(errorBody(404, "NotFoundError", `Cannot ${original.method} ${path}`), 404)
+          )
+        }
+        if (isUnreadableBody(cause)) {
+          return Effect.succeed(
+            json(
+              errorBody(400, "BadRequestError", "The request body is empty: a JSON object is expected"),
+              400
+            )
           )
         }
         return Effect.logError("simulator: unexpected failure", cause).pipe(

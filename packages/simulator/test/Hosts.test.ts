@@ -141,6 +141,43 @@ describe("bad input", () => {
     )
   )
 
+  it.live("answers an empty or non-JSON body on every POST route with a 400 JSON error, never 500", () =>
+    withSimulator({}, (h) =>
+      Effect.gen(function* () {
+        const routes = [
+          "/transactions",
+          "/reversal",
+          "/preauthorization/increase",
+          "/moto/sale",
+          "/batch/close",
+          "/batch/detail"
+        ]
+        for (const route of routes) {
+          for (const body of ["", "   ", "not json"]) {
+            for (const headers of [
+              { "content-type": "application/json" },
+              { "content-type": "text/plain" }
+            ]) {
+              const reply = yield* request(`${h.info.baseUrl}${route}`, {
+                method: "POST",
+                key: h.info.apiKey,
+                headers,
+                body
+              })
+              const seen = `${route} ${JSON.stringify(body)} ${JSON.stringify(headers)}`
+              expect({ seen, status: reply.status }).toEqual({ seen, status: 400 })
+              expect({ seen, error: reply.json?.error }).toEqual({
+                seen,
+                error: expect.objectContaining({ statusCode: 400, name: "BadRequestError" })
+              })
+            }
+          }
+        }
+        expect((yield* h.main("/devices")).status).toBe(200)
+      })
+    )
+  )
+
   it.live("answers a body above 1 MiB with 413 JSON and stays up", () =>
     withSimulator({}, (h) =>
       Effect.gen(function* () {

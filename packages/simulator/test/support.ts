@@ -37,7 +37,7 @@ export const request = (
   Effect.promise(async () => {
     const headers: Record<string, string> = { ...init.headers }
     if (init.key !== undefined) headers["ApiKeyCloud"] = init.key
-    if (init.body !== undefined) headers["content-type"] = "application/json"
+    if (init.body !== undefined) headers["content-type"] ??= "application/json"
     const response = await fetch(url, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
       headers,

@@ -1,0 +1,98 @@
+/**
+ * Test support: the intake API served on a loopback port as the worker serves it (the
+ * same handlers, store, engine and built-in simulator, without an engine worker running
+ * the executions), a fetch-based caller that can send any bytes, and a count of what the
+ * store holds, to show that a refused request wrote nothing.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
+import { DurableEngine, EventStore } from "@tillflow/engine"
+import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
+import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+
+/** The bearer token of the served intake. */
+export const token = "intake-test-token"
+
+const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
+  Layer.provideMerge(TestDatabase.layer)
+)
+
+const services = Layer.mergeAll(Stack.workflowsLayer, Stack.receiverLayer, IntakeLocal.layer()).pipe(
+  Layer.provide(CallbackRegistration.registeredAttemptsLayer()),
+  Layer.provide(ProtocolSettings.layer({}))
+)
+
+/** The intake served on loopback over a fresh database and the built-in simulator. */
+export const layer: Layer.Layer<
+  HttpServer.HttpServer | DurableEngine.DurableEngine | EventStore.EventStore | Stack.Cloud,
+  unknown
+> = IntakeHttp.serve(Redacted.make(token)).pipe(
+  Layer.provideMerge(services),
+  Layer.provideMerge(Stack.engineLayer),
+  Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)),
+  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(database)
+)
+
+/** A reply: its status, raw text and JSON (undefined when the text is not JSON). */
+export interface Reply {
+  readonly status: number
+  readonly contentType: string | null
+  readonly text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly json: any
+}
+
+const parse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Calls the served intake with the test token (unless `token` says otherwise) and any body. */
+export const call = (
+  method: string,
+  path: string,
+  options: {
+    readonly body?: string | ReadableStream<Uint8Array>
+    readonly token?: string | null
+  } = {}
+): Effect.Effect<Reply, never, HttpServer.HttpServer> =>
+  Effect.gen(function* () {
+    const server = yield* HttpServer.HttpServer
+    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    const bearer = options.token === undefined ? token : options.token
+    return yield* Effect.promise(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method,
+        headers: {
+          ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
+          ...(options.body === undefined ? {} : { "content-type": "application/json" })
+        },
+        // A stream is sent chunked, without a length the server could refuse it by.
+        ...(options.body === undefined ? {} : { body: options.body, duplex: "half" })
+      })
+      const text = await response.text()
+      return {
+        status: response.status,
+        contentType: response.headers.get("content-type"),
+        text,
+        json: parse(text)
+      }
+    })
+  })
+
+/** How many executions and events the store holds. */
+export const written = Effect.gen(function* () {
+  const engine = yield* DurableEngine.DurableEngine
+  const store = yield* EventStore.EventStore
+  const executions = (yield* engine.list({})).length
+  const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+  return { executions, events: page.events.length }
+}).pipe(Effect.orDie)
