@@ -1,5 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DeferredTokenizationWorkflow, Identifiers, LifecycleEvent, Lifecycles, TransactionHistory } from "@tillflow/core"
+import {
+  DeferredTokenizationWorkflow,
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  TransactionHistory
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -4,7 +4,16 @@
  * recorded in the execution's stream beside the business events in `txn-<guid>`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, Lifecycles, Money, PreAuthorizationWorkflow, ReversalWorkflow, Timeline, TransactionHistory } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  Money,
+  PreAuthorizationWorkflow,
+  ReversalWorkflow,
+  Timeline,
+  TransactionHistory
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DeferredTokenizationWorkflow, Identifiers, LifecycleEvent, Lifecycles, Money, Moto, MotoWorkflow } from "@tillflow/core"
+import {
+  DeferredTokenizationWorkflow,
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  Money,
+  Moto,
+  MotoWorkflow
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -4,7 +4,15 @@
  * terminal across workers, and a worker stopped in the middle of a POST.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { CallbackRegistration, Identifiers, Money, PaymentProtocol, ProtocolSettings, TerminalCloud, TerminalOperations } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  Identifiers,
+  Money,
+  PaymentProtocol,
+  ProtocolSettings,
+  TerminalCloud,
+  TerminalOperations
+} from "@tillflow/core"
 import { ScriptedTerminalCloud } from "@tillflow/core/testing"
 import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
 import * as Context from "effect/Context"

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, PreAuthorizationWorkflow, RemoteError, TransactionHistory } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  PreAuthorizationWorkflow,
+  RemoteError,
+  TransactionHistory
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

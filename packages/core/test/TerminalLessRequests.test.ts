@@ -4,7 +4,16 @@
  * take the wire form each endpoint wants.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Batch, DeviceCommand, Identifiers, Money, Moto, PreAuthorization, Reversal, TipAdjustment } from "@tillflow/core"
+import {
+  Batch,
+  DeviceCommand,
+  Identifiers,
+  Money,
+  Moto,
+  PreAuthorization,
+  Reversal,
+  TipAdjustment
+} from "@tillflow/core"
 import { Arbitrary, Either, FastCheck as fc, ParseResult, Schema } from "effect"
 
 const pathsOf = (schema: Schema.Schema<unknown, unknown>, input: unknown): ReadonlyArray<string> => {

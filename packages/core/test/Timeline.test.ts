@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, Lifecycles, PreAuthorizationWorkflow, ReversalWorkflow, Timeline, TipAdjustmentWorkflow } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  PreAuthorizationWorkflow,
+  ReversalWorkflow,
+  Timeline,
+  TipAdjustmentWorkflow
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { BatchWorkflow, Identifiers, LifecycleEvent, Lifecycles, RemoteError, TipAdjustmentWorkflow, TransactionHistory } from "@tillflow/core"
+import {
+  BatchWorkflow,
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  RemoteError,
+  TipAdjustmentWorkflow,
+  TransactionHistory
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

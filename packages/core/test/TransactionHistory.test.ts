@@ -1,5 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { LifecycleEvent, Money, OperationOutcome, TransactionHistory, TransactionResult } from "@tillflow/core"
+import {
+  LifecycleEvent,
+  Money,
+  OperationOutcome,
+  TransactionHistory,
+  TransactionResult
+} from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"

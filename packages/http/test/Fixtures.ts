@@ -2,7 +2,18 @@
  * Shared pieces of the HTTP client tests: identifiers, typed requests, wire bodies as
  * the spec and the public samples show them, and a client built against given hosts.
  */
-import { Batch, DeviceCommand, Identifiers, Money, Moto, PreAuthorization, Reversal, TerminalCloud, TipAdjustment, type TransactionRequest } from "@tillflow/core"
+import {
+  Batch,
+  DeviceCommand,
+  Identifiers,
+  Money,
+  Moto,
+  PreAuthorization,
+  Reversal,
+  TerminalCloud,
+  TipAdjustment,
+  type TransactionRequest
+} from "@tillflow/core"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

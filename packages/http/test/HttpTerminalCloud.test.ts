@@ -5,7 +5,14 @@
  * the request was read, silence until the deadline, and where retries happen.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DeviceCommand, Identifiers, RemoteError, TerminalCloud, TransactionRequest, type TransactionResult } from "@tillflow/core"
+import {
+  DeviceCommand,
+  Identifiers,
+  RemoteError,
+  TerminalCloud,
+  TransactionRequest,
+  type TransactionResult
+} from "@tillflow/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"

@@ -6,7 +6,13 @@
  * simulator's counters say how many captures reached the gateway: one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, Money, PreAuthorizationWorkflow, TransactionHistory } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Money,
+  PreAuthorizationWorkflow,
+  TransactionHistory
+} from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import { Simulator, SimulatorServer } from "@tillflow/simulator"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"

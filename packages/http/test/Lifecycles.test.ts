@@ -11,7 +11,26 @@
  */
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
-import { BatchWorkflow, DeferredTokenizationWorkflow, DeviceCommandWorkflow, Identifiers, LifecycleEvent, Lifecycles, Money, Moto, MotoWorkflow, PreAuthorizationWorkflow, ReversalWorkflow, TerminalCloud, Timeline, TipAdjustment, TipAdjustmentWorkflow, TransactionHistory, type TransactionRequest, type TransactionResult } from "@tillflow/core"
+import {
+  BatchWorkflow,
+  DeferredTokenizationWorkflow,
+  DeviceCommandWorkflow,
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  Money,
+  Moto,
+  MotoWorkflow,
+  PreAuthorizationWorkflow,
+  ReversalWorkflow,
+  TerminalCloud,
+  Timeline,
+  TipAdjustment,
+  TipAdjustmentWorkflow,
+  TransactionHistory,
+  type TransactionRequest,
+  type TransactionResult
+} from "@tillflow/core"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import { SimClock, SimulatorServer } from "@tillflow/simulator"
 import * as Clock from "effect/Clock"

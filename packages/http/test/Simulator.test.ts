@@ -6,7 +6,16 @@
  * it dropped — `OutcomeUnknown`, and the status endpoint shows it was charged.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { DeviceCommand, Identifiers, Money, Moto, PreAuthorization, type TerminalCloud, type TransactionRequest, type TransactionResult } from "@tillflow/core"
+import {
+  DeviceCommand,
+  Identifiers,
+  Money,
+  Moto,
+  PreAuthorization,
+  type TerminalCloud,
+  type TransactionRequest,
+  type TransactionResult
+} from "@tillflow/core"
 import { TerminalCloud as TerminalCloudTag } from "@tillflow/core"
 import { HttpTerminalCloud } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"

@@ -22,7 +22,20 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Batch, DeferredTokenization, Device, Moto, PreAuthorization, RemoteApi, RemoteError, Reversal, TipAdjustment, TransactionRequest, TransactionResult, Accepted as AcceptedSchema } from "@tillflow/core"
+import {
+  Batch,
+  DeferredTokenization,
+  Device,
+  Moto,
+  PreAuthorization,
+  RemoteApi,
+  RemoteError,
+  Reversal,
+  TipAdjustment,
+  TransactionRequest,
+  TransactionResult,
+  Accepted as AcceptedSchema
+} from "@tillflow/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

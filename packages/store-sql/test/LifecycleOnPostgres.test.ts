@@ -11,7 +11,17 @@
  */
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, LifecycleEvent, Lifecycles, Money, PreAuthorizationWorkflow, ReversalWorkflow, TerminalCloud, Timeline, TransactionHistory } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Lifecycles,
+  Money,
+  PreAuthorizationWorkflow,
+  ReversalWorkflow,
+  TerminalCloud,
+  Timeline,
+  TransactionHistory
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import { EventStore } from "@tillflow/engine"
 import { PgEventStore, TestDatabase } from "@tillflow/store-sql"

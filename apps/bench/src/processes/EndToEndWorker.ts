@@ -12,7 +12,14 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { CallbackRegistration, Identifiers, Money, PaymentProtocol, ProtocolSettings, TerminalOperations } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  Identifiers,
+  Money,
+  PaymentProtocol,
+  ProtocolSettings,
+  TerminalOperations
+} from "@tillflow/core"
 import { DurableEngine, EngineWorker } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"

@@ -11,7 +11,13 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { CallbackRegistration, Identifiers, PaymentProtocol, ProtocolSettings, type TerminalCloud } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  Identifiers,
+  PaymentProtocol,
+  ProtocolSettings,
+  type TerminalCloud
+} from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"

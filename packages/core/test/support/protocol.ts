@@ -4,7 +4,14 @@
  * callback receiver that checks the token against the registered hash and resolves the
  * attempt's deferred, as the real receiver does.
  */
-import { CallbackRegistration, PaymentProtocol, ProtocolSettings, ResultRedaction, TerminalCloud, TransactionResult } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  PaymentProtocol,
+  ProtocolSettings,
+  ResultRedaction,
+  TerminalCloud,
+  TransactionResult
+} from "@tillflow/core"
 import { ScriptedTerminalCloud } from "@tillflow/core/testing"
 import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"

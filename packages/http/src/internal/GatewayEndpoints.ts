@@ -4,7 +4,15 @@
  * pre-authorisation increase and capture), MOTO and batches. Each may change something at
  * the gateway, so each is sent once.
  */
-import { type Batch, Identifiers, type Moto, type PreAuthorization, type Reversal, type TerminalCloud, type TipAdjustment } from "@tillflow/core"
+import {
+  type Batch,
+  Identifiers,
+  type Moto,
+  type PreAuthorization,
+  type Reversal,
+  type TerminalCloud,
+  type TipAdjustment
+} from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import type { Call } from "./Call.js"
 import type { Failure } from "./Failure.js"
