@@ -42,6 +42,8 @@ import { ConcurrencyKey, execute, SearchAttributesOf } from "./internal/Execute.
 import { activityExecute } from "./internal/Replay.js"
 import { changed, poll } from "./internal/Results.js"
 import { interrupt, resume, run, RunContext } from "./internal/RunLoop.js"
+import type { DomainEvent } from "./internal/DomainEvents.js"
+import type { RunOutcome } from "./internal/RunLoop.js"
 
 // ---------------------------------------------------------------------------------------
 // Errors
@@ -104,10 +106,7 @@ export const withSearchAttributes = <
 // ---------------------------------------------------------------------------------------
 // Inside workflows and activities
 
-/** A domain event emitted by an activity: to the execution's stream unless `stream` says otherwise. */
-export interface DomainEvent extends EventStore.NewEvent {
-  readonly stream?: string | undefined
-}
+export type { DomainEvent }
 
 /**
  * Appends a domain event (a business fact) beside the engine's own, from inside an
@@ -160,12 +159,7 @@ export interface HistoryEntry {
   readonly engine: Option.Option<EngineEvent.EngineEvent>
 }
 
-/** How a run handed back its claim (reported to the worker for logs and metrics). */
-export type RunOutcome =
-  | { readonly _tag: "Finished"; readonly status: "succeeded" | "failed" | "interrupted" }
-  | { readonly _tag: "Suspended"; readonly wakeAt: number | undefined }
-  | { readonly _tag: "Stuck" }
-  | { readonly _tag: "Retry"; readonly runAt: number }
+export type { RunOutcome }
 
 /** The engine's own operations, beside the `WorkflowEngine` it provides. */
 export interface Service {

@@ -8,32 +8,13 @@
 import * as Workflow from "@effect/workflow/Workflow"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schema from "effect/Schema"
 import type * as EngineEvent from "../EngineEvent.js"
 import type { EngineState, RunState } from "./EngineState.js"
 import type { Log } from "./ExecutionLog.js"
 import { appendEngine, engineEvent } from "./ExecutionLog.js"
+import { DeterminismError } from "./DeterminismError.js"
 
-/**
- * The workflow code asked for a different activity than its history recorded at that
- * point: the code changed in a way that cannot replay the executions already running.
- * The execution is stopped (`stuck`) with a `DeterminismViolated` event; deploy code that
- * replays the history, then `resume` it.
- */
-export class DeterminismError extends Schema.TaggedError<DeterminismError>()("DeterminismError", {
-  workflowName: Schema.String,
-  executionId: Schema.String,
-  seq: Schema.Int,
-  recorded: Schema.String,
-  requested: Schema.String
-}) {
-  override get message(): string {
-    return (
-      `Workflow "${this.workflowName}" (execution ${this.executionId}) is not deterministic: ` +
-      `at step ${this.seq} its history recorded ${this.recorded} but the code now asks for ${this.requested}`
-    )
-  }
-}
+export { DeterminismError }
 
 /** How the error names an activity. */
 export const describeActivity = (name: string, attempt: number) => `activity "${name}" (attempt ${attempt})`

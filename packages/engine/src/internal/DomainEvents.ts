@@ -9,11 +9,15 @@
 import type { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import * as Effect from "effect/Effect"
 import { uuidFromSync } from "../DeterministicId.js"
-import type { DomainEvent } from "../DurableEngine.js"
 import * as EventStore from "../EventStore.js"
 import * as StoreRetry from "../StoreRetry.js"
 import type { EngineState } from "./EngineState.js"
 import type * as History from "./executionHistory.js"
+
+/** A domain event emitted by an activity: to the execution's stream unless `stream` says otherwise. */
+export interface DomainEvent extends EventStore.NewEvent {
+  readonly stream?: string | undefined
+}
 
 /**
  * Where `emit` puts a running activity's domain events: a buffer on the activity's own

@@ -18,8 +18,15 @@ import * as Option from "effect/Option"
 import type * as EventStore from "../EventStore.js"
 import type * as ExecutionQueue from "../ExecutionQueue.js"
 import * as StoreRetry from "../StoreRetry.js"
-import type { DeterminismError } from "./Determinism.js"
-import type { Log } from "./ExecutionLog.js"
+import type { DeterminismError } from "./DeterminismError.js"
+import type * as History from "./executionHistory.js"
+
+/** An execution's stream and its history, folded up to `history.version`. */
+export interface Log {
+  readonly executionId: string
+  readonly stream: string
+  readonly history: History.History
+}
 
 /** A workflow registered in this process (what its workers claim). */
 export interface Registered {

@@ -13,9 +13,11 @@ import * as EngineEvent from "../EngineEvent.js"
 import * as EventStore from "../EventStore.js"
 import type * as Redaction from "../Redaction.js"
 import * as StoreRetry from "../StoreRetry.js"
-import type { EngineState } from "./EngineState.js"
+import type { EngineState, Log } from "./EngineState.js"
 import { now, orDieAfterRetries } from "./EngineState.js"
 import * as History from "./executionHistory.js"
+
+export type { Log }
 
 /** An execution's stream holds an engine event that does not decode. */
 export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("CorruptHistory", {
@@ -25,13 +27,6 @@ export class CorruptHistory extends Schema.TaggedError<CorruptHistory>()("Corrup
   override get message(): string {
     return `The history of execution ${this.executionId} cannot be replayed: ${this.detail}`
   }
-}
-
-/** An execution's stream and its history, folded up to `history.version`. */
-export interface Log {
-  readonly executionId: string
-  readonly stream: string
-  readonly history: History.History
 }
 
 /** The log of an execution whose stream was not read: an empty history. */

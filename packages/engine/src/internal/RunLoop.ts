@@ -18,7 +18,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { RunOutcome } from "../DurableEngine.js"
 import * as EngineEvent from "../EngineEvent.js"
 import * as ExecutionQueue from "../ExecutionQueue.js"
 import { asSchema, workflowExitSchema } from "./Codecs.js"
@@ -30,6 +29,13 @@ import { appendEngine, appendTo, engineEvent, keep, load, recheck, touch } from 
 import * as History from "./executionHistory.js"
 import { refuseRedacted } from "./RefuseRedacted.js"
 import { changed } from "./Results.js"
+
+/** How a run handed back its claim (reported to the worker for logs and metrics). */
+export type RunOutcome =
+  | { readonly _tag: "Finished"; readonly status: "succeeded" | "failed" | "interrupted" }
+  | { readonly _tag: "Suspended"; readonly wakeAt: number | undefined }
+  | { readonly _tag: "Stuck" }
+  | { readonly _tag: "Retry"; readonly runAt: number }
 
 /** What a running workflow may ask of its run beside the engine (`DurableEngine.setSearchAttributes`). */
 export class RunContext extends Context.Tag("tillflow/DurableEngine/RunContext")<

@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Admin, Patch, TerminalView } from "../Simulator.js"
+import type { Admin, Patch, TerminalView } from "./service.js"
 import { CancelNotAllowed, invalid, NotFound, type ValidationFailed } from "../SimulatorError.js"
 import * as Delivery from "./delivery.js"
 import { type Counters, defaultTimings, type Terminal, type Timings, zeroCounters } from "./model.js"

@@ -6,7 +6,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type { Caller, SimulatorService } from "../Simulator.js"
+import type { Caller, SimulatorService } from "./service.js"
 import { invalid, NotFound, rule, type SimulatorError } from "../SimulatorError.js"
 import * as Delivery from "./delivery.js"
 import { terminalOf } from "./lookups.js"

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Admin } from "../Simulator.js"
+import type { Admin } from "./service.js"
 import { invalid } from "../SimulatorError.js"
 import type { Fault } from "./model.js"
 import type { Shared } from "./shared.js"

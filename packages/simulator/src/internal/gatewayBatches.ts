@@ -3,7 +3,7 @@
  * detail of any of its batches, open or closed.
  */
 import * as Effect from "effect/Effect"
-import type { Caller, SimulatorService } from "../Simulator.js"
+import type { Caller, SimulatorService } from "./service.js"
 import { invalid, rule } from "../SimulatorError.js"
 import * as Gateway from "./gateway.js"
 import type { Terminal, Txn } from "./model.js"

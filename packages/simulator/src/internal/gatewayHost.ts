@@ -4,7 +4,7 @@
  * capture (merchant keys only). Amounts are decimal strings in major units.
  */
 import * as Effect from "effect/Effect"
-import type { Caller, Json, SimulatorService } from "../Simulator.js"
+import type { Caller, Json, SimulatorService } from "./service.js"
 import { Forbidden, invalid, InvalidGuid, rule, type ValidationFailed } from "../SimulatorError.js"
 import * as Gateway from "./gateway.js"
 import { isGuid } from "./ids.js"

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Caller, Json, SimulatorService } from "../Simulator.js"
+import type { Caller, Json, SimulatorService } from "./service.js"
 import { invalid, rule } from "../SimulatorError.js"
 import * as Gateway from "./gateway.js"
 import { txnFor, virtualTerminal } from "./lookups.js"

@@ -6,7 +6,7 @@
  * declined transaction, as the gateway does.
  */
 import * as Either from "effect/Either"
-import type { Json } from "../Simulator.js"
+import type { Json } from "./service.js"
 import type { BusinessRule } from "../SimulatorError.js"
 import * as Gateway from "./gateway.js"
 import type { Card, Merchant, Store, Terminal, Txn } from "./model.js"

@@ -3,7 +3,7 @@
  * its virtual terminal. Another merchant's record is not found, as if it did not exist.
  */
 import * as Effect from "effect/Effect"
-import type { Caller } from "../Simulator.js"
+import type { Caller } from "./service.js"
 import { rule } from "../SimulatorError.js"
 import * as Gateway from "./gateway.js"
 import type { Terminal } from "./model.js"

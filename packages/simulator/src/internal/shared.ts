@@ -11,7 +11,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import * as SimClock from "../SimClock.js"
-import type { Options } from "../Simulator.js"
+import type { Options } from "./service.js"
 import { defaultTimings, Store } from "./model.js"
 
 const settledSignal = (): Deferred.Deferred<void> => {

@@ -6,7 +6,7 @@
  * 90 s" reliably means "never charged".
  */
 import * as Effect from "effect/Effect"
-import type { Caller, Json, SimulatorService } from "../Simulator.js"
+import type { Caller, Json, SimulatorService } from "./service.js"
 import { NotFound } from "../SimulatorError.js"
 import * as Results from "./results.js"
 import type { Shared } from "./shared.js"

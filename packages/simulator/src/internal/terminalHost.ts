@@ -8,7 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
-import type { Accepted, Caller, Device, Json, SimulatorService } from "../Simulator.js"
+import type { Accepted, Caller, Device, Json, SimulatorService } from "./service.js"
 import {
   CancelNotAllowed,
   DeviceBusy,

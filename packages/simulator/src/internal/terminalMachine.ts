@@ -7,7 +7,7 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type { Json } from "../Simulator.js"
+import type { Json } from "./service.js"
 import * as Triggers from "../Triggers.js"
 import * as Gateway from "./gateway.js"
 import * as HostAnswer from "./hostAnswer.js"
