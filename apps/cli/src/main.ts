@@ -1,5 +1,5 @@
 /**
- * `tillflow`: the command line (`npm run tillflow -- <command>`). Commands and exit codes:
+ * `tillflow`: the command line (`npx tillflow <command>`, `bin/tillflow.mjs`). Commands and exit codes:
  * `tillflow --help`, `Output` and docs/operations.md. Logs go to stderr, warnings and up,
  * so `--json` output on stdout stays one clean document.
  */
