@@ -3,7 +3,7 @@
  * test file's own (`TILLFLOW_CLI_BUILD_DIR`, so it never races the repository's bundle),
  * output piped (so not a terminal), without settings that would point it elsewhere.
  */
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -18,18 +18,34 @@ export const testBuildDir = (): string => {
   return Fs.mkdtempSync(Path.join(parent, "test-"))
 }
 
-/** Runs `apps/cli/bin/tillflow.mjs` to its end. */
-export const run = (buildDir: string, args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
+/**
+ * Runs `apps/cli/bin/tillflow.mjs` to its end. Asynchronously: a first run builds the bundle,
+ * which on a loaded host takes long enough that a blocked test worker misses vitest's calls.
+ */
+export const run = (
+  buildDir: string,
+  args: ReadonlyArray<string>,
+  extra: Record<string, string> = {}
+): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> => {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(env)) {
     if (key.startsWith("TILLFLOW_") || key === "NO_COLOR" || key === "FORCE_COLOR") delete env[key]
   }
-  return spawnSync(process.execPath, ["apps/cli/bin/tillflow.mjs", ...args], {
+  const child = spawn(process.execPath, ["apps/cli/bin/tillflow.mjs", ...args], {
     cwd: root,
     env: { ...env, TILLFLOW_CLI_BUILD_DIR: buildDir, ...extra },
-    encoding: "utf8",
-    timeout: 120_000
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 180_000
   })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })))
 }
 
 /** The help's usage lines (`$ …`). */
