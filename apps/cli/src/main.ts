@@ -1,26 +1,41 @@
 /**
- * `tillflow`: the command line (`npm run tillflow -- <command>`). Commands and exit codes:
+ * `tillflow`: the command line (`npx tillflow <command>`, `bin/tillflow.mjs`). Commands and exit codes:
  * `tillflow --help`, `Output` and docs/operations.md. Logs go to stderr, warnings and up,
  * so `--json` output on stdout stays one clean document.
  */
 import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { NodeRuntime } from "@effect/platform-node"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import { configLayer, tillflow } from "./Commands.js"
 import * as Handler from "./Handler.js"
+import * as Help from "./Help.js"
 
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
   process.stderr.write(`tillflow ${logLevel.label.toLowerCase()}: ${text}\n`)
 })
 
-const cli = Command.run(tillflow, { name: "tillflow", version: "0.0.0" })
+const app = { name: "tillflow", version: "0.0.0" }
+const cli = Command.run(tillflow, app)
 
-const program = cli(process.argv).pipe(
+// Help is printed by `Help` (100 columns, `tillflow …` usage, no colour outside a terminal);
+// everything else, a request that is not help after all included, by `Command.run`.
+const args = process.argv.slice(2)
+const help = Help.isRequested(args)
+  ? Help.render(tillflow, app, args, Help.colourFor(process.stdout, process.env)).pipe(
+      Effect.orElseSucceed(() => Option.none<string>())
+    )
+  : Effect.succeed(Option.none<string>())
+
+const program = Effect.flatMap(help, (text) =>
+  Option.match(text, { onNone: () => cli(process.argv), onSome: (text) => Console.log(text) })
+).pipe(
   Effect.provide(
     Layer.mergeAll(
       NodeContext.layer,

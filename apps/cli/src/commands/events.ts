@@ -9,7 +9,7 @@ import * as Ref from "effect/Ref"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common } from "../internal/options.js"
+import { common, withShownDefault } from "../internal/options.js"
 
 const eventLine = (e: Intake.EventView): string =>
   `${e.position.padEnd(14)} ${e.recordedAt}  ${e.streamId}@${e.version}  ${e.type}`
@@ -40,7 +40,7 @@ const tail = Command.make(
     ),
     last: Options.integer("last").pipe(
       Options.withDescription("start with the last N events"),
-      Options.withDefault(20)
+      withShownDefault(20)
     ),
     follow: Options.boolean("follow").pipe(
       Options.withAlias("f"),

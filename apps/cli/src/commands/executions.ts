@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common } from "../internal/options.js"
+import { common, withShownDefault } from "../internal/options.js"
 
 /** One execution as a line of the list. */
 const executionLine = (v: Intake.ExecutionView): string =>
@@ -38,7 +38,7 @@ const list = Command.make(
     serialNumber: Options.text("serial").pipe(Options.optional),
     operation: Options.text("operation").pipe(Options.optional),
     workflow: Options.text("workflow").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(Options.withDefault(20))
+    limit: Options.integer("limit").pipe(withShownDefault(20))
   },
   Handler.make((o) =>
     Backend.provide(

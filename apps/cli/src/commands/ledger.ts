@@ -13,7 +13,7 @@ import * as Fs from "node:fs"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common } from "../internal/options.js"
+import { common, withShownDefault } from "../internal/options.js"
 
 const dimensionsOf = (text: string): Effect.Effect<ReadonlyArray<Ledger.Dimension>, Output.UsageError> => {
   const parts = text
@@ -141,16 +141,16 @@ export const ledger = Command.make(
     ...common,
     by: Options.text("by").pipe(
       Options.withDescription("day, terminal, merchant (comma-separated) or none"),
-      Options.withDefault("day")
+      withShownDefault("day")
     ),
-    format: Options.choice("format", ["table", "csv", "json"]).pipe(Options.withDefault("table")),
+    format: Options.choice("format", ["table", "csv", "json"]).pipe(withShownDefault("table")),
     from: Options.text("from").pipe(
       Options.withDescription("replay from this checkpoint instead of the first event"),
       Options.optional
     ),
     source: Options.choice("source", ["replay", "live"]).pipe(
-      Options.withDescription("replay the log now (default), or read the live projection's latest snapshot"),
-      Options.withDefault("replay")
+      Options.withDescription("replay the log now, or read the live projection's latest snapshot"),
+      withShownDefault("replay")
     ),
     entries: Options.boolean("entries").pipe(
       Options.withDescription("export one line per business fact instead of totals")

@@ -8,14 +8,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
+import { withShownDefault } from "../internal/options.js"
 
 export const simulator = Command.make(
   "simulator",
   {
-    port: Options.integer("port").pipe(Options.withDefault(7070)),
+    port: Options.integer("port").pipe(withShownDefault(7070)),
     seed: Options.integer("seed").pipe(Options.optional),
-    terminals: Options.integer("terminals").pipe(Options.withDefault(3)),
-    host: Options.text("host").pipe(Options.withDefault("127.0.0.1"))
+    terminals: Options.integer("terminals").pipe(withShownDefault(3)),
+    host: Options.text("host").pipe(withShownDefault("127.0.0.1"))
   },
   Handler.make((o) =>
     Layer.launch(

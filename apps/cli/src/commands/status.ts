@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common } from "../internal/options.js"
+import { common, withShownDefault } from "../internal/options.js"
 
 /** One status entry as a line: its type, status, amount, currency, guid and time. */
 const entryLine = (entry: unknown): string => {
@@ -32,7 +32,7 @@ export const status = Command.make(
     reference: Args.text({ name: "transactionReference" }),
     selector: Options.text("selector").pipe(
       Options.withDescription("first, last, all or a position from 1"),
-      Options.withDefault("first")
+      withShownDefault("first")
     )
   },
   Handler.make((o) =>

@@ -24,7 +24,8 @@ import {
   reference,
   run,
   serial,
-  terminalType
+  terminalType,
+  withShownDefault
 } from "../internal/options.js"
 
 export const sale = Command.make(
@@ -146,7 +147,7 @@ export const cardPan = utility(
 
 export const stop = Command.make(
   "stop",
-  { ...common, serial, terminalType, key, wait: Options.integer("wait").pipe(Options.withDefault(60)) },
+  { ...common, serial, terminalType, key, wait: Options.integer("wait").pipe(withShownDefault(60)) },
   Handler.make((o) =>
     Backend.provide(
       o,

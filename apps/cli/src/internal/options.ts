@@ -6,6 +6,15 @@
 import * as Options from "@effect/cli/Options"
 import type * as Option from "effect/Option"
 
+/**
+ * `Options.withDefault`, the default also said in the help: @effect/cli shows a default only
+ * when it is an `Option`, so `--currency` would fall back to EUR without saying so.
+ */
+export const withShownDefault =
+  <const B extends string | number>(fallback: B) =>
+  <A>(self: Options.Options<A>): Options.Options<A | B> =>
+    self.pipe(Options.withDescription(`Defaults to ${fallback}.`), Options.withDefault(fallback))
+
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document instead of lines"))
 const worker = Options.text("worker").pipe(
   Options.withDescription(
@@ -42,7 +51,7 @@ const detach = Options.boolean("detach").pipe(
 )
 const wait = Options.integer("wait").pipe(
   Options.withDescription("longest wait for the outcome, in seconds (then exit 6; the operation goes on)"),
-  Options.withDefault(900)
+  withShownDefault(900)
 )
 export const run = { ...common, serial, terminalType, key, delivery, deadline, detach, wait }
 
@@ -59,7 +68,7 @@ export const amount = Options.text("amount").pipe(
 export const currency = Options.text("currency").pipe(
   Options.withAlias("c"),
   Options.withDescription("ISO 4217 currency code"),
-  Options.withDefault("EUR")
+  withShownDefault("EUR")
 )
 export const originalId = Options.text("original-transaction-id").pipe(
   Options.withDescription("the gateway guid of the original transaction (transactionID of its result)")

@@ -1,0 +1,74 @@
+/**
+ * The `tillflow` executable (`apps/cli/bin/tillflow.mjs`, what `npx tillflow` runs): the
+ * command line bundled like the worker (`scripts/launcher.mjs`, whose rebuild rules the
+ * worker's `Launcher.test.ts` covers), here into a build folder of the file's own; and the
+ * help it prints, read as an operator reads it: in a 100-column terminal, in a pipe, under
+ * `NO_COLOR`, looking for what an option falls back to.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Bin from "./support/Bin.js"
+
+const buildDir = Bin.testBuildDir()
+afterAll(() => Fs.rmSync(buildDir, { recursive: true, force: true }))
+
+const help = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const run = await Bin.run(buildDir, args, env)
+  expect(run.status, run.stderr).toBe(0)
+  return run.stdout
+}
+
+const wider = (text: string) => text.split("\n").filter((line) => line.length > 100)
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[/
+
+describe("the tillflow executable", () => {
+  it("bundles the command line on first use and answers --help with usage lines that start with tillflow", async () => {
+    const text = await help(["--help"])
+    expect(Fs.existsSync(Path.join(buildDir, "main.mjs"))).toBe(true)
+    expect(Fs.existsSync(Path.join(buildDir, "main.mjs.map"))).toBe(true)
+    const meta = JSON.parse(Fs.readFileSync(Path.join(buildDir, "main.meta.json"), "utf8")) as {
+      readonly inputs: Record<string, unknown>
+    }
+    expect(Object.keys(meta.inputs)).toContain("apps/cli/src/main.ts")
+    const usage = Bin.usageLines(text)
+    expect(usage.length).toBeGreaterThan(0)
+    for (const line of usage) expect(line).toMatch(/^\$ tillflow\b/)
+  }, 240_000)
+})
+
+describe("tillflow's help", () => {
+  it("fits 100 columns, at the top and for a command with many options", async () => {
+    expect(wider(await help(["--help"]))).toEqual([])
+    expect(wider(await help(["sale", "--help"]))).toEqual([])
+  }, 240_000)
+
+  it("names the whole command in its usage lines: tillflow sale, tillflow executions list", async () => {
+    const sale = Bin.usageLines(await help(["sale", "--help"]))
+    expect(sale.length).toBeGreaterThan(0)
+    for (const line of sale) expect(line).toMatch(/^\$ tillflow sale\b/)
+    expect(Bin.usageLines(await help(["executions", "list", "--help"]))[0]).toMatch(
+      /^\$ tillflow executions list\b/
+    )
+  }, 240_000)
+
+  it("prints no colour escapes into a pipe, nor under NO_COLOR", async () => {
+    expect(await help(["sale", "--help"])).not.toMatch(ansi)
+    expect(await help(["--help"], { NO_COLOR: "1" })).not.toMatch(ansi)
+  }, 240_000)
+
+  it("shows the defaults: EUR for --currency, 900 s for --wait", async () => {
+    const text = await help(["sale", "--help"])
+    // An option's entry: its heading line under OPTIONS, and the indented lines below it.
+    const section = (option: string) => {
+      const lines = text.slice(text.indexOf("OPTIONS")).split("\n")
+      const start = lines.findIndex((line) => /^\S/.test(line) && line.includes(option))
+      expect(start, `${option} in:\n${text}`).toBeGreaterThanOrEqual(0)
+      const end = lines.findIndex((line, i) => i > start && /^\S/.test(line))
+      return lines.slice(start, end < 0 ? undefined : end).join("\n")
+    }
+    expect(section("--currency")).toMatch(/default[^\n]*EUR/i)
+    expect(section("--wait")).toMatch(/default[^\n]*900/i)
+  }, 240_000)
+})
