@@ -2,6 +2,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import { ExecutionQueue } from "@tillflow/engine"
 import { Intake } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -26,15 +27,7 @@ const list = Command.make(
   "list",
   {
     ...common,
-    status: Options.choice("status", [
-      "pending",
-      "running",
-      "suspended",
-      "succeeded",
-      "failed",
-      "interrupted",
-      "stuck"
-    ]).pipe(Options.optional),
+    status: Options.choice("status", ExecutionQueue.ExecutionStatus.literals).pipe(Options.optional),
     serialNumber: Options.text("serial").pipe(Options.optional),
     operation: Options.text("operation").pipe(Options.optional),
     workflow: Options.text("workflow").pipe(Options.optional),

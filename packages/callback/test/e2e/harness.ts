@@ -32,6 +32,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
 import { createServer } from "node:http"
+import { adminClient } from "@tillflow/simulator/testing"
 
 /** Step timings of the simulated terminals (ms of simulated time). */
 export const quick = {
@@ -59,20 +60,6 @@ export interface E2E {
 }
 
 export class Harness extends Context.Tag("test/E2E")<Harness, E2E>() {}
-
-const adminOf =
-  (adminUrl: string) =>
-  (method: string, path: string, body?: unknown): Effect.Effect<unknown> =>
-    Effect.promise(async () => {
-      const response = await fetch(`${adminUrl}${path}`, {
-        method,
-        headers: { "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const text = await response.text()
-      if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`)
-      return text === "" ? undefined : (JSON.parse(text) as unknown)
-    })
 
 /** Options of the harness. */
 export interface Options {
@@ -131,7 +118,7 @@ export const layer = (options: Options = {}) => {
       const port = server.address._tag === "TcpAddress" ? server.address.port : 0
       const first = info.terminals[0]
       if (first === undefined) return yield* Effect.dieMessage("the simulator has no terminal")
-      const admin = adminOf(info.adminUrl)
+      const admin = adminClient(info.adminUrl)
       const terminal = {
         serialNumber: Identifiers.SerialNumber.make(first.serial_number),
         terminalType: Identifiers.TerminalType.make(first.terminal_type)
