@@ -148,7 +148,9 @@ export const authorize = (
 ): Txn => {
   const preAuth = preAuthLike.has(input.operation)
   const schemeRefuses =
-    preAuth && input.card !== undefined && !CaptureRules.ruleFor(input.card.scheme, merchant.mcc).allowed
+    preAuth &&
+    input.card !== undefined &&
+    !CaptureRules.allowed(CaptureRules.ruleFor(input.card, merchant.mcc))
   const outcome: Triggers.Outcome = schemeRefuses
     ? {
         _tag: "Declined",
@@ -373,7 +375,7 @@ const openPreAuth = (store: Store, merchant: Merchant, guid: string, now: number
     return Either.left(rule("PREAUTH_NOT_OPEN", "The pre-authorization is no longer open", "1031"))
   if (original.captured !== undefined)
     return Either.left(rule("ALREADY_CAPTURED", "The pre-authorization has already been captured", "1032"))
-  const capture = CaptureRules.ruleFor(original.card?.scheme ?? "", merchant.mcc)
+  const capture = CaptureRules.ruleFor(original.card, merchant.mcc)
   if (!CaptureRules.withinWindow(capture, original.createdAt, now))
     return Either.left(
       rule("PREAUTH_EXPIRED", "The authorization timeframe of the pre-authorization has passed", "1033")
@@ -442,10 +444,10 @@ export const capture = (
 ): Outcome<{ readonly original: Txn; readonly txn: Txn }> =>
   Either.flatMap(openPreAuth(store, input.merchant, input.originalGuid, input.now), (original) => {
     const total = input.amount + input.tip
-    const capture = CaptureRules.ruleFor(original.card?.scheme ?? "", input.merchant.mcc)
+    const capture = CaptureRules.ruleFor(original.card, input.merchant.mcc)
     if (total <= 0n)
       return Either.left(rule("INVALID_AMOUNT", "The captured amount must be positive", "1035"))
-    if (total > CaptureRules.maxCapture(capture, original.hold, original.exponent))
+    if (total > CaptureRules.maxCapture(capture, original.hold, original.currency))
       return Either.left(
         rule(
           "CAPTURE_ABOVE_TOLERANCE",
