@@ -14,6 +14,10 @@
  * - Device commands and tip adjustment are handled raw (`handleRaw`): the contract's
  *   command schemas refuse out-of-range values, but the service answers those 400 (not
  *   422), and a tip adjustment answers every rejection 400.
+ * - A transaction request is handled raw too and checked by the simulator's own rules
+ *   (`internal/validate.ts`): the contract's `TransactionRequest` is tillflow's strict
+ *   client schema, and the service accepts what it refuses (a `moToPreAuthorization`
+ *   without `transactionReference`, a credential with `externalId` and mid/tid/mcc).
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -32,7 +36,6 @@ import {
   RemoteError,
   Reversal,
   TipAdjustment,
-  TransactionRequest,
   TransactionResult,
   Accepted as AcceptedSchema
 } from "@tillflow/core"
@@ -103,8 +106,6 @@ export const ApiKeyAuthLive: Layer.Layer<RemoteApi.ApiKeyAuth, never, Simulator.
   )
 )
 
-const encodeRequest = Schema.encode(TransactionRequest.TransactionRequest)
-
 /** Reads the raw JSON body of a request handled raw (null when absent). */
 const rawBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.json.pipe(Effect.orElseSucceed(() => null))
@@ -141,11 +142,10 @@ export const MainHandlers = HttpApiBuilder.group(MainApi, "terminal", (handlers)
       .handle("listDevicesLegacy", () =>
         withCaller((caller) => sim.devices(caller)).pipe(Effect.flatMap(checked(Device.DeviceList)))
       )
-      .handle("sendTransaction", ({ payload }) =>
+      .handleRaw("sendTransaction", ({ request }) =>
         withCaller((caller) =>
-          Effect.flatMap(encodeRequest(payload).pipe(Effect.orDie), (body) =>
-            sim.postTransaction(caller, body)
-          )
+          // An unreadable (empty) body dies as the decoding routes do: the server answers it 400.
+          Effect.flatMap(Effect.orDie(request.json), (body) => sim.postTransaction(caller, body))
         ).pipe(Effect.flatMap(checked(AcceptedSchema.Accepted, 202)))
       )
       .handle("transactionResult", ({ path }) =>
