@@ -112,7 +112,7 @@ const batchDetail = (shared: Shared) =>
       batchDetailGuid: shared.store.ids.uuidV4(),
       ...(b.customerReference === undefined ? {} : { customerReference: b.customerReference }),
       details: txns.map((t) => ({
-        transactionType: t.type,
+        transactionType: Results.wireType(t.type),
         retrievalReferenceNumber: t.rrn,
         amount: formatMajor(t.approved + t.tipAmount, t.exponent),
         batchDetailElementGuid: t.guid

@@ -52,7 +52,7 @@ export const stepsOf = (operation: Validate.Operation): ReadonlyArray<Step> => {
   }
 }
 
-/** The transaction type an operation's result carries. */
+/** The gateway's transaction kind of an operation (`Results.wireType` gives the spec's value). */
 export const typeOf: Record<Validate.Operation, string> = {
   sale: "SALE",
   saleAndTokenizeCard: "SALE",
@@ -67,7 +67,7 @@ export const typeOf: Record<Validate.Operation, string> = {
   moToSale: "MOTO_SALE",
   moToRefund: "MOTO_REFUND",
   moToReversal: "MOTO_REVERSAL",
-  moToPreAuthorization: "PRE_AUTHORIZATION",
+  moToPreAuthorization: "MOTO_PRE_AUTHORIZATION",
   preAuthorization: "PRE_AUTHORIZATION",
   preAuthorizationIncrease: "PRE_AUTHORIZATION_INCREASE",
   preAuthorizationCapture: "PRE_AUTHORIZATION_CAPTURE",

@@ -4,6 +4,7 @@
  * endpoints. Amounts on terminal results are integers in minor units; amounts of the
  * terminal-less endpoints are decimal strings in major units.
  */
+import { Enumerations } from "@tillflow/core"
 import { formatMajor } from "./money.js"
 import type { Card, Merchant, Store, Terminal, Txn } from "./model.js"
 
@@ -137,7 +138,7 @@ export const terminalResult = (input: ResultInput): Record<string, unknown> => {
     transactionReference: input.reference ?? "",
     tsi: "",
     tvr: "",
-    type: input.type,
+    type: wireType(input.type),
     verificationMethod: "UNDEFINED",
     ...cardFields(input.card, input.operation.startsWith("moTo") ? "CNP" : "ICC")
   }
@@ -155,10 +156,34 @@ export const terminalResult = (input: ResultInput): Record<string, unknown> => {
   return { ...base, ...input.extra }
 }
 
+/**
+ * The spec's TransactionType for a transaction kind. The gateway keeps its own kinds for
+ * pre-authorizations (it tells a capture from an increase by them); the spec's enumeration
+ * has none, so a result says SALE for a pre-authorization, its increase and its capture,
+ * VOID_SALE for its reversal and MOTO_SALE for a MOTO pre-authorization (the simulator's
+ * choice: the spec does not say which value the service uses).
+ */
+const specTypes: ReadonlySet<string> = new Set(Enumerations.TransactionType.literals)
+
+export const wireType = (kind: string): Enumerations.TransactionType => {
+  switch (kind) {
+    case "PRE_AUTHORIZATION":
+    case "PRE_AUTHORIZATION_INCREASE":
+    case "PRE_AUTHORIZATION_CAPTURE":
+      return "SALE"
+    case "PRE_AUTHORIZATION_REVERSAL":
+      return "VOID_SALE"
+    case "MOTO_PRE_AUTHORIZATION":
+      return "MOTO_SALE"
+    default:
+      return specTypes.has(kind) ? (kind as Enumerations.TransactionType) : "UNDEFINED"
+  }
+}
+
 /** A row of the status endpoint for a transaction, as of now. */
 export const statusRow = (txn: Txn): Record<string, unknown> => ({
   finStatus: txn.finStatus,
-  type: txn.type,
+  type: wireType(txn.type),
   transactionReference: txn.reference ?? "",
   efttransactionID: txn.guid,
   transactionID: txn.guid,
@@ -191,7 +216,7 @@ export const inProgressRow = (input: {
   readonly currency: string | undefined
 }): Record<string, unknown> => ({
   finStatus: "IN_PROGRESS",
-  type: input.type,
+  type: wireType(input.type),
   transactionReference: input.reference,
   efttransactionID: input.guid,
   transactionID: input.guid,
