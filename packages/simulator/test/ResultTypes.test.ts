@@ -1,23 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Enumerations } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import { reference, withSimulator } from "./support.js"
 
-/** The spec's TransactionType enumeration (2.4): a result's `type` is one of these. */
-const specTypes = [
-  "UNDEFINED",
-  "SALE",
-  "VOID_SALE",
-  "REFUND",
-  "VOID_REFUND",
-  "CANCEL_SALE",
-  "CANCEL_REFUND",
-  "TOKENIZE_CARD",
-  "CARD_PAN",
-  "CANCEL_TRX",
-  "MOTO_SALE",
-  "MOTO_REFUND",
-  "MOTO_REVERSAL"
-]
+/** The spec's TransactionType enumeration (2.4), as the contract writes it. */
+const specTypes: ReadonlyArray<string> = Enumerations.TransactionType.literals
 
 describe("result types are the spec's", () => {
   it.live("pre-authorization results and status rows carry only the spec's TransactionType values", () =>
