@@ -57,7 +57,9 @@ describe("the worker's logs under tillflow worker", () => {
           Effect.sync(() => Fs.rmSync(folder, { recursive: true, force: true }))
         )
         const port = yield* freePort
-        const callbacks = `http://127.0.0.1:${port}/callbacks`
+        // The receiver on this worker, by another name than the loopback address the banner
+        // would name without the setting.
+        const callbacks = `http://localhost:${port}/callbacks`
         const env = Processes.cleanEnv({
           TILLFLOW_DATA_DIR: Path.join(folder, "data"),
           TILLFLOW_INTAKE_PORT: String(port),
