@@ -231,9 +231,10 @@ const errorTag = (response: HttpServerResponse.HttpServerResponse): string | und
 }
 
 /**
- * One log line per request, `POST /v1/operations 400 HttpApiDecodeError`: at INFO up to
- * 4xx, whose answer says all there is (the platform's logger puts the error's cause and
- * stack trace into each refused request's line); at ERROR with the cause for 5xx.
+ * One log line per request, `POST /v1/operations 400 InvalidRequest`: at INFO up to 4xx,
+ * whose answer says all there is, with no cause or stack trace; at ERROR with the cause for
+ * 5xx. (The platform's logger says "Sent HTTP response" for an error answer the API
+ * encoded, and logs the whole cause, stack included, for a failure that reaches it.)
  */
 export const requestLogger = HttpMiddleware.make((app) =>
   Effect.gen(function* () {
