@@ -54,12 +54,13 @@ describe("the worker as a process", () => {
           TILLFLOW_WORKER_BUILD_DIR: buildDir
         })
         const running = yield* Processes.start(worker, [], env)
-        const [, intake] = yield* running.waitFor(/ {2}intake {6}(http:\/\/\S+)/, 180_000)
-        const [, token] = yield* running.waitFor(/ {2}token {7}(\S+)/, 5_000)
-        const [, simulator] = yield* running.waitFor(/ {2}simulator {3}(http:\/\/\S+)/, 5_000)
-        const [, serial] = yield* running.waitFor(/ {2}terminals {3}(\S+) /, 5_000)
-        expect(running.stdout()).toContain("BUILT-IN SIMULATOR")
-        expect(running.stdout()).toContain("no fsync")
+        // The banner on stderr; stdout holds the JSON log lines.
+        const [, intake] = yield* running.waitFor(/ {2}intake {6}(http:\/\/\S+)/, 180_000, "stderr")
+        const [, token] = yield* running.waitFor(/ {2}token {7}(\S+)/, 5_000, "stderr")
+        const [, simulator] = yield* running.waitFor(/ {2}simulator {3}(http:\/\/\S+)/, 5_000, "stderr")
+        const [, serial] = yield* running.waitFor(/ {2}terminals {3}(\S+) /, 5_000, "stderr")
+        expect(running.stderr()).toContain("BUILT-IN SIMULATOR")
+        expect(running.stderr()).toContain("no fsync")
         const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" }
 
         // Health answers anyone; nothing else does without the token.

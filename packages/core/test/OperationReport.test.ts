@@ -12,6 +12,8 @@ import { EngineEvent, EventStore, MemoryEventStore } from "@tillflow/engine"
 import type { EventRegistry } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -266,6 +268,54 @@ describe("LogMetrics", () => {
         const late = yield* LogMetrics.makeObserver({ since: Date.now() + 60_000 })
         yield* Effect.forEach(page.events, late.observe, { discard: true })
         expect((yield* Metric.value(outcomes)).count - before.outcomes).toBe(1)
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
+})
+
+describe("LogMetrics' outcome lines", () => {
+  it.effect(
+    "logs one INFO line per ending, a tokenizing sale's token event included in its one line, with the amount in major units and no card data",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
+        const capture = Logger.make(({ annotations, logLevel, message }) => {
+          logged.push({
+            level: logLevel.label,
+            message: Array.isArray(message) ? message.join(" ") : message,
+            annotations: Object.fromEntries(HashMap.toEntries(annotations))
+          })
+        })
+        const tokenized = facts({ operation: "saleAndTokenizeCard", cardToken: "tok_4761730000000010" })
+        yield* appendPayment([
+          PaymentEvents.OperationRequested.make({ ...requested.data, operation: "saleAndTokenizeCard" }),
+          recorded,
+          ...PaymentEvents.outcomeEventsOf(new OperationOutcome.Approved({ facts: tokenized }), at + 100)
+        ])
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100 })
+        const observer = yield* LogMetrics.makeObserver({ since: 0 })
+        yield* Effect.forEach(page.events, observer.observe, { discard: true }).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, capture))
+        )
+        expect(page.events.map((e) => e.type)).toContain(PaymentEvents.CardTokenized.type)
+        expect(logged).toEqual([
+          {
+            level: "INFO",
+            message: "saleAndTokenizeCard approved",
+            annotations: {
+              executionId,
+              operation: "saleAndTokenizeCard",
+              terminal: "T1",
+              amount: "10.50",
+              currency: "EUR",
+              outcome: "approved",
+              event: PaymentEvents.PaymentAuthorised.type,
+              stream: PaymentEvents.paymentStream(executionId)
+            }
+          }
+        ])
+        expect(JSON.stringify(logged)).not.toContain("tok_")
+        expect(JSON.stringify(logged)).not.toContain("0010")
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })

@@ -19,6 +19,7 @@ import { CallbackRegistration } from "@tillflow/core"
 import { DurableEngine, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as OpenApi from "@effect/platform/OpenApi"
@@ -214,9 +215,51 @@ export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
   )
 
 /**
+ * The `_tag` of an error answer (`InvalidRequest`, `Unauthorized` …): the API's builder
+ * encodes a handler's error into a JSON body, so the response holds it, not the exit.
+ */
+const errorTag = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return undefined
+  try {
+    const body: unknown = JSON.parse(new TextDecoder().decode(response.body.body))
+    return typeof body === "object" && body !== null && "_tag" in body && typeof body._tag === "string"
+      ? body._tag
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One log line per request, `POST /v1/operations 400 InvalidRequest`: at INFO up to 4xx,
+ * whose answer says all there is, with no cause or stack trace; at ERROR with the cause for
+ * 5xx. (The platform's logger says "Sent HTTP response" for an error answer the API
+ * encoded, and logs the whole cause, stack included, for a failure that reaches it.)
+ */
+export const requestLogger = HttpMiddleware.make((app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const exit = yield* Effect.exit(app)
+    if (yield* FiberRef.get(HttpMiddleware.loggerDisabled)) return yield* exit
+    const path = request.url.split("?")[0] ?? request.url
+    const [response, cause] =
+      exit._tag === "Success"
+        ? [exit.value, Option.none<Cause.Cause<unknown>>()]
+        : HttpServerError.causeResponseStripped(exit.cause)
+    const tag = errorTag(response)
+    const message = `${request.method} ${path} ${response.status}${tag === undefined ? "" : ` ${tag}`}`
+    const annotations = { "http.method": request.method, "http.url": path, "http.status": response.status }
+    yield* (
+      response.status >= 500 ? Effect.logError(message, ...Option.toArray(cause)) : Effect.logInfo(message)
+    ).pipe(Effect.annotateLogs(annotations))
+    return yield* exit
+  })
+)
+
+/**
  * Serves the intake API and the callback receiver on the `HttpServer` in context. Request
- * logs go through Effect's logger (JSON in the worker); `guard` answers bad bodies and
- * unknown routes.
+ * logs go through Effect's logger (JSON in the worker, {@link requestLogger}); `guard`
+ * answers bad bodies and unknown routes.
  */
 export const serve = (
   token: Redacted.Redacted<string>
@@ -225,7 +268,7 @@ export const serve = (
   never,
   HttpServer.HttpServer | Intake.Intake | DurableEngine.DurableEngine | CallbackReceiver.CallbackReceiver
 > =>
-  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+  HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),

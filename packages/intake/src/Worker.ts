@@ -7,11 +7,13 @@
  * and gives back the rest; the ledger takes a last snapshot; the store closes.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { CallbackRegistration, LedgerProjection, LogMetrics } from "@tillflow/core"
+import { CallbackRegistration, LedgerProjection, LogMetrics, ProtocolSettings } from "@tillflow/core"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -149,8 +151,8 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
               ...(generated ? { token: Redacted.value(token) } : {})
             }).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
           }
-          const settings =
-            config.cloud._tag === "Simulator" ? Option.some(`${intakeUrl}/callbacks`) : Option.none()
+          const { callbackBaseUrl } = yield* ProtocolSettings.ProtocolSettings
+          // The banner on stderr: stdout holds the JSON log lines alone.
           for (const line of banner({
             intakeUrl,
             token: generated ? Option.some(Redacted.value(token)) : Option.none(),
@@ -158,9 +160,9 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
             cloud: cloudInfo,
             workerId,
             concurrency: config.worker.concurrency,
-            callbackBase: settings
+            callbackBase: callbackBaseUrl
           })) {
-            yield* Console.log(line)
+            yield* Console.error(line)
           }
           if (cloudInfo.kind === "simulator") {
             yield* Effect.logWarning(
@@ -179,6 +181,8 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       const running = Layer.mergeAll(engineWorker, projection)
       const http = IntakeHttp.serve(token)
       return announce.pipe(
+        // The same settings as the workflows' (one layer, built once): the address they use.
+        Layer.provide(settings),
         Layer.provide(http),
         Layer.provide(running),
         Layer.provideMerge(services),
@@ -190,9 +194,21 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
     })
   )
 
-/** The logger of a worker: JSON lines (or pretty), at the configured level. */
+/**
+ * The logger of a worker: JSON lines on stdout (or pretty), at the configured level, and
+ * no other. It replaces every logger in place, not only Effect's default one, so a host
+ * that installed its own (the command line's, for `tillflow worker`) does not print each
+ * record a second time.
+ */
 export const loggerLayer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never> =>
   Layer.merge(
-    config.logFormat === "json" ? Logger.json : Logger.pretty,
+    Layer.locallyScoped(
+      FiberRef.currentLoggers,
+      HashSet.make(
+        config.logFormat === "json" ? Logger.withConsoleLog(Logger.jsonLogger) : Logger.prettyLoggerDefault,
+        // Log records still become span events.
+        Logger.tracerLogger
+      )
+    ),
     Logger.minimumLogLevel(config.logLevel)
   )

@@ -29,8 +29,12 @@ export interface Running {
   readonly child: ChildProcess
   readonly stdout: () => string
   readonly stderr: () => string
-  /** Resolves with the first match of `pattern` in stdout (fails if the process exits first). */
-  readonly waitFor: (pattern: RegExp, timeoutMs: number) => Effect.Effect<RegExpMatchArray, Error>
+  /** Resolves with the first match of `pattern` in stdout, or stderr (fails if the process exits first). */
+  readonly waitFor: (
+    pattern: RegExp,
+    timeoutMs: number,
+    stream?: "stdout" | "stderr"
+  ) => Effect.Effect<RegExpMatchArray, Error>
   /** Sends SIGTERM and waits for the exit code. */
   readonly terminate: (timeoutMs: number) => Effect.Effect<number | null, Error>
 }
@@ -75,10 +79,11 @@ export const start = (
         child,
         stdout: () => out,
         stderr: () => err,
-        waitFor: (pattern, timeoutMs) =>
+        waitFor: (pattern, timeoutMs, stream = "stdout") =>
           Effect.async<RegExpMatchArray, Error>((resume) => {
+            const text = () => (stream === "stdout" ? out : err)
             const check = () => {
-              const match = out.match(pattern)
+              const match = text().match(pattern)
               if (match !== null) {
                 clearInterval(timer)
                 resume(Effect.succeed(match))
@@ -87,7 +92,7 @@ export const start = (
             const timer = setInterval(check, 100)
             void exited.then((code) => {
               clearInterval(timer)
-              const match = out.match(pattern)
+              const match = text().match(pattern)
               resume(
                 match !== null
                   ? Effect.succeed(match)

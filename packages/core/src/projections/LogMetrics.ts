@@ -11,6 +11,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Money from "../model/Money.js"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
@@ -69,6 +72,69 @@ const field = (data: EventStore.Json, key: string): EventStore.Json | undefined 
 const text = (value: EventStore.Json | undefined): string | undefined =>
   typeof value === "string" ? value : undefined
 
+/** How each ending reads in the outcome's log line. */
+const verdicts: Readonly<Record<string, string>> = {
+  [PaymentEvents.PaymentAuthorised.type]: "approved",
+  [PaymentEvents.PaymentPartiallyApproved.type]: "partially approved",
+  [PaymentEvents.PaymentDeclined.type]: "declined",
+  [PaymentEvents.PaymentCancelled.type]: "cancelled",
+  [PaymentEvents.PaymentFailed.type]: "failed",
+  [PaymentEvents.ReceiptPrinted.type]: "done",
+  [PaymentEvents.CardTokenized.type]: "done",
+  [PaymentEvents.DevicePinged.type]: "done",
+  [PaymentEvents.CardPanRead.type]: "done",
+  [PaymentEvents.PaymentNotCharged.type]: "not charged",
+  [PaymentEvents.OperationRejected.type]: "rejected",
+  [PaymentEvents.TerminalUnavailable.type]: "terminal unavailable",
+  [PaymentEvents.OutcomeUnresolved.type]: "unresolved"
+}
+
+interface Requested {
+  readonly executionId: string | undefined
+  readonly operation: string
+  readonly terminal: string | undefined
+  readonly amount: Money.Money | undefined
+  readonly at: number | undefined
+}
+
+const requestedOf = (data: EventStore.Json): Requested => ({
+  executionId: text(field(data, "executionId")),
+  operation: text(field(data, "operation")) ?? "unknown",
+  terminal: text(field(data, "serialNumber")),
+  amount: Option.getOrUndefined(decodeAmount(field(data, "amount"))),
+  at: ((at) => (typeof at === "number" ? at : undefined))(field(data, "requestedAt"))
+})
+
+const decodeAmount = Schema.decodeUnknownOption(Money.FromMinorUnitsFields)
+
+/**
+ * The one INFO line of an operation's end: execution, operation, terminal, requested amount
+ * (major units, as a string) and outcome. Never the facts themselves: they hold the masked
+ * card number and a card token.
+ */
+const logOutcome = (
+  event: EventStore.RecordedEvent,
+  operation: string,
+  origin: Requested | undefined
+): Effect.Effect<void> => {
+  const outcome = verdicts[event.type] ?? event.type
+  const terminal = text(field(field(event.data, "facts") ?? null, "serialNumber")) ?? origin?.terminal
+  const amount = origin?.amount
+  return Effect.logInfo(`${operation} ${outcome}`).pipe(
+    Effect.annotateLogs({
+      ...(origin?.executionId === undefined ? {} : { executionId: origin.executionId }),
+      operation,
+      ...(terminal === undefined ? {} : { terminal }),
+      ...(amount === undefined
+        ? {}
+        : { amount: Money.toMajorUnitsString(amount), currency: amount.currency }),
+      outcome,
+      event: event.type,
+      stream: event.streamId
+    })
+  )
+}
+
 /** Something that observes the log. */
 export interface Observer {
   readonly observe: (event: EventStore.RecordedEvent) => Effect.Effect<void>
@@ -78,17 +144,17 @@ export interface Observer {
  * An observer that counts events recorded at or after `since` (epoch ms): counters count
  * from the observer's start, as Prometheus expects of a process, even when it replays
  * older events. It remembers when each operation was requested to measure its latency.
+ * Each operation that ends (at or after `since`) is also logged in one INFO line: its
+ * execution, operation, terminal, amount and outcome, no card data.
  */
 export const makeObserver = (options: { readonly since: number }): Effect.Effect<Observer> =>
   Effect.sync(() => {
-    const requested = new Map<string, { readonly operation: string; readonly at: number }>()
+    const requested = new Map<string, Requested>()
     const observe = (event: EventStore.RecordedEvent): Effect.Effect<void> =>
       Effect.suspend(() => {
         const data = event.data
         if (event.type === PaymentEvents.OperationRequested.type) {
-          const operation = text(field(data, "operation")) ?? "unknown"
-          const at = field(data, "requestedAt")
-          if (typeof at === "number") requested.set(event.streamId, { operation, at })
+          requested.set(event.streamId, requestedOf(data))
           return Effect.void
         }
         const fresh = event.recordedAt.epochMillis >= options.since
@@ -100,15 +166,22 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
           const operation = text(field(facts ?? null, "operation")) ?? origin?.operation ?? "unknown"
           const at = field(data, "at")
           const tagged = Metric.tagged(Metric.tagged(outcomes, "operation", operation), "outcome", event.type)
-          return Effect.zipRight(
+          const requestedAt = origin?.at
+          return Effect.all([
             Metric.increment(tagged),
-            origin !== undefined && typeof at === "number" && PaymentEvents.outcomeTypes.includes(event.type)
+            requestedAt !== undefined &&
+            typeof at === "number" &&
+            PaymentEvents.outcomeTypes.includes(event.type)
               ? Metric.update(
                   Metric.tagged(latency, "operation", operation),
-                  Math.max(0, at - origin.at) / 1000
+                  Math.max(0, at - requestedAt) / 1000
                 )
-              : Effect.void
-          )
+              : Effect.void,
+            // A tokenizing sale's second outcome event (its token) is no second ending.
+            event.type === PaymentEvents.CardTokenized.type && operation === "saleAndTokenizeCard"
+              ? Effect.void
+              : logOutcome(event, operation, origin)
+          ])
         }
         if (!fresh) return Effect.void
         switch (event.type) {
