@@ -3,8 +3,9 @@
  * `TransactionResult` as JSON and the attempt's token in `AUTH-TOKEN`. It bounds the body
  * (256 KiB, else 413), hands the delivery to `CallbackReceiver`, and answers 200 only once
  * the result is stored (the workflow is resolved after the reply); 401/403 with an empty body for an
- * unknown attempt or a wrong token; 400 for a body that is not a JSON object; 503 when the
- * store cannot take it (the terminal's recovery loop delivers again).
+ * unknown attempt or a wrong token; 400 with a JSON error (`{"_tag":"MalformedBody","message":…}`)
+ * for a body that is not a JSON object or nests deeper than `CallbackReceiver.maxDepth`; 503
+ * when the store cannot take it (the terminal's recovery loop delivers again).
  *
  * Mount `router` into a host application's router (and provide `redactedHeaders` to the
  * host's server), or run `serve` / `layerServer`, which do.
@@ -35,6 +36,15 @@ export const path = "/callbacks/:attemptId"
 
 const empty = (status: number) => HttpServerResponse.empty({ status })
 
+/** A refusal's answer: a 400 says what is wrong with the body; the others say nothing. */
+const refused = (reply: CallbackReceiver.Reply): HttpServerResponse.HttpServerResponse =>
+  reply._tag === "Refused" && reply.status === 400
+    ? HttpServerResponse.unsafeJson(
+        { _tag: reply.reason, message: reply.message ?? "the body is not a JSON object" },
+        { status: 400 }
+      )
+    : empty(reply.status)
+
 /** One delivery to `attemptId` (the path's last segment), with the request in context. */
 const deliver = (attemptId: string) =>
   Effect.gen(function* () {
@@ -43,8 +53,7 @@ const deliver = (attemptId: string) =>
     const remoteAddress = Option.getOrUndefined(request.remoteAddress)
     const declared = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > CallbackReceiver.maxBodyBytes) {
-      const reply = yield* receiver.refuse(attemptId, "TooLarge", remoteAddress)
-      return empty(reply.status)
+      return refused(yield* receiver.refuse(attemptId, "TooLarge", remoteAddress))
     }
     const body = yield* request.text.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(CallbackReceiver.maxBodyBytes)),
@@ -52,8 +61,11 @@ const deliver = (attemptId: string) =>
     )
     if (body._tag === "Left") {
       const tooLarge = String(body.left.cause).includes("maxBytes")
-      const reply = yield* receiver.refuse(attemptId, tooLarge ? "TooLarge" : "MalformedBody", remoteAddress)
-      return empty(reply.status)
+      return refused(
+        yield* tooLarge
+          ? receiver.refuse(attemptId, "TooLarge", remoteAddress)
+          : receiver.refuse(attemptId, "MalformedBody", remoteAddress, "the body could not be read")
+      )
     }
     const token = request.headers[authTokenHeader]
     const reply = yield* receiver.receive({
@@ -62,7 +74,7 @@ const deliver = (attemptId: string) =>
       body: body.right,
       remoteAddress
     })
-    return reply.status === 200 ? HttpServerResponse.unsafeJson({ received: true }) : empty(reply.status)
+    return reply.status === 200 ? HttpServerResponse.unsafeJson({ received: true }) : refused(reply)
   })
 
 const authTokenHeader = RemoteApi.AUTH_TOKEN_HEADER.toLowerCase()

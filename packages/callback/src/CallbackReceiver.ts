@@ -21,8 +21,10 @@
  * of the same result forwards it again.
  *
  * A JSON body that is not a result is stored too (`ResultUndecodable`) and acknowledged:
- * a payment outcome is never dropped. Refusals are recorded as security events, without
- * the token. Nothing here logs a token, a body or a card number.
+ * a payment outcome is never dropped; a body nested deeper than `maxDepth` is refused
+ * before it is parsed. Every refusal is counted in `refusals` by reason; a bounded sample of
+ * them (`refusalSample`) is recorded as security events, without the token. Nothing here
+ * logs a token, a body or a card number.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackRegistration } from "@tillflow/core"
@@ -53,7 +55,7 @@ export interface Delivery {
   readonly remoteAddress?: string | undefined
 }
 
-/** What to answer, and why (for logs and tests; never sent as detail). */
+/** What to answer, and why (for logs and tests; only a 400's `message` is sent, as the JSON error). */
 export type Reply =
   | {
       readonly _tag: "Acknowledged"
@@ -65,6 +67,8 @@ export type Reply =
       readonly _tag: "Refused"
       readonly status: 400 | 401 | 403 | 413
       readonly reason: CallbackRegistration.RefusalReason
+      /** What is wrong with the body (a 400 only): no value from it, nothing about attempts or tokens. */
+      readonly message?: string | undefined
     }
   | { readonly _tag: "Unavailable"; readonly status: 503 }
 
@@ -74,11 +78,12 @@ export interface Service {
   readonly receive: (delivery: Delivery) => Effect.Effect<Reply>
   /** Waits until every result received so far has been forwarded (or given up on). */
   readonly forwarded: Effect.Effect<void>
-  /** Records a refusal decided by the transport (a body too large). */
+  /** Counts (and, within the sample, records) a refusal decided by the transport (a body too large). */
   readonly refuse: (
     attemptId: string,
     reason: CallbackRegistration.RefusalReason,
-    remoteAddress?: string | undefined
+    remoteAddress?: string | undefined,
+    message?: string | undefined
   ) => Effect.Effect<Reply>
 }
 
@@ -87,6 +92,27 @@ export class CallbackReceiver extends Context.Tag("tillflow/CallbackReceiver")<C
 
 /** The largest body accepted (256 KiB): a result is a few KiB, inline receipts included. */
 export const maxBodyBytes = 256 * 1024
+
+/** The deepest nesting of arrays and objects a body may have (32); deeper is refused 400 before it is parsed. */
+export const maxDepth = ResultBody.maxDepth
+
+/**
+ * Every refused delivery, by `reason` (`tillflow_callback_refusals_total`), counted by the
+ * receiving process (the worker's `/metrics` renders it).
+ *
+ * @example
+ * const unknown = yield* Metric.value(Metric.tagged(CallbackReceiver.refusals, "reason", "UnknownAttempt"))
+ */
+export const refusals = Refusal.counter
+
+/**
+ * How many refusals are recorded as `CallbackRefused` events: at most 10 per reason per
+ * hour in each process, the rest only counted. Per reason and not per attempt id, because
+ * an unauthenticated caller picks a new id for each request; a window rather than the
+ * first few for good, so that a later episode leaves a sample too. At most 50 events an
+ * hour per process, whatever is sent.
+ */
+export const refusalSample: Refusal.SampleOptions = { perReason: 10, window: "1 hour" }
 
 /** SHA-256 with `node:crypto`: synchronous, no thread-pool round trip as Web Crypto's digest. */
 export const nodeSha256: HashChain.Sha256 = (text) =>
@@ -136,15 +162,20 @@ export const make = (
       shutdownTimeout: options.shutdownTimeout ?? "10 seconds"
     })
 
+    const refusal = Refusal.make(store, refusalSample)
+
     const refuse = (
       attemptId: string,
       reason: CallbackRegistration.RefusalReason,
-      remoteAddress?: string | undefined
+      remoteAddress?: string | undefined,
+      message?: string | undefined
     ): Effect.Effect<Reply> =>
-      Refusal.record(store, attemptId, reason, remoteAddress).pipe(
-        Effect.as({ _tag: "Refused", status: Refusal.status(reason), reason } satisfies Reply),
-        Effect.catchAllCause(unavailable("could not record a refused callback"))
-      )
+      refusal
+        .record(attemptId, reason, remoteAddress)
+        .pipe(
+          Effect.as({ _tag: "Refused", status: Refusal.status(reason), reason, message } satisfies Reply),
+          Effect.catchAllCause(unavailable("could not record a refused callback"))
+        )
 
     const receive = (delivery: Delivery): Effect.Effect<Reply> =>
       Effect.gen(function* () {
@@ -156,7 +187,7 @@ export const make = (
         const body = yield* ResultBody.read(attemptId, delivery.body, sha256)
         switch (body._tag) {
           case "Malformed":
-            return yield* refuse(attemptId, "MalformedBody", delivery.remoteAddress)
+            return yield* refuse(attemptId, "MalformedBody", delivery.remoteAddress, body.message)
           case "Undecodable": {
             yield* attemptStream.appendOnce(known, body.resultHash, body.event)
             yield* Effect.logError("a delivered result does not decode; stored raw").pipe(

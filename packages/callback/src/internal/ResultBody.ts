@@ -1,5 +1,6 @@
 /**
- * A delivered body read as what the callback receiver records: JSON that is an object,
+ * A delivered body read as what the callback receiver records: JSON that is an object
+ * nested at most `maxDepth` deep (checked on the text, without recursion, before it is parsed),
  * made storable (`ResultRedaction`) and hashed (the hash names it among duplicates), then
  * either a result (`ResultReceived`) or, when it does not decode as one, the raw body as
  * `ResultUndecodable` with where it failed: a payment outcome is never dropped.
@@ -18,7 +19,11 @@ export type Received = typeof CallbackRegistration.ResultReceived.schema.Type
 
 /** What a body is, as the receiver records it. */
 export type ResultBody =
-  | { readonly _tag: "Malformed" }
+  | {
+      readonly _tag: "Malformed"
+      /** What is wrong with it, for the caller (no value from the body). */
+      readonly message: string
+    }
   | {
       readonly _tag: "Undecodable"
       readonly resultHash: string
@@ -27,6 +32,33 @@ export type ResultBody =
       readonly event: EventStore.NewEvent
     }
   | { readonly _tag: "Received"; readonly received: Received; readonly event: EventStore.NewEvent }
+
+/**
+ * The deepest nesting of arrays and objects a body may have. A result is a few levels deep;
+ * the steps after the parse (sanitising, hashing, decoding) walk the value recursively, and
+ * a body of a few hundred KiB can nest 100,000 deep: past the call stack.
+ */
+export const maxDepth = 32
+
+/** Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped). */
+const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return false
+}
+
+const malformed = (message: string) => ({ _tag: "Malformed", message }) as const
 
 const decodeResult = Schema.decodeUnknownEither(TransactionResult.TransactionResult)
 
@@ -41,8 +73,10 @@ const describeIssue = (error: ParseResult.ParseError): string =>
 /** Reads the body delivered for an attempt; received now. */
 export const read = (attemptId: string, body: string, sha256: HashChain.Sha256): Effect.Effect<ResultBody> =>
   Effect.gen(function* () {
+    if (nestsDeeperThan(body, maxDepth)) return malformed(`the body nests deeper than ${maxDepth} levels`)
     const parsed = Either.try(() => JSON.parse(body) as unknown)
-    if (Either.isLeft(parsed) || !isObject(parsed.right)) return { _tag: "Malformed" } as const
+    if (Either.isLeft(parsed)) return malformed("the body is not JSON")
+    if (!isObject(parsed.right)) return malformed("the body is not a JSON object")
     const sanitised = ResultRedaction.sanitise(parsed.right)
     const resultHash = yield* CallbackRegistration.resultHash(sanitised.value, sha256)
     const receivedAt = yield* Clock.currentTimeMillis

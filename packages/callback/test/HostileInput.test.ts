@@ -1,0 +1,90 @@
+import { describe, expect, it } from "@effect/vitest"
+import { CallbackReceiver } from "@tillflow/callback"
+import { CallbackRegistration } from "@tillflow/core"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as TestClock from "effect/TestClock"
+import { layer, post, register, streamOf } from "./support.js"
+
+const attemptId = "6f9619ff-8b86-4d01-b42d-00cf4fc964ff"
+const token = "s3cret-token-value-for-tests-only"
+
+const refusals = (reason: CallbackRegistration.RefusalReason) =>
+  Effect.map(Metric.value(Metric.tagged(CallbackReceiver.refusals, "reason", reason)), (state) => state.count)
+
+describe("CallbackHttp: hostile input", () => {
+  it.effect(
+    "a 100,000-deep body with a valid token gets 400 with a JSON error naming the limit, and nothing is appended for the result",
+    () =>
+      Effect.gen(function* () {
+        yield* register(attemptId, token)
+        const deep = `{"finStatus":"AUTHORISED","x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`
+        const reply = yield* post(attemptId, deep, token)
+        expect(reply.status).toBe(400)
+        expect(JSON.parse(reply.text)).toEqual({
+          _tag: "MalformedBody",
+          message: `the body nests deeper than ${CallbackReceiver.maxDepth} levels`
+        })
+        expect((yield* streamOf(CallbackRegistration.attemptStream(attemptId))).map((e) => e.type)).toEqual([
+          "AttemptRegistered"
+        ])
+      }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect(
+    "210 unauthenticated deliveries are all counted by reason, and only a bounded sample of them is written",
+    () =>
+      Effect.gen(function* () {
+        const before = yield* refusals("UnknownAttempt")
+        for (let i = 0; i < 210; i++) {
+          const id = `6f9619ff-8b86-4d01-b42d-${(0x100000000000 + i).toString(16)}`
+          expect((yield* post(id, "{}", token)).status).toBe(401)
+        }
+        expect((yield* refusals("UnknownAttempt")) - before).toBe(210)
+        const written = yield* streamOf(CallbackRegistration.securityStream)
+        expect(written.length).toBe(CallbackReceiver.refusalSample.perReason)
+        // The next window records a sample of its own.
+        yield* TestClock.adjust(CallbackReceiver.refusalSample.window)
+        expect((yield* post(attemptId, "{}", token)).status).toBe(401)
+        const later = yield* streamOf(CallbackRegistration.securityStream)
+        expect(later.length).toBe(CallbackReceiver.refusalSample.perReason + 1)
+        expect(later.at(-1)?.data).toMatchObject({ attemptId, reason: "UnknownAttempt" })
+        expect((yield* refusals("UnknownAttempt")) - before).toBe(211)
+      }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect(
+    "the depth is counted in arrays and objects only: brackets inside strings do not count, and the deepest body allowed is taken",
+    () =>
+      Effect.gen(function* () {
+        yield* register(attemptId, token)
+        const nest = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`
+        // Escaped backslashes and quotes inside: the string ends where JSON says it does.
+        const receipt = JSON.stringify(`receipt \\ " ${"[{".repeat(1000)}`)
+        const body = `{"finStatus":"AUTHORISED","totalAmount":1050,"currency":"EUR","merchantReceipt":${receipt},"x":${nest(CallbackReceiver.maxDepth - 1)}}`
+        expect((yield* post(attemptId, body, token)).status).toBe(200)
+        const tooDeep = `{"x":${nest(CallbackReceiver.maxDepth)}}`
+        expect((yield* post(attemptId, tooDeep, token)).status).toBe(400)
+        expect((yield* streamOf(CallbackRegistration.attemptStream(attemptId))).map((e) => e.type)).toEqual([
+          "AttemptRegistered",
+          "ResultReceived"
+        ])
+      }).pipe(Effect.provide(layer()))
+  )
+
+  it.effect("a body that is not JSON, or not an object, gets 400 with a JSON error saying which", () =>
+    Effect.gen(function* () {
+      yield* register(attemptId, token)
+      const notJson = yield* post(attemptId, "{not json", token)
+      expect({ status: notJson.status, json: JSON.parse(notJson.text) }).toEqual({
+        status: 400,
+        json: { _tag: "MalformedBody", message: "the body is not JSON" }
+      })
+      const array = yield* post(attemptId, "[1,2]", token)
+      expect({ status: array.status, json: JSON.parse(array.text) }).toEqual({
+        status: 400,
+        json: { _tag: "MalformedBody", message: "the body is not a JSON object" }
+      })
+    }).pipe(Effect.provide(layer()))
+  )
+})
