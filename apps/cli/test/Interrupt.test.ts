@@ -34,17 +34,17 @@ const interrupted = async (signal: "SIGINT" | "SIGTERM") => {
 }
 
 describe("tillflow interrupted while it follows a sale", () => {
-  it("by SIGINT exits 130 and says the execution stays and how to follow it", async () => {
-    const run = await interrupted("SIGINT")
-    expect(run.status, run.stderr).toBe(130)
-    expect(run.stderr).toContain(`execution ${run.executionId} stays in the store`)
-    expect(run.stderr).toContain(`tillflow executions show ${run.executionId}`)
-  }, 240_000)
-
-  it("by SIGTERM exits 143 and says the execution stays and how to follow it", async () => {
-    const run = await interrupted("SIGTERM")
-    expect(run.status, run.stderr).toBe(143)
-    expect(run.stderr).toContain(`execution ${run.executionId} stays in the store`)
-    expect(run.stderr).toContain(`tillflow executions show ${run.executionId}`)
-  }, 240_000)
+  it.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143]
+  ] as const)(
+    "by %s exits %i and says the execution stays and how to follow it",
+    async (signal, code) => {
+      const run = await interrupted(signal)
+      expect(run.status, run.stderr).toBe(code)
+      expect(run.stderr).toContain(`execution ${run.executionId} stays in the store`)
+      expect(run.stderr).toContain(`tillflow executions show ${run.executionId}`)
+    },
+    240_000
+  )
 })
