@@ -53,9 +53,7 @@ const startAndFollow = <E>(
         return Output.ExitCode.ok
       }
       const id = started.executionId
-      const final = yield* Output.note(
-        `tillflow: started execution ${id}; following it (Ctrl-C stops following, not the operation)`
-      ).pipe(
+      const final = yield* Output.note(`tillflow: started execution ${id}; following it`).pipe(
         Effect.zipRight(follow(started, options.wait)),
         Effect.onInterrupt(() =>
           Effect.zipRight(
