@@ -12,6 +12,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Os from "node:os"
 import * as Output from "./Output.js"
 
 /** What a command's body may fail with. */
@@ -38,13 +39,26 @@ export const make =
       code === Output.ExitCode.ok ? Effect.void : Effect.fail(new Exited({ code }))
     )
 
+/** A signal that stops the command line. */
+export type StopSignal = "SIGINT" | "SIGTERM"
+
 /**
  * The process's exit code from how the run of the root command ended: the command's own
- * code; 2 for what @effect/cli refused (an unknown option, a missing argument); 1 for a
- * defect. Interrupted (Ctrl-C) is 0: the command has said where its operation goes on.
+ * code; 2 for what @effect/cli refused (an unknown option, a bad value); 1 for a defect.
+ * Interrupted by a signal, 128 + its number as shells report it (130 for Ctrl-C, 143 for
+ * SIGTERM), never 0, which says approved: the command has said where its operation goes on.
  */
-export const processExitCode = (exit: Exit.Exit<unknown, unknown>): number => {
-  if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return Output.ExitCode.ok
+export const processExitCode = (
+  exit: Exit.Exit<unknown, unknown>,
+  signal: Option.Option<StopSignal>
+): number => {
+  if (Exit.isSuccess(exit)) return Output.ExitCode.ok
+  if (Exit.isInterrupted(exit)) {
+    return Option.match(signal, {
+      onNone: () => Output.ExitCode.internal,
+      onSome: (name) => 128 + Os.constants.signals[name]
+    })
+  }
   const failure = Cause.failureOption(exit.cause)
   if (Option.isNone(failure)) return Output.ExitCode.internal
   if (failure.value instanceof Exited) return failure.value.code

@@ -13,6 +13,7 @@
  * | 5 | approved, but only after an unknown outcome was reconciled |
  * | 6 | outcome still unknown (unresolved, stuck, or still running when the wait ended) |
  * | 7 | partially approved: part of the amount is still due |
+ * | 130, 143 | stopped by SIGINT, SIGTERM: the operation goes on (`Handler.processExitCode`) |
  */
 import type { Intake } from "@tillflow/intake"
 import * as Console from "effect/Console"

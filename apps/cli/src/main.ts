@@ -46,11 +46,24 @@ const program = Effect.flatMap(help, (text) =>
   )
 )
 
+// `runMain` interrupts the program on SIGINT and SIGTERM without saying which came: keep it
+// for the exit code. Both listeners go with the first signal, as `runMain`'s do: a second
+// signal then ends the process at once.
+let signal = Option.none<Handler.StopSignal>()
+const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => {
+  const listener = () => {
+    signal = Option.some(name)
+    for (const [other, remove] of listeners) process.removeListener(other, remove)
+  }
+  return [name, listener] as const
+})
+for (const [name, listener] of listeners) process.on(name, listener)
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit, onExit) => {
-    const code = Handler.processExitCode(exit)
+    const code = Handler.processExitCode(exit, signal)
     onExit(code)
     // Something (a keep-alive socket) may hold the event loop: leave once output is written.
     setTimeout(() => process.exit(code), 200).unref()

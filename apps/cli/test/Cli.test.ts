@@ -69,7 +69,7 @@ describe("tillflow: exit codes", () => {
 })
 
 describe("tillflow as a process", () => {
-  it("a bad amount and an unknown option end with exit 2 and a message, before any store is opened", () => {
+  it("a bad amount, an unknown option, an empty --key and a negative --wait end with exit 2 and a message, before any store is opened", () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
     const env = { ...process.env, TILLFLOW_DATA_DIR: dataDir }
     const run = (args: ReadonlyArray<string>) =>
@@ -84,6 +84,15 @@ describe("tillflow as a process", () => {
     expect(amount.stderr).toContain('--amount: "10,50" is not a valid EUR amount')
     const option = run(["sale", "--serial", "X1", "--amount", "1.00", "--colour", "red"])
     expect(option.status).toBe(2)
+    const key = run(["sale", "--serial", "X1", "--amount", "1.00", "--key", ""])
+    expect(key.status, key.stderr).toBe(2)
+    expect(key.stderr).toContain("--key must not be empty")
+    const wait = run(["sale", "--serial", "X1", "--amount", "1.00", "--wait", "-5"])
+    expect(wait.status, wait.stderr).toBe(2)
+    expect(wait.stderr).toContain("--wait must be 0 or more seconds")
+    const lifecycleWait = run(["batch", "close", "--serial", "X1", "--wait", "-5"])
+    expect(lifecycleWait.status, lifecycleWait.stderr).toBe(2)
+    expect(lifecycleWait.stderr).toContain("--wait must be 0 or more seconds")
     expect(Fs.existsSync(dataDir)).toBe(false)
   }, 240_000)
 })

@@ -25,6 +25,7 @@ import {
   run,
   serial,
   terminalType,
+  waitSeconds,
   withShownDefault
 } from "../internal/options.js"
 
@@ -147,7 +148,7 @@ export const cardPan = utility(
 
 export const stop = Command.make(
   "stop",
-  { ...common, serial, terminalType, key, wait: Options.integer("wait").pipe(withShownDefault(60)) },
+  { ...common, serial, terminalType, key, wait: waitSeconds.pipe(withShownDefault(60)) },
   Handler.make((o) =>
     Backend.provide(
       o,

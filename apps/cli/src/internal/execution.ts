@@ -35,12 +35,12 @@ const follow = (started: Intake.ExecutionView, waitSeconds: number) =>
 
 /**
  * Starts an execution on the command's intake and prints it: at once with `--detach`
- * (exit 0), else once it has ended or the wait is over (its exit code).
+ * (exit 0), else once it has ended or the wait is over (its exit code). Interrupted while
+ * it follows, it says where the execution goes on; `main` turns the signal into the exit code.
  */
 const startAndFollow = <E>(
   options: LifecycleOptions,
-  start: Effect.Effect<Intake.ExecutionView, E, Intake.Intake>,
-  onInterrupt: (started: Intake.ExecutionView, remote: boolean) => Effect.Effect<void> = () => Effect.void
+  start: Effect.Effect<Intake.ExecutionView, E, Intake.Intake>
 ) =>
   Backend.provide(
     options,
@@ -52,8 +52,19 @@ const startAndFollow = <E>(
         yield* Output.print(options.json, started, () => Output.describeExecution(started))
         return Output.ExitCode.ok
       }
-      const final = yield* follow(started, options.wait).pipe(
-        Effect.onInterrupt(() => onInterrupt(started, info.remote))
+      const id = started.executionId
+      const final = yield* Output.note(`tillflow: started execution ${id}; following it`).pipe(
+        Effect.zipRight(follow(started, options.wait)),
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            Output.clearProgress,
+            Output.note(
+              info.remote
+                ? `tillflow: stopped following; the worker carries on with execution ${id} (tillflow executions show ${id})`
+                : `tillflow: interrupted; execution ${id} stays in the store and resumes with the next worker or command (tillflow executions show ${id})`
+            )
+          )
+        )
       )
       yield* Output.print(options.json, final, () => Output.describeExecution(final))
       return Output.exitCodeOf(final)
@@ -85,13 +96,7 @@ export const runOperation = (
           : { originalTransactionReference: extra.originalTransactionReference }),
         waitSeconds: 0
       })
-    }),
-    (started, remote) =>
-      Output.note(
-        remote
-          ? `tillflow: stopped following; the worker carries on with execution ${started.executionId}`
-          : `tillflow: interrupted; execution ${started.executionId} stays in the store and resumes with the next worker or command (tillflow executions show ${started.executionId})`
-      )
+    })
   )
 
 /** Runs a terminal-less operation (a `Lifecycles` workflow) by name: start, follow, print, exit code. */

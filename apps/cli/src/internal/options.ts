@@ -4,7 +4,7 @@
  * (`dual`), and money and the transactions an operation refers to.
  */
 import * as Options from "@effect/cli/Options"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 
 /**
  * `Options.withDefault`, the default also said in the help: @effect/cli shows a default only
@@ -14,6 +14,17 @@ export const withShownDefault =
   <const B extends string | number>(fallback: B) =>
   <A>(self: Options.Options<A>): Options.Options<A | B> =>
     self.pipe(Options.withDescription(`Defaults to ${fallback}.`), Options.withDefault(fallback))
+
+/**
+ * `--wait`: seconds, 0 or more, refused with a usage error (exit 2) as the command line is
+ * parsed, so before any store or simulator starts.
+ */
+export const waitSeconds = Options.integer("wait").pipe(
+  Options.filterMap(
+    (seconds) => (seconds >= 0 ? Option.some(seconds) : Option.none()),
+    "--wait must be 0 or more seconds"
+  )
+)
 
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document instead of lines"))
 const worker = Options.text("worker").pipe(
@@ -33,6 +44,10 @@ export const terminalType = Options.text("terminal-type").pipe(
   Options.optional
 )
 export const key = Options.text("key").pipe(
+  Options.filterMap(
+    (key) => (key.trim() === "" ? Option.none() : Option.some(key)),
+    "--key must not be empty: give a text that names the operation, or leave --key out for a fresh one"
+  ),
   Options.withDescription(
     "idempotency key: running a command again with the same key joins the same operation"
   ),
@@ -49,8 +64,10 @@ const deadline = Options.integer("deadline").pipe(
 const detach = Options.boolean("detach").pipe(
   Options.withDescription("start the operation and print its execution id without waiting")
 )
-const wait = Options.integer("wait").pipe(
-  Options.withDescription("longest wait for the outcome, in seconds (then exit 6; the operation goes on)"),
+const wait = waitSeconds.pipe(
+  Options.withDescription(
+    "longest wait for the outcome, in seconds, 0 or more (then exit 6; the operation goes on)"
+  ),
   withShownDefault(900)
 )
 export const run = { ...common, serial, terminalType, key, delivery, deadline, detach, wait }

@@ -18,15 +18,28 @@ export const testBuildDir = (): string => {
   return Fs.mkdtempSync(Path.join(parent, "test-"))
 }
 
+/** A running `tillflow`: its output so far, a wait for a line on stderr, and its end. */
+export interface Running {
+  readonly pid: number | undefined
+  readonly stderr: () => string
+  /** The first match of `pattern` in stderr, once it is there. */
+  readonly waitForStderr: (pattern: RegExp) => Promise<RegExpMatchArray>
+  readonly ended: Promise<{
+    readonly status: number | null
+    readonly stdout: string
+    readonly stderr: string
+  }>
+}
+
 /**
- * Runs `apps/cli/bin/tillflow.mjs` to its end. Asynchronously: a first run builds the bundle,
- * which on a loaded host takes long enough that a blocked test worker misses vitest's calls.
+ * Starts `apps/cli/bin/tillflow.mjs`. Asynchronously: a first run builds the bundle, which on
+ * a loaded host takes long enough that a blocked test worker misses vitest's calls.
  */
-export const run = (
+export const start = (
   buildDir: string,
   args: ReadonlyArray<string>,
   extra: Record<string, string> = {}
-): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> => {
+): Running => {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(env)) {
     if (key.startsWith("TILLFLOW_") || key === "NO_COLOR" || key === "FORCE_COLOR") delete env[key]
@@ -45,8 +58,36 @@ export const run = (
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     stderr += chunk
   })
-  return new Promise((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })))
+  const ended = new Promise<{
+    readonly status: number | null
+    readonly stdout: string
+    readonly stderr: string
+  }>((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })))
+  const waitForStderr = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const look = () => {
+        const match = stderr.match(pattern)
+        if (match === null) return false
+        child.stderr.off("data", look)
+        resolve(match)
+        return true
+      }
+      if (look()) return
+      child.stderr.on("data", look)
+      void ended.then(() => {
+        if (!look()) reject(new Error(`tillflow ended without ${String(pattern)} on stderr:\n${stderr}`))
+      })
+    })
+  return { pid: child.pid, stderr: () => stderr, waitForStderr, ended }
 }
+
+/** Runs `apps/cli/bin/tillflow.mjs` to its end. */
+export const run = (
+  buildDir: string,
+  args: ReadonlyArray<string>,
+  extra: Record<string, string> = {}
+): Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }> =>
+  start(buildDir, args, extra).ended
 
 /** The help's usage lines (`$ …`). */
 export const usageLines = (help: string): ReadonlyArray<string> =>
