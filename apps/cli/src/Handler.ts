@@ -43,17 +43,27 @@ export const make =
 export type StopSignal = "SIGINT" | "SIGTERM"
 
 /**
+ * Whether a signal is how the invoked command is meant to end: `tillflow worker` runs until
+ * it is stopped, and stops gracefully on SIGINT or SIGTERM with 0, as `npm start` does.
+ * Every other command is interrupted by a signal before its end.
+ */
+export const stopsOnSignal = (args: ReadonlyArray<string>): boolean => args[0] === "worker"
+
+/**
  * The process's exit code from how the run of the root command ended: the command's own
  * code; 2 for what @effect/cli refused (an unknown option, a bad value); 1 for a defect.
  * Interrupted by a signal, 128 + its number as shells report it (130 for Ctrl-C, 143 for
- * SIGTERM), never 0, which says approved: the command has said where its operation goes on.
+ * SIGTERM), never 0, which says approved: the command has said where its operation goes on;
+ * except for a command a signal is meant to stop (`signalIsStop`, see `stopsOnSignal`).
  */
 export const processExitCode = (
   exit: Exit.Exit<unknown, unknown>,
-  signal: Option.Option<StopSignal>
+  signal: Option.Option<StopSignal>,
+  signalIsStop = false
 ): number => {
   if (Exit.isSuccess(exit)) return Output.ExitCode.ok
   if (Exit.isInterrupted(exit)) {
+    if (signalIsStop && Option.isSome(signal)) return Output.ExitCode.ok
     return Option.match(signal, {
       onNone: () => Output.ExitCode.internal,
       onSome: (name) => 128 + Os.constants.signals[name]

@@ -63,7 +63,7 @@ NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit, onExit) => {
-    const code = Handler.processExitCode(exit, signal)
+    const code = Handler.processExitCode(exit, signal, Handler.stopsOnSignal(args))
     onExit(code)
     // Something (a keep-alive socket) may hold the event loop: leave once output is written.
     setTimeout(() => process.exit(code), 200).unref()
