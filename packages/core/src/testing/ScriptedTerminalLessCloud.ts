@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import type * as Currency from "../model/Currency.js"
 import { BatchDetailResponse, BatchSummaryResponse } from "../model/Batch.js"
 import { DeferredTokenizationResponse } from "../model/DeferredTokenization.js"
+import type * as Enumerations from "../model/Enumerations.js"
 import * as Money from "../model/Money.js"
 import { MotoResponse } from "../model/Moto.js"
 import { PreAuthorizationResponse } from "../model/PreAuthorization.js"
@@ -108,6 +109,23 @@ export class ScriptedControl extends Context.Tag("tillflow/ScriptedTerminalLessC
 >() {}
 
 const decode = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknownSync(schema)
+
+/**
+ * A status row's `type` as the service writes it: a value of the spec's `TransactionType`.
+ * The spec has none for pre-authorizations: like the simulator, their rows (the hold, its
+ * increases and its capture) say `SALE`, a MOTO one `MOTO_SALE`.
+ */
+const specTypes: Readonly<Record<string, Enumerations.TransactionType>> = {
+  sale: "SALE",
+  refund: "REFUND",
+  preAuthorization: "SALE",
+  preAuthorizationIncrease: "SALE",
+  preAuthorizationCapture: "SALE",
+  moToSale: "MOTO_SALE",
+  moToPreAuthorization: "MOTO_SALE",
+  moToRefund: "MOTO_REFUND"
+}
+const specType = (kind: string): Enumerations.TransactionType => specTypes[kind] ?? "UNDEFINED"
 
 const gatewayError = (message: string) =>
   new RemoteError.GatewayRejected({
@@ -243,7 +261,7 @@ const statusEndpoints = (
           transactionReference: reference,
           efttransactionID: first.guid,
           finStatus: first.finStatus,
-          type: first.kind === "moToSale" ? "MOTO_SALE" : first.kind.toUpperCase(),
+          type: specType(first.kind),
           currency: first.currency,
           totalAmount: Number(first.amount),
           holdAmount: Number(first.hold),
@@ -335,7 +353,7 @@ const preAuthorizationEndpoints = (
         const guid = newGuid(gateway)
         addRow(original, {
           efttransactionID: guid,
-          type: "PRE_AUTHORIZATION_INCREASE",
+          type: specType("preAuthorizationIncrease"),
           finStatus: "AUTHORISED"
         })
         return decode(PreAuthorizationResponse)({
@@ -364,7 +382,7 @@ const preAuthorizationEndpoints = (
         child(gateway, original, guid, "preAuthorizationCapture", total)
         addRow(original, {
           efttransactionID: guid,
-          type: "PRE_AUTHORIZATION_CAPTURE",
+          type: specType("preAuthorizationCapture"),
           finStatus: "AUTHORISED"
         })
         return decode(PreAuthorizationResponse)({
