@@ -25,11 +25,12 @@ import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
-import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
+import * as Reconciliation from "../terminal/Reconciliation.js"
+import * as RecoverySchedule from "../terminal/RecoverySchedule.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import { optional } from "../model/internal/Strict.js"
@@ -290,14 +291,14 @@ const close = (payload: Workflow.Workflow.Payload<typeof Close>) =>
       send: (r) => cloud.batchClose(r),
       onUnknown: "reconcile",
       reconcile: (r, { requestedAt }) => {
-        const graceEnd = DateTime.addDuration(requestedAt, Ops.notFoundGrace)
+        const graceEnd = DateTime.addDuration(requestedAt, Reconciliation.notFoundWindow)
         return Effect.gen(function* () {
           const deadline = DateTime.max(
-            DateTime.addDuration(requestedAt, Ops.reconcileBudget),
+            DateTime.addDuration(requestedAt, RecoverySchedule.terminalLessBudget),
             yield* DateTime.now
           )
           return yield* Guarded.poll<unknown>({
-            interval: Ops.reconcileInterval,
+            interval: RecoverySchedule.terminalLessInterval,
             deadline,
             check: Effect.gen(function* () {
               const summary = yield* Effect.either(cloud.batchSummary(r))

@@ -256,25 +256,6 @@ export const ofTerminalExit = (exit: EngineEvent.ExitJson | unknown): Option.Opt
     }
   })
 
-/** The stored exit of an execution's history (`WorkflowCompleted`), if it completed. */
-export const completedExit = (
-  history: ReadonlyArray<EventStore.RecordedEvent>
-): Option.Option<EngineEvent.ExitJson> => {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const recorded = history[i]
-    if (recorded === undefined || recorded.type !== "WorkflowCompleted") continue
-    const decoded = EngineEvent.fromStored(recorded)
-    if (
-      Option.isSome(decoded) &&
-      decoded.value._tag === "Right" &&
-      decoded.value.right._tag === "WorkflowCompleted"
-    ) {
-      return Option.some(decoded.value.right.exit)
-    }
-  }
-  return Option.none()
-}
-
 const StopExit = Schema.Exit({
   success: Schema.Struct({
     _tag: Schema.Literal("StopAccepted"),

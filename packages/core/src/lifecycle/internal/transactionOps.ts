@@ -4,7 +4,6 @@
  * reconciling an unknown outcome through the status endpoint with the 90-second rule.
  */
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -114,28 +113,19 @@ export const readDecimal = (
 ): Money.Money | undefined =>
   text === undefined ? undefined : Either.getOrUndefined(Money.fromMajorUnitsString(text, currency))
 
-/**
- * When the status endpoint's NOT FOUND (or an unchanged status) means "not applied": the
- * payment protocol's window, the same rule of the status endpoint.
- */
-export const notFoundGrace: Duration.Duration = Reconciliation.notFoundWindow
-/** How often the status endpoint is asked while reconciling (why not the protocol's rhythm: see there). */
-export const reconcileInterval: Duration.Duration = RecoverySchedule.terminalLessInterval
-/** How long reconciliation keeps asking before it calls the outcome unknown. */
-export const reconcileBudget: Duration.Duration = RecoverySchedule.terminalLessBudget
-
 /** What a status judgement sees. */
 export interface StatusView {
   /** The rows of selector `all` (empty on NOT FOUND). */
   readonly rows: ReadonlyArray<TransactionStatusResult>
   readonly notFound: boolean
-  /** True once the NOT FOUND window (`notFoundGrace`) has passed since the request was recorded. */
+  /** True once the NOT FOUND window (`Reconciliation.notFoundWindow`) has passed since the request was recorded. */
   readonly graceOver: boolean
 }
 
 /**
  * Reconciles through `GET {transactions_url}/transactions/{reference}/status/all`, asking
- * every `reconcileInterval` for at most `reconcileBudget` after the request: `judge`
+ * every `RecoverySchedule.terminalLessInterval` for at most `terminalLessBudget` after the
+ * request: `judge`
  * returns the verdict, or none to ask again. A failing status call is asked again too.
  * Without a reference nothing can be asked.
  */
@@ -155,12 +145,15 @@ export const reconcileByStatus = <Res>(
       message:
         "no transactionReference is recorded for this transaction, so the status endpoint cannot be asked"
     })
-  const graceEnd = DateTime.addDuration(requestedAt, notFoundGrace)
+  const graceEnd = DateTime.addDuration(requestedAt, Reconciliation.notFoundWindow)
   return Effect.gen(function* () {
     const started = yield* DateTime.now
-    const deadline = DateTime.max(DateTime.addDuration(requestedAt, reconcileBudget), started)
+    const deadline = DateTime.max(
+      DateTime.addDuration(requestedAt, RecoverySchedule.terminalLessBudget),
+      started
+    )
     return yield* Guarded.poll({
-      interval: reconcileInterval,
+      interval: RecoverySchedule.terminalLessInterval,
       deadline,
       check: Effect.gen(function* () {
         const at = yield* DateTime.now
