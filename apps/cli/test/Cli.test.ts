@@ -50,6 +50,19 @@ describe("tillflow: amounts", () => {
     expect(failure(parseAmount("0", "EUR"))?.message).toContain("must be positive")
     expect(failure(parseAmount("10.00", "EURO"))?.message).toContain("not an ISO 4217 currency code")
   })
+
+  it("refuses an amount above twelve digits of minor units before anything starts, naming the limit", () => {
+    expect(failure(parseAmount("90071992547409.93", "EUR"))?.message).toContain(
+      "--amount: the amount 90071992547409.93 EUR is above the limit: at most 999999999999 minor units (9999999999.99 EUR)"
+    )
+    expect(failure(parseAmount("-10000000000", "EUR", { signed: true }))?.message).toContain(
+      "at most 999999999999 minor units"
+    )
+    expect(Effect.runSync(parseAmount("9999999999.99", "EUR"))).toEqual({
+      amount: "999999999999",
+      currency: "EUR"
+    })
+  })
 })
 
 describe("tillflow: exit codes", () => {

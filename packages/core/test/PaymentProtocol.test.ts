@@ -3,12 +3,14 @@ import {
   PaymentEvents,
   Identifiers,
   Money,
+  OperationOutcome,
   PaymentProtocol,
   RemoteError,
   TerminalOperations,
   TransactionRequest
 } from "@tillflow/core"
 import { EventStore, Redaction } from "@tillflow/engine"
+import * as Cause from "effect/Cause"
 import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -35,6 +37,33 @@ const executionOf = (key: string) =>
     }),
     (id) => PaymentEvents.paymentStream(id)
   )
+
+describe("PaymentProtocol, requests out of bounds", () => {
+  it.effect(
+    "a sale above the amount limit fails InvalidRequest naming the limit, and nothing is sent or recorded",
+    () =>
+      Effect.gen(function* () {
+        // 2^53 + 1 minor units: was sent, charged, and its result could not be decoded.
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: eur(9_007_199_254_740_993n) },
+            { idempotencyKey: "huge", delivery: "polling" }
+          )
+        )
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          const error = Cause.squash(exit.cause)
+          expect(error).toBeInstanceOf(OperationOutcome.InvalidRequest)
+          expect(String((error as { readonly message: string }).message)).toContain(
+            "at most 999999999999 minor units (9999999999.99 EUR)"
+          )
+        }
+        const cloud = yield* Cloud
+        expect(cloud.recorded.sends).toHaveLength(0)
+        expect(yield* everything).toEqual([])
+      }).pipe(Effect.provide(layer()))
+  )
+})
 
 describe("PaymentProtocol, polling", () => {
   it.effect("a sale polled 204 then 200 AUTHORISED ends Approved, with one POST", () =>

@@ -201,6 +201,65 @@ describe("hostile input", () => {
       })
     )
 
+    it.effect(
+      "an amount above 12 digits of minor units is refused 400 naming the limit, on a terminal operation and a terminal-less one, and nothing is written",
+      () =>
+        writesNothing(
+          Effect.gen(function* () {
+            const { serialNumber, terminalType } = yield* terminal
+            // 2^53 + 1: was accepted, charged by the simulator, and its result could not be decoded.
+            const huge = "9007199254740993"
+            const cases: ReadonlyArray<readonly [string, string, unknown]> = [
+              [
+                "sale",
+                "/v1/operations",
+                sale("huge-sale", serialNumber, { terminal_type: terminalType, amount: huge })
+              ],
+              [
+                "preAuthorization, one above the limit",
+                "/v1/operations",
+                {
+                  idempotencyKey: "huge-preauth",
+                  request: {
+                    operation: "preAuthorization",
+                    serial_number: serialNumber,
+                    terminal_type: terminalType,
+                    amount: "1000000000000",
+                    currency: "EUR"
+                  }
+                }
+              ],
+              [
+                "Moto.Sale",
+                "/v1/lifecycle/Moto.Sale",
+                {
+                  payload: {
+                    requestId: "huge-moto",
+                    cardToken: "tok_1234",
+                    amount: { amount: huge, currency: "EUR" }
+                  }
+                }
+              ],
+              [
+                "TipAdjustment.Adjust",
+                "/v1/lifecycle/TipAdjustment.Adjust",
+                {
+                  payload: {
+                    requestId: "huge-tip",
+                    originalGuid: "6a4f1b0e-9d7c-4e2a-8f3b-1c2d3e4f5a6b",
+                    tip: { amount: huge, currency: "EUR" }
+                  }
+                }
+              ]
+            ]
+            for (const [what, path, payload] of cases) {
+              const reply = yield* call("POST", path, { body: JSON.stringify(payload) })
+              expectRefused(what, reply, 400, "at most 999999999999 minor units")
+            }
+          })
+        )
+    )
+
     it.effect("a well-formed start below the limit is accepted and written (the counts above can move)", () =>
       Effect.gen(function* () {
         const { serialNumber, terminalType } = yield* terminal

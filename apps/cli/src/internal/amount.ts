@@ -25,6 +25,9 @@ export const parseAmount = (
   if (Either.isLeft(parsed))
     return Effect.fail(new Output.UsageError({ message: `--amount: ${parsed.left.message}` }))
   const money = parsed.right
+  const bounded = Money.checkLimit(money)
+  if (Either.isLeft(bounded))
+    return Effect.fail(new Output.UsageError({ message: `--amount: ${bounded.left.message}` }))
   if (options.signed === true ? money.minorUnits === 0n : money.minorUnits <= 0n) {
     return Effect.fail(
       new Output.UsageError({

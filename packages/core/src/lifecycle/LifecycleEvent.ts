@@ -17,6 +17,8 @@ import { optional } from "../model/internal/Strict.js"
 
 /** Money as stored: `{ amount: "1050", currency: "EUR" }` (integer minor units). */
 export const MoneyJson = Money.FromMinorUnitsFields
+/** An amount a workflow's payload asks for: `MoneyJson` within `Money.MAX_MINOR_UNITS`. */
+export const RequestedMoneyJson = Money.RequestedFromMinorUnitsFields
 /** An instant as stored: ISO 8601 UTC. */
 export const Instant = Schema.DateTimeUtc
 

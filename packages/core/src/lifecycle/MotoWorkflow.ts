@@ -95,7 +95,7 @@ export const Sale = Workflow.make({
   payload: {
     requestId: Schema.String,
     cardToken: Identifiers.CardToken,
-    amount: LifecycleEvent.MoneyJson,
+    amount: LifecycleEvent.RequestedMoneyJson,
     transactionReference: optional(Identifiers.TransactionReference),
     customerReference: optional(Schema.String)
   },
@@ -110,7 +110,7 @@ export const Refund = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: LifecycleEvent.MoneyJson,
+    amount: LifecycleEvent.RequestedMoneyJson,
     customerReference: optional(Schema.String)
   },
   success: RefundDone,

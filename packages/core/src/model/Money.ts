@@ -193,9 +193,44 @@ export const percentOf = (money: Money, percent: bigint | number, rounding: Roun
 /** The Money schema on its own (no wire form): for events and typed requests. */
 export const MoneyFromSelf: Schema.Schema<Money, Money> = Schema.typeSchema(Money)
 
-/** Money above zero: what a payment request may carry. */
+/**
+ * The largest amount a request may carry, in minor units: twelve digits, the width of the
+ * amount a card terminal authorises (EMV "Amount, Authorised", n12) — 9,999,999,999.99 EUR.
+ * Beyond it a terminal cannot charge it, and past 2^53 the service's results, which carry
+ * amounts as JSON numbers, could not even say it exactly. Results read are not bounded
+ * (tolerant in what we receive); requests are, wherever they enter.
+ */
+export const MAX_MINOR_UNITS = 999_999_999_999n
+
+/** Whether an amount (of either sign) is within `MAX_MINOR_UNITS`. */
+export const withinLimit = (money: Money): boolean =>
+  money.minorUnits <= MAX_MINOR_UNITS && money.minorUnits >= -MAX_MINOR_UNITS
+
+/** What is wrong with an amount beyond `MAX_MINOR_UNITS`, naming the limit in both forms. */
+export const limitMessage = (money: Money): string =>
+  `the amount ${toMajorUnitsString(money)} ${money.currency} is above the limit: at most ${MAX_MINOR_UNITS} minor units (${toMajorUnitsString(make(MAX_MINOR_UNITS, money.currency))} ${money.currency}), the twelve digits a card terminal can charge`
+
+/** Refuses an amount beyond `MAX_MINOR_UNITS` with `limitMessage`. */
+export const checkLimit = (money: Money): Either.Either<Money, InvalidAmount> =>
+  withinLimit(money)
+    ? Either.right(money)
+    : Either.left(
+        new InvalidAmount({
+          input: toMajorUnitsString(money),
+          currency: money.currency,
+          message: limitMessage(money)
+        })
+      )
+
+/** Money a request may carry: within `MAX_MINOR_UNITS` (either sign, zero included). */
+export const WithinLimit: Schema.Schema<Money, Money> = MoneyFromSelf.pipe(
+  Schema.filter((m) => withinLimit(m) || limitMessage(m))
+).annotations({ identifier: "MoneyWithinLimit" })
+
+/** Money above zero and within `MAX_MINOR_UNITS`: what a payment request may carry. */
 export const Positive: Schema.Schema<Money, Money> = MoneyFromSelf.pipe(
-  Schema.filter((m) => m.minorUnits > 0n || "the amount must be above zero")
+  Schema.filter((m) => m.minorUnits > 0n || "the amount must be above zero"),
+  Schema.filter((m) => withinLimit(m) || limitMessage(m))
 ).annotations({ identifier: "PositiveMoney" })
 
 /**
@@ -252,3 +287,12 @@ export const FromMinorUnitsFields = fromFields("minor").annotations({ identifier
 
 /** Money from/to `{ amount: "10.50", currency: "EUR" }` (terminal-less endpoints). */
 export const FromMajorUnitsFields = fromFields("major").annotations({ identifier: "MoneyFromMajorUnits" })
+
+/**
+ * `FromMinorUnitsFields` for what a request asks (a workflow's payload): within
+ * `MAX_MINOR_UNITS`, refused with `limitMessage` beyond it. Recorded events keep the
+ * unbounded form: what was recorded is always read back.
+ */
+export const RequestedFromMinorUnitsFields = Schema.compose(FromMinorUnitsFields, WithinLimit).annotations({
+  identifier: "RequestedMoneyFromMinorUnits"
+})

@@ -62,7 +62,7 @@ const money = {
   /** preAuthorizationIncrease: a negative delta releases part of the hold. */
   signed: {
     typed: {
-      amount: Money.MoneyFromSelf.pipe(
+      amount: Money.WithinLimit.pipe(
         Schema.filter((m) => m.minorUnits !== 0n || "the increase amount must not be zero")
       )
     },

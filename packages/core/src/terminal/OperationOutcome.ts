@@ -121,6 +121,15 @@ export class StopRefused extends Schema.TaggedError<StopRefused>()("StopRefused"
   serialNumber: Schema.String
 }) {}
 
+/**
+ * A request refused before anything started: it does not satisfy the contract (an amount
+ * above `Money.MAX_MINOR_UNITS`, a malformed field). Nothing was recorded or sent.
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String,
+  operation: Schema.String
+}) {}
+
 /** Why a terminal operation ended without an outcome. */
 export const OperationError = Schema.Union(
   TerminalUnavailable,

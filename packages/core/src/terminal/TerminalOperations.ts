@@ -17,13 +17,16 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import type * as CallbackRegistration from "./CallbackRegistration.js"
 import * as DurableEngine from "@tillflow/engine/DurableEngine"
 import type * as ExecutionQueue from "@tillflow/engine/ExecutionQueue"
 import * as Identifiers from "../model/Identifiers.js"
 import * as Money from "../model/Money.js"
-import type * as OperationOutcome from "./OperationOutcome.js"
+import * as OperationOutcome from "./OperationOutcome.js"
 import * as PaymentProtocol from "./PaymentProtocol.js"
 import * as TransactionRequest from "../model/TransactionRequest.js"
 
@@ -45,30 +48,50 @@ export interface LinkedCallOptions extends CallOptions {
 }
 
 type Outcome = OperationOutcome.Outcome
-type Failure = OperationOutcome.OperationError
+/** Why a call ended without an outcome: refused before it started, or by the protocol. */
+type Failure = OperationOutcome.OperationError | OperationOutcome.InvalidRequest
+
+const validateRequest = Schema.validateEither(TransactionRequest.TransactionRequest)
+
+/** The request as the contract allows it, or `InvalidRequest` saying what is wrong. */
+const checked = (
+  request: TransactionRequest.TransactionRequest
+): Effect.Effect<TransactionRequest.TransactionRequest, OperationOutcome.InvalidRequest> =>
+  Either.match(validateRequest(request), {
+    onRight: (valid) => Effect.succeed(valid),
+    onLeft: (error) =>
+      Effect.fail(
+        new OperationOutcome.InvalidRequest({
+          operation: request.operation,
+          message: `${request.operation} was not started: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+      )
+  })
 
 const payloadOf = (
-  request: TransactionRequest.TransactionRequest,
+  unchecked: TransactionRequest.TransactionRequest,
   options: LinkedCallOptions
-): Effect.Effect<PaymentProtocol.Payload> =>
-  Effect.map(Clock.currentTimeMillis, (requestedAt) => {
-    const { delivery: _secret, ...withoutDelivery } = request as TransactionRequest.TransactionRequest & {
-      readonly delivery?: unknown
-    }
-    return {
-      idempotencyKey: options.idempotencyKey,
-      request: withoutDelivery as TransactionRequest.TransactionRequest,
-      requestedAt,
-      ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
-      ...(options.deadline === undefined
-        ? {}
-        : { deadlineAt: requestedAt + Duration.toMillis(Duration.decode(options.deadline)) }),
-      ...(options.retryNotCharged === undefined ? {} : { retryNotCharged: options.retryNotCharged }),
-      ...(options.originalTransactionReference === undefined
-        ? {}
-        : { originalTransactionReference: options.originalTransactionReference })
-    }
-  })
+): Effect.Effect<PaymentProtocol.Payload, OperationOutcome.InvalidRequest> =>
+  Effect.flatMap(checked(unchecked), (request) =>
+    Effect.map(Clock.currentTimeMillis, (requestedAt) => {
+      const { delivery: _secret, ...withoutDelivery } = request as TransactionRequest.TransactionRequest & {
+        readonly delivery?: unknown
+      }
+      return {
+        idempotencyKey: options.idempotencyKey,
+        request: withoutDelivery as TransactionRequest.TransactionRequest,
+        requestedAt,
+        ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
+        ...(options.deadline === undefined
+          ? {}
+          : { deadlineAt: requestedAt + Duration.toMillis(Duration.decode(options.deadline)) }),
+        ...(options.retryNotCharged === undefined ? {} : { retryNotCharged: options.retryNotCharged }),
+        ...(options.originalTransactionReference === undefined
+          ? {}
+          : { originalTransactionReference: options.originalTransactionReference })
+      }
+    })
+  )
 
 /**
  * Runs any terminal operation and waits for its outcome. The request's own delivery
@@ -89,10 +112,9 @@ export const execute: (
 export const start: (
   request: TransactionRequest.TransactionRequest,
   options: LinkedCallOptions
-) => Effect.Effect<string, never, WorkflowEngine> = Effect.fn("TerminalOperations.start")(function* (
-  request: TransactionRequest.TransactionRequest,
-  options: LinkedCallOptions
-) {
+) => Effect.Effect<string, OperationOutcome.InvalidRequest, WorkflowEngine> = Effect.fn(
+  "TerminalOperations.start"
+)(function* (request: TransactionRequest.TransactionRequest, options: LinkedCallOptions) {
   const payload = yield* payloadOf(request, options)
   return yield* PaymentProtocol.TerminalOperation.execute(payload, { discard: true })
 })
@@ -265,7 +287,7 @@ export const ListedStop: typeof PaymentProtocol.StopCurrentTransaction = Durable
 export const startListed = (
   request: TransactionRequest.TransactionRequest,
   options: LinkedCallOptions
-): Effect.Effect<string, never, WorkflowEngine> =>
+): Effect.Effect<string, OperationOutcome.InvalidRequest, WorkflowEngine> =>
   Effect.flatMap(payloadOf(request, options), (payload) =>
     ListedOperation.execute(payload, { discard: true })
   )

@@ -70,6 +70,9 @@ export const make = (
               retryNotCharged: input.retryNotCharged,
               originalTransactionReference
             })
+          ).pipe(
+            // Decoded at the edge already: a refusal here is a rule the wire schema cannot see.
+            Effect.mapError((refused) => new Intake.InvalidRequest({ message: refused.message }))
           )
         }
         return yield* views.awaitView(executionId, input.waitSeconds)
