@@ -318,4 +318,41 @@ describe("LogMetrics' outcome lines", () => {
         expect(JSON.stringify(logged)).not.toContain("0010")
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
+
+  it.effect("an unresolved outcome is an alert: one ERROR line with its reason and what to do", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
+      const capture = Logger.make(({ annotations, logLevel, message }) => {
+        logged.push({
+          level: logLevel.label,
+          message: Array.isArray(message) ? message.join(" ") : message,
+          annotations: Object.fromEntries(HashMap.toEntries(annotations))
+        })
+      })
+      yield* appendPayment([
+        requested,
+        recorded,
+        PaymentEvents.OutcomeUnresolved.make({
+          attempt: 1,
+          attemptId,
+          at: at + 200_000,
+          message: "the service's answers could not be decoded",
+          reason: "Undecodable"
+        })
+      ])
+      const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100 })
+      const observer = yield* LogMetrics.makeObserver({ since: 0 })
+      yield* Effect.forEach(page.events, observer.observe, { discard: true }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, capture))
+      )
+      expect(logged).toEqual([
+        {
+          level: "ERROR",
+          message: "sale unresolved: the service's answers could not be decoded; look at the terminal",
+          annotations: expect.objectContaining({ executionId, outcome: "unresolved", reason: "Undecodable" })
+        }
+      ])
+    }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
+  CallbackRegistration,
   PaymentEvents,
   Identifiers,
   Money,
@@ -11,6 +12,7 @@ import {
 } from "@tillflow/core"
 import { EventStore, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Fiber from "effect/Fiber"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -395,6 +397,42 @@ describe("PaymentProtocol, outcome unknown", () => {
               }
             ]
           })
+        )
+      )
+  )
+
+  it.effect(
+    "a polled result that does not decode is stored raw; with the status answers undecodable too, the sale ends OutcomeUnresolved (Undecodable) within minutes, sent once",
+    () =>
+      Effect.gen(function* () {
+        const startedAt = yield* Clock.currentTimeMillis
+        // Beyond Number.MAX_SAFE_INTEGER as a JSON number: no result or status entry carrying it decodes.
+        const exit = yield* runToEnd(sale("undecodable"), { step: "5 seconds", max: "2 hours" })
+        const endedAt = yield* Clock.currentTimeMillis
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          const error = Cause.squash(exit.cause) as OperationOutcome.OutcomeUnresolved
+          expect(error).toBeInstanceOf(OperationOutcome.OutcomeUnresolved)
+          expect(error.reason).toBe("Undecodable")
+          expect(error.message).toContain("could not be decoded")
+        }
+        // Minutes (the grace of 3 minutes and the recovery rhythm), not the 24 h of reconciliation.
+        expect(endedAt - startedAt).toBeLessThan(10 * 60_000)
+        const cloud = yield* Cloud
+        expect(cloud.recorded.sends).toHaveLength(1)
+        const store = yield* EventStore.EventStore
+        const payment = yield* store.readStream(yield* executionOf("undecodable"))
+        expect(payment.map((event) => event.type)).toContain("OutcomeUnresolved")
+        const recorded = payment.find((event) => event.type === "AttemptRecorded")
+        const attemptId = (recorded?.data as { readonly attemptId: string }).attemptId
+        const attemptEvents = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
+        const raw = attemptEvents.filter((event) => event.type === "ResultUndecodable")
+        // Stored once, however many polls saw it.
+        expect(raw).toHaveLength(1)
+        expect(JSON.stringify(raw[0]?.data)).toContain("totalAmount")
+      }).pipe(
+        Effect.provide(
+          layer({ scripts: [{ result: { totalAmount: Number.MAX_SAFE_INTEGER + 2 }, takes: "2 seconds" }] })
         )
       )
   )

@@ -120,8 +120,18 @@ const logOutcome = (
   const outcome = verdicts[event.type] ?? event.type
   const terminal = text(field(field(event.data, "facts") ?? null, "serialNumber")) ?? origin?.terminal
   const amount = origin?.amount
-  return Effect.logInfo(`${operation} ${outcome}`).pipe(
+  // An unresolved outcome needs a person: it is the one ending logged as an ERROR (an
+  // alert), with its reason and message.
+  const unresolved = event.type === PaymentEvents.OutcomeUnresolved.type
+  const reason = unresolved ? text(field(event.data, "reason")) : undefined
+  const line = unresolved
+    ? Effect.logError(
+        `${operation} ${outcome}: ${text(field(event.data, "message")) ?? "the outcome is unknown"}; look at the terminal`
+      )
+    : Effect.logInfo(`${operation} ${outcome}`)
+  return line.pipe(
     Effect.annotateLogs({
+      ...(reason === undefined ? {} : { reason }),
       ...(origin?.executionId === undefined ? {} : { executionId: origin.executionId }),
       operation,
       ...(terminal === undefined ? {} : { terminal }),

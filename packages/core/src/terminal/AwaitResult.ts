@@ -23,6 +23,7 @@ import * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution, Plan } from "./ProtocolWorkflows.js"
 import { reconcilable } from "./ReconcileLoop.js"
 import * as ResultRedaction from "./ResultRedaction.js"
+import * as UndecodableAnswer from "./internal/UndecodableAnswer.js"
 import type { Accepted, AttemptInfo } from "./SendAttempt.js"
 import { durableSleep, now } from "./internal/step.js"
 
@@ -30,7 +31,11 @@ import { durableSleep, now } from "./internal/step.js"
 export type Waited =
   | { readonly _tag: "Settled"; readonly outcome: OperationOutcome.Outcome }
   | { readonly _tag: "Reconcile" }
-  | { readonly _tag: "Unresolved"; readonly message: string }
+  | {
+      readonly _tag: "Unresolved"
+      readonly message: string
+      readonly reason: OperationOutcome.UnresolvedReason
+    }
 
 /** Step 4: waits for the result of an accepted attempt, the plan's way. */
 export const wait = (
@@ -52,7 +57,10 @@ class Arrived extends Schema.TaggedClass<Arrived>()("Arrived", {
 }) {}
 /** `new Arrived(…)` compiles a validator per call (the result holds transformations): compiled once. */
 const makeArrived = SchemaCache.construct(Arrived)
-class Elapsed extends Schema.TaggedClass<Elapsed>()("Elapsed", {}) {}
+class Elapsed extends Schema.TaggedClass<Elapsed>()("Elapsed", {
+  /** A delivery was recorded for the attempt, but it does not decode as a result. */
+  undecodable: Schema.optional(Schema.Boolean)
+}) {}
 const CallbackWait = Schema.Union(Arrived, Elapsed)
 type CallbackWait = typeof CallbackWait.Type
 
@@ -87,7 +95,11 @@ const awaitCallback = (
           inMemoryThreshold: Duration.zero
         }),
         Effect.map(recordedResult(store, attempt.attemptId), (delivered) =>
-          delivered === null ? new Elapsed() : makeArrived({ delivered })
+          delivered === null
+            ? new Elapsed({})
+            : delivered === "undecodable"
+              ? new Elapsed({ undecodable: true })
+              : makeArrived({ delivered })
         )
       )
       const raced = yield* DurableDeferred.raceAll({
@@ -103,35 +115,48 @@ const awaitCallback = (
           ? ({ _tag: "Reconcile" } satisfies Waited)
           : ({
               _tag: "Unresolved",
-              message: `the result says ${reading.finStatus} and there is no reference to reconcile with`
+              message: `the result says ${reading.finStatus} and there is no reference to reconcile with`,
+              reason: "NoReference"
             } satisfies Waited)
       }
       if (canReconcile) return { _tag: "Reconcile" } satisfies Waited
+      if (raced.undecodable === true) {
+        return {
+          _tag: "Unresolved",
+          message:
+            "the delivered result could not be decoded (it is stored raw in the attempt's stream) and there is no reference to reconcile with",
+          reason: "Undecodable"
+        } satisfies Waited
+      }
       waitedMillis += slice
       if (waitedMillis >= plan.resultTimeoutMillis) {
         return {
           _tag: "Unresolved",
-          message: `no result was delivered within ${Duration.format(Duration.millis(plan.resultTimeoutMillis))} and there is no reference to reconcile with`
+          message: `no result was delivered within ${Duration.format(Duration.millis(plan.resultTimeoutMillis))} and there is no reference to reconcile with`,
+          reason: "NoResult"
         } satisfies Waited
       }
     }
   })
 
 /**
- * The first result recorded in the attempt's stream, if any (undecodable bodies are not
- * results). A store that cannot answer counts as none: the wait goes on as without it.
+ * The first result recorded in the attempt's stream, if any; "undecodable" when only
+ * bodies that are not results were recorded. A store that cannot answer counts as none:
+ * the wait goes on as without it.
  */
 const recordedResult = (
   store: EventStore.Service,
   attemptId: string
-): Effect.Effect<CallbackRegistration.DeliveredResult | null> =>
+): Effect.Effect<CallbackRegistration.DeliveredResult | "undecodable" | null> =>
   Effect.gen(function* () {
     const read = yield* store
       .readStream(CallbackRegistration.attemptStream(attemptId))
       .pipe((effect) => StoreRetry.retry(effect, StoreRetry.patient), Effect.option)
     if (Option.isNone(read)) return null
     const events = read.value
+    let undecodable = false
     for (const recorded of events) {
+      if (recorded.type === CallbackRegistration.ResultUndecodable.type) undecodable = true
       if (recorded.type !== CallbackRegistration.ResultReceived.type) continue
       const decoded = yield* Effect.option(CallbackRegistration.events.decode(recorded))
       if (Option.isNone(decoded) || decoded.value.type !== "ResultReceived") continue
@@ -142,7 +167,7 @@ const recordedResult = (
       if (Option.isNone(result)) continue
       return { result: result.value, resultHash: received.resultHash, receivedAt: received.receivedAt }
     }
-    return null
+    return undecodable ? "undecodable" : null
   })
 
 // ---------------------------------------------------------------------------------------
@@ -152,12 +177,14 @@ const PollResult = Schema.Union(
   Schema.TaggedStruct("Ready", { delivered: CallbackRegistration.DeliveredResult, at: Schema.Number }),
   Schema.TaggedStruct("Pending", { at: Schema.Number }),
   Schema.TaggedStruct("Gone", { at: Schema.Number }),
-  Schema.TaggedStruct("Trouble", { reason: Schema.String, at: Schema.Number })
+  Schema.TaggedStruct("Trouble", { reason: Schema.String, at: Schema.Number }),
+  /** 200 with a body that is not a result: stored raw in the attempt's stream. */
+  Schema.TaggedStruct("Undecodable", { reason: Schema.String, at: Schema.Number })
 )
 
 /** Polling mode: `transaction-result` until 200, or reconcile on 404 or timeout. */
 const awaitPoll = (
-  { payload, cloud }: Execution,
+  { payload, cloud, store }: Execution,
   plan: Plan,
   attempt: AttemptInfo,
   context: OperationOutcome.AttemptContext,
@@ -167,12 +194,13 @@ const awaitPoll = (
     const prefix = `attempt-${attempt.attempt}`
     const canReconcile = reconcilable(payload, attempt)
     const resultId = accepted.transactionResultId
-    const unresolved = (why: string): Waited => ({
+    const unresolved = (why: string, reason: OperationOutcome.UnresolvedReason = "NoReference"): Waited => ({
       _tag: "Unresolved",
-      message: `${why} and there is no reference to reconcile with`
+      message: `${why} and there is no reference to reconcile with`,
+      reason
     })
     if (resultId === undefined)
-      return canReconcile ? ({ _tag: "Reconcile" } as Waited) : unresolved("no result id")
+      return canReconcile ? ({ _tag: "Reconcile" } as Waited) : unresolved("no result id", "NoResult")
     for (let i = 0; ; i++) {
       const polled = yield* Activity.make({
         name: `${prefix}/poll-${i}`,
@@ -182,7 +210,12 @@ const awaitPoll = (
             cloud.transactionResult(Identifiers.TransactionResultId.make(resultId))
           )
           const at = yield* now
-          if (answer._tag === "Left") return { _tag: "Trouble" as const, reason: answer.left._tag, at }
+          if (answer._tag === "Left") {
+            const body = UndecodableAnswer.bodyOf(answer.left)
+            if (body === undefined) return { _tag: "Trouble" as const, reason: answer.left._tag, at }
+            yield* UndecodableAnswer.record(store, attempt.attemptId, body, answer.left.message, at)
+            return { _tag: "Undecodable" as const, reason: answer.left.message, at }
+          }
           const outcome = answer.right
           switch (outcome._tag) {
             case "Pending":
@@ -207,13 +240,21 @@ const awaitPoll = (
           ? ({ _tag: "Reconcile" } as Waited)
           : unresolved(`the result says ${reading.finStatus}`)
       }
+      if (polled._tag === "Undecodable") {
+        return canReconcile
+          ? ({ _tag: "Reconcile" } as Waited)
+          : unresolved(
+              "the polled result could not be decoded (it is stored raw in the attempt's stream)",
+              "Undecodable"
+            )
+      }
       if (polled._tag === "Gone") {
         return canReconcile
           ? ({ _tag: "Reconcile" } as Waited)
           : unresolved("the result id is no longer known")
       }
       if (polled.at - attempt.attemptedAt >= plan.resultTimeoutMillis) {
-        return canReconcile ? ({ _tag: "Reconcile" } as Waited) : unresolved("no result in time")
+        return canReconcile ? ({ _tag: "Reconcile" } as Waited) : unresolved("no result in time", "NoResult")
       }
       yield* durableSleep(`${prefix}/poll-wait-${i}`, plan.pollIntervalMillis)
     }

@@ -67,16 +67,27 @@ export const notCharged = ({ payload, emit }: Execution, attempt: AttemptInfo) =
   })
 
 /** `attempt-N/end-unresolved`: the outcome cannot be known here; a person looks at the terminal. */
-export const unresolved = ({ emit }: Execution, attempt: AttemptInfo, message: string) =>
+export const unresolved = (
+  { emit }: Execution,
+  attempt: AttemptInfo,
+  message: string,
+  reason: OperationOutcome.UnresolvedReason
+) =>
   Effect.gen(function* () {
     const n = attempt.attempt
     yield* Activity.make({
       name: `attempt-${n}/end-unresolved`,
       execute: Effect.flatMap(now, (at) =>
         emit(`attempt-${n}/end-unresolved`, [
-          PaymentEvents.OutcomeUnresolved.make({ attempt: n, attemptId: attempt.attemptId, at, message })
+          PaymentEvents.OutcomeUnresolved.make({
+            attempt: n,
+            attemptId: attempt.attemptId,
+            at,
+            message,
+            reason
+          })
         ])
       )
     })
-    return yield* new OperationOutcome.OutcomeUnresolved({ message, attemptId: attempt.attemptId })
+    return yield* new OperationOutcome.OutcomeUnresolved({ message, attemptId: attempt.attemptId, reason })
   })

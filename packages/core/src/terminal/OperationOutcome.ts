@@ -99,13 +99,30 @@ export class OperationRejected extends Schema.TaggedError<OperationRejected>()("
 }) {}
 
 /**
+ * Why an outcome stays unresolved: no reference to reconcile with, no result in time,
+ * reconciliation ran out of time, a delivered charge contradicts "not found", or the
+ * service's answers cannot be decoded (stored raw, for a person to read).
+ */
+export const UnresolvedReason = Schema.Literal(
+  "NoReference",
+  "NoResult",
+  "ReconcileTimeout",
+  "ChargeContradicted",
+  "Undecodable"
+)
+/** @see UnresolvedReason */
+export type UnresolvedReason = typeof UnresolvedReason.Type
+
+/**
  * The outcome cannot be learnt: the operation has no reference to reconcile with (a
  * utility operation, or a linked one without its original's reference) and its result
  * never arrived, or reconciliation ran out of time. Look at the terminal.
  */
 export class OutcomeUnresolved extends Schema.TaggedError<OutcomeUnresolved>()("OutcomeUnresolved", {
   message: Schema.String,
-  attemptId: Schema.String
+  attemptId: Schema.String,
+  /** Why (absent on outcomes recorded before reasons were). */
+  reason: Schema.optional(UnresolvedReason)
 }) {}
 
 /** Reconciliation proved the operation never reached the gateway: nothing was charged. */

@@ -107,7 +107,11 @@ export const TerminalUnavailable = EventRegistry.define(
 /** The outcome cannot be learnt (no reference to reconcile with and no result, or out of time). */
 export const OutcomeUnresolved = EventRegistry.define(
   "OutcomeUnresolved",
-  Schema.Struct({ ...attemptFields, message: Schema.String })
+  Schema.Struct({
+    ...attemptFields,
+    message: Schema.String,
+    reason: Schema.optional(OperationOutcome.UnresolvedReason)
+  })
 )
 
 const outcome = <const T extends string>(type: T) =>

@@ -112,7 +112,7 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
           if (plan.retryNotCharged && reconciled.at < plan.deadlineAt) continue
           return yield* Endings.notCharged(execution, attempt)
         case "Unresolved":
-          return yield* Endings.unresolved(execution, attempt, reconciled.message)
+          return yield* Endings.unresolved(execution, attempt, reconciled.message, reconciled.reason)
         case "Settled":
           // 6. Settle (`Settle`)
           yield* Settle.settle(execution, attempt, reconciled.outcome)

@@ -44,6 +44,12 @@ export interface Settings {
   readonly reconcileTimeout: Duration.Duration
   /** How long a POST may take before its outcome counts as unknown. */
   readonly requestTimeout: Duration.Duration
+  /**
+   * How long the service's answers about an attempt may stay undecodable (a result or a
+   * status it sends that tillflow cannot read) before the outcome is declared unresolved:
+   * such an answer does not mend itself by asking for a day. The raw answers are stored.
+   */
+  readonly undecodableGrace: Duration.Duration
 }
 
 /** The defaults. */
@@ -58,7 +64,8 @@ export const defaults: Settings = {
   notFoundWindow: Reconciliation.notFoundWindow,
   maxWait: Duration.minutes(5),
   reconcileTimeout: Duration.hours(24),
-  requestTimeout: Duration.seconds(30)
+  requestTimeout: Duration.seconds(30),
+  undecodableGrace: Duration.minutes(3)
 }
 
 /** The settings as a service, with the defaults when none is provided. */
@@ -107,6 +114,10 @@ export const config: Config.Config<Settings> = Config.all({
   ),
   requestTimeout: Config.duration("TILLFLOW_REQUEST_TIMEOUT").pipe(
     Config.withDefault(defaults.requestTimeout)
+  ),
+  undecodableGrace: Config.duration("TILLFLOW_UNDECODABLE_GRACE").pipe(
+    Config.withDefault(defaults.undecodableGrace),
+    Config.withDescription("how long answers that cannot be decoded are asked again before unresolved")
   )
 })
 

@@ -121,6 +121,8 @@ export const Plan = Schema.Struct({
   maxWaitMillis: Schema.Number,
   reconcileTimeoutMillis: Schema.Number,
   requestTimeoutMillis: Schema.Number,
+  /** Absent from plans recorded before it existed: `undecodableGraceOf` supplies the default. */
+  undecodableGraceMillis: Schema.optional(Schema.Number),
   startedAt: Schema.Number
 })
 /** @see Plan */
@@ -183,10 +185,15 @@ export const plan = ({ payload, executionId, emit }: Execution) =>
         maxWaitMillis: Duration.toMillis(settings.maxWait),
         reconcileTimeoutMillis: Duration.toMillis(settings.reconcileTimeout),
         requestTimeoutMillis: Duration.toMillis(settings.requestTimeout),
+        undecodableGraceMillis: Duration.toMillis(settings.undecodableGrace),
         startedAt
       }
     })
   })
+
+/** How long undecodable answers are asked again before the outcome is unresolved (ms). */
+export const undecodableGraceOf = (plan: Plan): number =>
+  plan.undecodableGraceMillis ?? Duration.toMillis(ProtocolSettings.defaults.undecodableGrace)
 
 /** The wait before retry number `step` of the recovery rhythm, capped by the plan's `maxWait` (ms). */
 export const recoveryDelay = (plan: Plan, step: number): number =>

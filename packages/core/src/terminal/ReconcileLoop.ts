@@ -15,18 +15,29 @@ import type * as Identifiers from "../model/Identifiers.js"
 import { TransactionStatusResult } from "../model/TransactionResult.js"
 import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
-import { type Execution, type Payload, type Plan, recoveryDelay } from "./ProtocolWorkflows.js"
+import {
+  type Execution,
+  type Payload,
+  type Plan,
+  recoveryDelay,
+  undecodableGraceOf
+} from "./ProtocolWorkflows.js"
 import * as Reconciliation from "./Reconciliation.js"
 import * as ResultRedaction from "./ResultRedaction.js"
 import type { AttemptInfo } from "./SendAttempt.js"
 import * as Settle from "./Settle.js"
 import { durableSleep, now, type PaymentEvent } from "./internal/step.js"
+import * as UndecodableAnswer from "./internal/UndecodableAnswer.js"
 
 /** How reconciliation ended. */
 export type Reconciled =
   | { readonly _tag: "Settled"; readonly outcome: OperationOutcome.Outcome }
   | { readonly _tag: "NotCharged"; readonly at: number }
-  | { readonly _tag: "Unresolved"; readonly message: string }
+  | {
+      readonly _tag: "Unresolved"
+      readonly message: string
+      readonly reason: OperationOutcome.UnresolvedReason
+    }
 
 /**
  * Whether the status endpoint can tell about the attempt: an original operation by its own
@@ -44,6 +55,8 @@ const StatusCheck = Schema.Struct({
   detail: Schema.optional(Schema.String),
   /** Proved not charged, yet a charge was delivered by callback for the attempt. */
   chargeDelivered: Schema.optional(Schema.Boolean),
+  /** The service answered, but its answer does not decode. */
+  undecodable: Schema.optional(Schema.Boolean),
   at: Schema.Number
 })
 type StatusCheck = typeof StatusCheck.Type
@@ -68,9 +81,14 @@ export const reconcile = (
     if (reference === undefined || !reconcilable(execution.payload, attempt)) {
       return {
         _tag: "Unresolved",
-        message: "the outcome is unknown and the operation has no reference to reconcile with"
+        message: "the outcome is unknown and the operation has no reference to reconcile with",
+        reason: "NoReference"
       } satisfies Reconciled
     }
+    // Since when every answer has been one that does not decode: asking again does not
+    // mend that, so after the grace the outcome is unresolved (minutes, not the day
+    // reconciliation may take through outages).
+    let undecodableSince: number | undefined
     for (let j = 0; ; j++) {
       const step = `${prefix}/status-${j}`
       const check: StatusCheck = yield* Activity.make({
@@ -94,7 +112,8 @@ export const reconcile = (
             return {
               _tag: "Unresolved",
               message:
-                "the status endpoint found no transaction, but the terminal delivered a charge for this attempt: not retried, see its ResultMismatch"
+                "the status endpoint found no transaction, but the terminal delivered a charge for this attempt: not retried, see its ResultMismatch",
+              reason: "ChargeContradicted"
             } satisfies Reconciled
           }
           return { _tag: "NotCharged", at: check.at } satisfies Reconciled
@@ -108,10 +127,19 @@ export const reconcile = (
         case "Unavailable":
           break
       }
+      undecodableSince = check.undecodable === true ? (undecodableSince ?? check.at) : undefined
+      if (undecodableSince !== undefined && check.at - undecodableSince >= undecodableGraceOf(plan)) {
+        return {
+          _tag: "Unresolved",
+          message: `the service's answers about ${reference} could not be decoded for ${Duration.format(Duration.millis(check.at - undecodableSince))} (${check.detail ?? "undecodable"}): the outcome is unresolved; what it sent is stored raw`,
+          reason: "Undecodable"
+        } satisfies Reconciled
+      }
       if (check.at - attempt.attemptedAt > plan.reconcileTimeoutMillis) {
         return {
           _tag: "Unresolved",
-          message: `reconciliation found no final status within ${Duration.format(Duration.millis(plan.reconcileTimeoutMillis))}`
+          message: `reconciliation found no final status within ${Duration.format(Duration.millis(plan.reconcileTimeoutMillis))}`,
+          reason: "ReconcileTimeout"
         } satisfies Reconciled
       }
       yield* durableSleep(`${prefix}/status-wait-${j}`, recoveryDelay(plan, j))
@@ -151,7 +179,10 @@ const checkStatus = (
       at: checkedAt,
       ...(reading._tag === "Settled" ? { entry: ResultRedaction.sanitiseStatusResult(reading.entry) } : {}),
       ...(reading._tag === "NotFoundYet" ? { waitMillis: Duration.toMillis(reading.remaining) } : {}),
-      ...(reading._tag === "Unavailable" ? { detail: reading.reason } : {})
+      ...(reading._tag === "Unavailable" ? { detail: reading.reason } : {}),
+      ...(answer._tag === "Left" && UndecodableAnswer.bodyOf(answer.left) !== undefined
+        ? { undecodable: true }
+        : {})
     }
     const events: Array<PaymentEvent> = [
       PaymentEvents.ReconciliationChecked.make({

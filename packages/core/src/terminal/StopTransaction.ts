@@ -55,7 +55,8 @@ export const stop = (payload: typeof StopCurrentTransaction.payloadSchema.Type, 
       case "Unknown":
         return yield* new OperationOutcome.OutcomeUnresolved({
           message: `whether terminal ${serialNumber} took the stop is unknown: ${sent.message}`,
-          attemptId: executionId
+          attemptId: executionId,
+          reason: "NoReference"
         })
       case "Rejected":
         return sent.error._tag === "CancelNotAllowed"

@@ -112,8 +112,25 @@ export interface Options<R> {
   readonly deliver?: ((delivery: Delivery) => Effect.Effect<void, never, R>) | undefined
 }
 
-const decodeResult = Schema.decodeUnknownSync(TransactionResult)
-const decodeStatus = Schema.decodeUnknownSync(TransactionStatusResult)
+/**
+ * A body the model serves, read as the HTTP adapter reads it: one that does not decode is
+ * an `OutcomeUnknown` of reason `UndecodableResponse` carrying the body, as over the wire.
+ */
+const decodeAnswer =
+  <A, I>(schema: Schema.Schema<A, I>) =>
+  (body: Record<string, unknown>): Effect.Effect<A, RemoteError.OutcomeUnknown> =>
+    Effect.mapError(
+      Schema.decodeUnknown(schema)(body),
+      (error) =>
+        new RemoteError.OutcomeUnknown({
+          message: `the answer (200) could not be decoded: ${error.message}`,
+          reason: "UndecodableResponse",
+          status: 200,
+          body: JSON.stringify(body)
+        })
+    )
+const decodeResult = decodeAnswer(TransactionResult)
+const decodeStatus = decodeAnswer(TransactionStatusResult)
 
 const defaultResult = (request: TransactionRequest.TransactionRequest, txn: { resultId: string }) => {
   const amount = "amount" in request && request.amount instanceof Money.Money ? request.amount : undefined
@@ -255,7 +272,7 @@ export const make = <R = never>(options: Options<R> = {}): Effect.Effect<Handle,
           return new TerminalCloud.Unknown({ message: "expired" })
         }
         if (at < txn.readyAt) return new TerminalCloud.Pending()
-        return new TerminalCloud.Ready({ result: decodeResult(txn.result) })
+        return new TerminalCloud.Ready({ result: yield* decodeResult(txn.result) })
       })
 
     const statusEntry = (txn: Txn, at: number): Record<string, unknown> => {
@@ -282,7 +299,7 @@ export const make = <R = never>(options: Options<R> = {}): Effect.Effect<Handle,
         }
         const chosen =
           selector === "all" ? entries : selector === "last" ? entries.slice(-1) : entries.slice(0, 1)
-        return chosen.map((entry) => decodeStatus(entry))
+        return yield* Effect.forEach(chosen, decodeStatus)
       })
 
     const unsupported = (what: string) => Effect.dieMessage(`ScriptedTerminalCloud: ${what} is not scripted`)
