@@ -8,6 +8,7 @@ import {
   CallbackRegistration,
   Identifiers,
   Money,
+  OperationOutcome,
   PaymentProtocol,
   ProtocolSettings,
   TerminalCloud,
@@ -15,6 +16,8 @@ import {
 } from "@tillflow/core"
 import { ScriptedTerminalCloud } from "@tillflow/core/testing"
 import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -83,6 +86,48 @@ describe("PaymentProtocol on the durable engine", () => {
       const theirs = cloud.recorded.sends.find((s) => s.request.serialNumber === other.serialNumber)
       expect(theirs?.at).toBeLessThan(times[1] ?? 0)
     }).pipe(Effect.scoped, Effect.provide(engineLayer([{}, {}, {}, {}])))
+  )
+
+  it.effect(
+    "a sale queued behind the terminal's operation past its own deadline ends TerminalUnavailable (QueuedPastDeadline) at that deadline, not sent, while the first still runs",
+    () =>
+      Effect.gen(function* () {
+        const worker = yield* Layer.build(EngineWorker.layer({ concurrency: 8 }))
+        void worker
+        const first = yield* Effect.fork(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "long", delivery: "polling", deadline: "10 minutes" }
+          )
+        )
+        const cloud = yield* Cloud
+        yield* advanceUntil(() => cloud.recorded.sends.length === 1)
+        const queuedAt = yield* Clock.currentTimeMillis
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(2000n, "EUR") },
+            { idempotencyKey: "queued", delivery: "polling", deadline: "1 minute" }
+          ),
+          { step: "5 seconds", max: "15 minutes" }
+        )
+        const endedAt = yield* Clock.currentTimeMillis
+        expect(Exit.isFailure(exit)).toBe(true)
+        if (Exit.isFailure(exit)) {
+          const error = Cause.squash(exit.cause) as OperationOutcome.TerminalUnavailable
+          expect(error).toBeInstanceOf(OperationOutcome.TerminalUnavailable)
+          expect(error.lastReason).toBe("QueuedPastDeadline")
+          expect(error.attempts).toBe(0)
+        }
+        // At its deadline (a few seconds of polling after it), not when the first ends (3 min).
+        expect(endedAt - queuedAt).toBeGreaterThanOrEqual(60_000)
+        expect(endedAt - queuedAt).toBeLessThan(2 * 60_000)
+        expect(cloud.recorded.sends).toHaveLength(1)
+        expect(Option.isNone(yield* Fiber.poll(first))).toBe(true)
+        // The first was never disturbed: it ends approved when its result comes (3 min).
+        const firstExit = yield* runToEnd(Fiber.join(first), { step: "10 seconds", max: "1 hour" })
+        expect(Exit.isSuccess(firstExit) && firstExit.value._tag).toBe("Approved")
+      }).pipe(Effect.scoped, Effect.provide(engineLayer([{ takes: "3 minutes" }]))),
+    120_000
   )
 
   it.effect("a worker stopped during the POST: another resumes, reconciles, and never sends it again", () =>

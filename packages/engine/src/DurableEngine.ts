@@ -38,7 +38,7 @@ import { withCompiledCodecs } from "./internal/Codecs.js"
 import { deferredDone, deferredResult } from "./internal/Deferreds.js"
 import { emittedOf } from "./internal/DomainEvents.js"
 import type { EngineState } from "./internal/EngineState.js"
-import { ConcurrencyKey, execute, SearchAttributesOf } from "./internal/Execute.js"
+import { ConcurrencyKey, execute, SearchAttributesOf, StartBy } from "./internal/Execute.js"
 import { activityExecute } from "./internal/Replay.js"
 import { changed, poll } from "./internal/Results.js"
 import { interrupt, resume, run, RunContext } from "./internal/RunLoop.js"
@@ -68,7 +68,9 @@ export {
   /** Annotation: the concurrency key of an execution, from its payload. */
   ConcurrencyKey,
   /** Annotation: the search attributes of an execution, from its payload (for `list`). */
-  SearchAttributesOf
+  SearchAttributesOf,
+  /** Annotation: when an execution waiting for its concurrency key must have started by. */
+  StartBy
 } from "./internal/Execute.js"
 
 /**
@@ -90,6 +92,29 @@ export const withConcurrencyKey = <
   key: (payload: Payload["Type"]) => string | undefined
 ): Workflow.Workflow<Name, Payload, Success, Error> =>
   workflow.annotate(ConcurrencyKey, (payload: unknown) => key(payload as Payload["Type"]))
+
+/**
+ * Gives a workflow with a concurrency key a start deadline computed from its payload: an
+ * execution still waiting for its key then leaves the key's line and runs at once, beside
+ * the key's holder, so that it can end itself. Its first step must therefore check the
+ * deadline and, once it has passed, touch nothing the key guards.
+ *
+ * @example
+ * const PrintLabel = DurableEngine.withStartDeadline(
+ *   DurableEngine.withConcurrencyKey(Workflow.make({ ... }), (p) => `printer:${p.printer}`),
+ *   (payload) => payload.printBy
+ * )
+ */
+export const withStartDeadline = <
+  Name extends string,
+  Payload extends Workflow.AnyStructSchema,
+  Success extends Schema.Schema.Any,
+  Error extends Schema.Schema.All
+>(
+  workflow: Workflow.Workflow<Name, Payload, Success, Error>,
+  startBy: (payload: Payload["Type"]) => number | undefined
+): Workflow.Workflow<Name, Payload, Success, Error> =>
+  workflow.annotate(StartBy, (payload: unknown) => startBy(payload as Payload["Type"]))
 
 /** Gives a workflow search attributes computed from its payload. */
 export const withSearchAttributes = <

@@ -80,6 +80,25 @@ export const start = (
     )
     const heartbeatFiber = yield* Effect.forkScoped(heartbeat)
 
+    // Executions whose start deadline passed while they waited for their concurrency key
+    // leave its line, every `pollInterval`: each then runs at once and ends itself.
+    const expireStarts = queue.expireStartDeadlines
+    const expiryFiber =
+      expireStarts === undefined
+        ? undefined
+        : yield* Effect.forkScoped(
+            Effect.gen(function* () {
+              yield* Effect.sleep(Duration.millis(pollMs))
+              const moved = yield* expireStarts({ now: yield* Clock.currentTimeMillis })
+              if (moved.length > 0) yield* engine.signal
+            }).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.logError(`Worker ${workerId} could not expire start deadlines`, cause)
+              ),
+              Effect.forever
+            )
+          )
+
     // What a look for due work found: how many it claimed, whether the worker is now full,
     // and, when the queue answers it with the claim (`claimWithNextDue`), the earliest due
     // time after it (then a claim that took fewer than asked means nothing else is due now).
@@ -173,6 +192,7 @@ export const start = (
         // Closing the map interrupts what is left; each run gives its claim back.
         yield* FiberMap.clear(runs)
         yield* Fiber.interrupt(heartbeatFiber)
+        if (expiryFiber !== undefined) yield* Fiber.interrupt(expiryFiber)
         yield* Effect.logDebug(`Worker ${workerId} stopped: its runs finished or gave their claims back`)
       })
     )

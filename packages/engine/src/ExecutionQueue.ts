@@ -129,8 +129,24 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
       readonly attributes: SearchAttributes
       /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
       readonly stream?: string | undefined
+      /**
+       * For an execution with a concurrency key: when it must have started by. Still
+       * waiting for its key then, `expireStartDeadlines` takes it out of the key's line.
+       */
+      readonly startBy?: number | undefined
       readonly now: number
     }) => Effect.Effect<boolean, ExecutionQueueError>
+
+    /**
+     * Takes every execution never claimed whose `startBy` has passed while it waited for
+     * its concurrency key out of that key's line: its key is dropped and it is due now, so
+     * the next claim runs it at once, beside the key's holder. Such a workflow must check
+     * its deadline first and touch nothing the key guards once it has passed (it ends
+     * itself). Returns the ids moved. Optional: a queue without it keeps them waiting.
+     */
+    readonly expireStartDeadlines?: (options: {
+      readonly now: number
+    }) => Effect.Effect<ReadonlyArray<string>, ExecutionQueueError>
 
     /**
      * Claims up to `limit` due executions of the given workflows for `workerId` until
@@ -249,6 +265,7 @@ interface Row {
   leaseOwner: string | null
   wakeRequested: boolean
   concurrencyKey: string | null
+  startBy: number | null
   parentId: string | null
   attributes: Record<string, string>
   claims: number
@@ -339,6 +356,7 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
           leaseOwner: null,
           wakeRequested: false,
           concurrencyKey: input.concurrencyKey ?? null,
+          startBy: input.concurrencyKey === undefined ? null : (input.startBy ?? null),
           parentId: input.parentId ?? null,
           attributes: { ...input.attributes },
           claims: 0,
@@ -350,6 +368,20 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
       }),
 
     claim: (options) => Effect.sync(() => claimNow(options)),
+
+    expireStartDeadlines: ({ now }) =>
+      Effect.sync(() => {
+        const moved: Array<string> = []
+        for (const row of rows.values()) {
+          if (row.status !== "pending" || row.claims > 0 || row.concurrencyKey === null) continue
+          if (row.startBy === null || row.startBy > now) continue
+          row.concurrencyKey = null
+          row.dueAt = Math.min(row.dueAt ?? now, now)
+          row.updatedAt = now
+          moved.push(row.executionId)
+        }
+        return moved
+      }),
 
     claimWithNextDue: (options) =>
       Effect.sync(() => {

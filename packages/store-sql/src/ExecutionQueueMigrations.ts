@@ -112,13 +112,26 @@ const executionStream = Effect.gen(function* () {
   yield* sql`ALTER TABLE tillflow_executions ADD COLUMN stream_id text`
 })
 
+// When an execution waiting for its concurrency key must have started by: past it, it
+// leaves the key's line (`expireStartDeadlines`). The partial index holds only the rows
+// still waiting, so the check each worker makes every second costs the same however many
+// executions were ever stored.
+const startBy = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tillflow_executions ADD COLUMN start_by bigint`
+  yield* sql`
+    CREATE INDEX tillflow_executions_start_by ON tillflow_executions (start_by)
+    WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL AND start_by IS NOT NULL`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
   "2_notify_changes": notifyChanges,
   "3_claim_started_first": claimStartedFirst,
   "4_notify_after_commit": notifyAfterCommit,
-  "5_execution_stream": executionStream
+  "5_execution_stream": executionStream,
+  "6_start_by": startBy
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

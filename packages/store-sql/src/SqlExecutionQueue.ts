@@ -29,13 +29,14 @@ import * as Enqueue from "./internal/executionQueue/Enqueue.js"
 import { heartbeat } from "./internal/executionQueue/Heartbeat.js"
 import * as Lookup from "./internal/executionQueue/Lookup.js"
 import * as NextDue from "./internal/executionQueue/NextDue.js"
-import { decodeStoreTable, failure } from "./internal/executionQueue/Rows.js"
+import { decodeIds, decodeStoreTable, failure } from "./internal/executionQueue/Rows.js"
 import * as Statements from "./internal/executionQueue/Statements.js"
 import * as Transition from "./internal/executionQueue/Transition.js"
 
 /** The port, with the optional `claimWithNextDue` this queue has. */
 type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly claimWithNextDue: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["claimWithNextDue"]>
+  readonly expireStartDeadlines: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["expireStartDeadlines"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
@@ -51,7 +52,8 @@ const uninterruptibleCalls = (service: Service): Service => ({
     Effect.uninterruptible(service.setAttributes(executionId, attributes)),
   get: (executionId) => Effect.uninterruptible(service.get(executionId)),
   list: (filter) => Effect.uninterruptible(service.list(filter)),
-  nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames))
+  nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames)),
+  expireStartDeadlines: (options) => Effect.uninterruptible(service.expireStartDeadlines(options))
 })
 
 /** Options of the queue. */
@@ -134,7 +136,14 @@ export const makeWith = (
       get: (executionId) => Lookup.get(sql, executionId),
       list: (filter) => Lookup.list(sql, filter),
       changes: Announcements.changes(listen),
-      nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames)
+      nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames),
+      expireStartDeadlines: ({ now }) =>
+        Statements.expireStartDeadlines(sql, now).pipe(
+          Effect.flatMap(decodeIds),
+          Effect.map((rows) => rows.map((row) => row.execution_id)),
+          Effect.tap((ids) => (ids.length > 0 ? announce(ids) : Effect.void)),
+          Effect.mapError(failure("expireStartDeadlines"))
+        )
     })
   })
 

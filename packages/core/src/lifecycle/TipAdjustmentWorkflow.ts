@@ -57,7 +57,11 @@ export class TipSet extends Schema.Class<TipSet>("TipSet")({
 /** Set the tip of a sale (replacing any earlier adjustment). */
 export const Adjust = Workflow.make({
   name: "TipAdjustment.Adjust",
-  payload: { requestId: Schema.String, originalGuid: Identifiers.Guid, tip: LifecycleEvent.RequestedMoneyJson },
+  payload: {
+    requestId: Schema.String,
+    originalGuid: Identifiers.Guid,
+    tip: LifecycleEvent.RequestedMoneyJson
+  },
   success: TipSet,
   error: TipAdjustmentError,
   idempotencyKey: (p) => `${p.originalGuid}/${p.requestId}`

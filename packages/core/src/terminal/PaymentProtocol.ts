@@ -75,8 +75,9 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
 
     // 1. The plan (`ProtocolWorkflows`)
     const plan = yield* ProtocolWorkflows.plan(execution)
-    // Queued behind other operations of the terminal past the caller's deadline: send nothing.
-    if (plan.startedAt > plan.deadlineAt)
+    // Queued behind other operations of the terminal until the caller's deadline (or let
+    // out of the line at it, beside the terminal's operation): send nothing.
+    if (plan.startedAt >= plan.deadlineAt)
       return yield* Endings.terminalUnavailable(execution, plan, 0, "QueuedPastDeadline")
 
     for (let n = 1; ; n++) {

@@ -56,15 +56,20 @@ export const terminalKey = (serialNumber: string): string => `terminal:${serialN
 
 /** Every operation sent to a terminal except stopCurrentTransaction. */
 export const TerminalOperation = SchemaCache.withCompiledCalls(
-  DurableEngine.withConcurrencyKey(
-    Workflow.make({
-      name: "TerminalOperation",
-      payload: Payload,
-      success: OperationOutcome.Outcome,
-      error: OperationOutcome.OperationError,
-      idempotencyKey: (payload) => payload.idempotencyKey
-    }),
-    (payload) => terminalKey(payload.request.serialNumber)
+  // Queued behind the terminal's operation past its deadline, an execution leaves the
+  // line and runs at once: its plan sees the deadline passed and ends it, sending nothing.
+  DurableEngine.withStartDeadline(
+    DurableEngine.withConcurrencyKey(
+      Workflow.make({
+        name: "TerminalOperation",
+        payload: Payload,
+        success: OperationOutcome.Outcome,
+        error: OperationOutcome.OperationError,
+        idempotencyKey: (payload) => payload.idempotencyKey
+      }),
+      (payload) => terminalKey(payload.request.serialNumber)
+    ),
+    (payload) => payload.deadlineAt
   ),
   // `Workflow.make`'s `execute` compiled the payload's validator and went through Web
   // Crypto for the id at every call: the same, compiled once and digested synchronously.

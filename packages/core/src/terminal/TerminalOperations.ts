@@ -28,6 +28,7 @@ import * as Identifiers from "../model/Identifiers.js"
 import * as Money from "../model/Money.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import * as PaymentProtocol from "./PaymentProtocol.js"
+import * as ProtocolSettings from "./ProtocolSettings.js"
 import * as TransactionRequest from "../model/TransactionRequest.js"
 
 /** How a call runs. */
@@ -68,12 +69,14 @@ const checked = (
       )
   })
 
+// The deadline is always in the payload (the configured wait when the caller gives none):
+// the queue lets an execution out of its terminal's line by it.
 const payloadOf = (
   unchecked: TransactionRequest.TransactionRequest,
   options: LinkedCallOptions
 ): Effect.Effect<PaymentProtocol.Payload, OperationOutcome.InvalidRequest> =>
   Effect.flatMap(checked(unchecked), (request) =>
-    Effect.map(Clock.currentTimeMillis, (requestedAt) => {
+    Effect.zipWith(Clock.currentTimeMillis, ProtocolSettings.ProtocolSettings, (requestedAt, settings) => {
       const { delivery: _secret, ...withoutDelivery } = request as TransactionRequest.TransactionRequest & {
         readonly delivery?: unknown
       }
@@ -82,9 +85,11 @@ const payloadOf = (
         request: withoutDelivery as TransactionRequest.TransactionRequest,
         requestedAt,
         ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
-        ...(options.deadline === undefined
-          ? {}
-          : { deadlineAt: requestedAt + Duration.toMillis(Duration.decode(options.deadline)) }),
+        deadlineAt:
+          requestedAt +
+          Duration.toMillis(
+            options.deadline === undefined ? settings.terminalWait : Duration.decode(options.deadline)
+          ),
         ...(options.retryNotCharged === undefined ? {} : { retryNotCharged: options.retryNotCharged }),
         ...(options.originalTransactionReference === undefined
           ? {}

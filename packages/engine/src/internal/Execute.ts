@@ -37,6 +37,18 @@ export class ConcurrencyKey extends Context.Reference<ConcurrencyKey>()(
   }
 ) {}
 
+/**
+ * Annotation: when an execution with a concurrency key must have started by (epoch ms),
+ * from its payload. Still waiting for its key then, it leaves the key's line and runs at
+ * once (`ExecutionQueue.expireStartDeadlines`), to end itself.
+ */
+export class StartBy extends Context.Reference<StartBy>()("tillflow/DurableEngine/StartBy", {
+  defaultValue:
+    () =>
+    (_payload: unknown): number | undefined =>
+      undefined
+}) {}
+
 /** Annotation: the search attributes of an execution, from its payload (for `list`). */
 export class SearchAttributesOf extends Context.Reference<SearchAttributesOf>()(
   "tillflow/DurableEngine/SearchAttributes",
@@ -111,6 +123,7 @@ export const execute =
             executionId,
             workflowName: workflow.name,
             concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
+            startBy: Context.get(workflow.annotations, StartBy)(opts.payload),
             parentId: parent?.executionId,
             attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
             stream: log.stream,

@@ -15,6 +15,7 @@ import * as Leases from "./queue/Leases.js"
 import * as Listing from "./queue/Listing.js"
 import * as NextDue from "./queue/NextDue.js"
 import * as Notifications from "./queue/Notifications.js"
+import * as StartDeadlines from "./queue/StartDeadlines.js"
 import * as Suspension from "./queue/Suspension.js"
 
 export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue.ExecutionQueue, E>) =>
@@ -25,6 +26,7 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
     ClaimOrder.suite(it)
     NextDue.suite(it)
     ConcurrencyKeys.suite(it)
+    StartDeadlines.suite(it)
     Listing.suite(it)
   })
 

@@ -31,6 +31,7 @@ const enqueueMany = (sql: SqlClient.SqlClient, inputs: ReadonlyArray<Statements.
       parent_id: input.parentId ?? null,
       attributes: input.attributes,
       stream_id: input.stream ?? null,
+      start_by: Statements.startByOf(input),
       now: input.now
     }))
   )

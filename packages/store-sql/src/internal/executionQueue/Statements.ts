@@ -276,10 +276,11 @@ export const enqueueOne = (sql: SqlClient.SqlClient, input: EnqueueInput) =>
   sql`
         INSERT INTO tillflow_executions
           (execution_id, workflow_name, status, due_at, concurrency_key, parent_id, attributes,
-           stream_id, created_at, updated_at)
+           stream_id, start_by, created_at, updated_at)
         VALUES (${input.executionId}, ${input.workflowName}, 'pending', ${input.now},
                 ${input.concurrencyKey ?? null}, ${input.parentId ?? null},
-                ${JSON.stringify(input.attributes)}::jsonb, ${input.stream ?? null}, ${input.now}, ${input.now})
+                ${JSON.stringify(input.attributes)}::jsonb, ${input.stream ?? null},
+                ${startByOf(input)}::bigint, ${input.now}, ${input.now})
         ON CONFLICT (execution_id) DO NOTHING
         RETURNING execution_id`
 
@@ -291,14 +292,32 @@ export const enqueueMany = (sql: SqlClient.SqlClient, entries: string) =>
   sql`
         INSERT INTO tillflow_executions
           (execution_id, workflow_name, status, due_at, concurrency_key, parent_id, attributes,
-           stream_id, created_at, updated_at)
+           stream_id, start_by, created_at, updated_at)
         SELECT i.execution_id, i.workflow_name, 'pending', i.now, i.concurrency_key, i.parent_id,
-               i.attributes, i.stream_id, i.now, i.now
+               i.attributes, i.stream_id, i.start_by, i.now, i.now
         FROM jsonb_to_recordset(${entries}::jsonb) AS i(
           execution_id text, workflow_name text, concurrency_key text, parent_id text, attributes jsonb,
-          stream_id text, now bigint)
+          stream_id text, start_by bigint, now bigint)
         ORDER BY i.execution_id
         ON CONFLICT (execution_id) DO NOTHING
+        RETURNING execution_id`
+
+/** A start deadline counts only for an execution with a concurrency key (a line to leave). */
+export const startByOf = (input: EnqueueInput): number | null =>
+  input.concurrencyKey === undefined ? null : (input.startBy ?? null)
+
+/**
+ * Executions never claimed whose start deadline passed while they waited for their key
+ * leave its line: the key dropped, due now (`ExecutionQueue.expireStartDeadlines`). Only
+ * rows of the `6_start_by` partial index are read: pending, never claimed, with a key and
+ * a deadline — the waiting ones, whatever the history holds.
+ */
+export const expireStartDeadlines = (sql: SqlClient.SqlClient, now: number) =>
+  sql`
+        UPDATE tillflow_executions
+        SET concurrency_key = NULL, due_at = LEAST(due_at, ${now}::bigint), updated_at = ${now}
+        WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL
+          AND start_by IS NOT NULL AND start_by <= ${now}
         RETURNING execution_id`
 
 /** Merges search attributes into an execution's. */
