@@ -16,6 +16,7 @@ import * as Measure from "./internal/Measure.js"
 import * as Report from "./internal/Report.js"
 import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
+import * as PeerBench from "./PeerBench.js"
 import * as ReplayBench from "./ReplayBench.js"
 import * as StoreBench from "./StoreBench.js"
 
@@ -24,6 +25,7 @@ const sections: ReadonlyArray<Section.Section> = [
   StoreBench.pgliteSection,
   ReplayBench.section,
   EngineBench.section,
+  PeerBench.section,
   CallbackBench.section,
   EndToEndBench.section,
   ColdStartBench.section
