@@ -4,7 +4,11 @@
  * workflow, `inFlight` at a time, each started and awaited in the process, and answer
  * `{"driven": …}` with the wall time, the process's CPU time, the statements and
  * transactions its `pg` driver sent meanwhile, and each execution's latency.
+ * `{"profile": "start"}` / `{"profile": "FILE"}` start V8's CPU profiler in the process and
+ * stop it, writing a `.cpuprofile` (only the window between them: warm code, no start-up).
  */
+import * as fs from "node:fs"
+import * as inspector from "node:inspector"
 import { performance } from "node:perf_hooks"
 import * as Child from "./Child.js"
 import * as PeerWorkflow from "./PeerWorkflow.js"
@@ -62,7 +66,27 @@ export const drive = async (run: (id: string) => Promise<unknown>, command: Driv
 /** Answers drive commands on stdin with `run`, one at a time, after telling `{"ready": true}`. */
 export const serve = (run: (id: string) => Promise<unknown>): void => {
   Child.tell({ ready: true })
+  const session = new inspector.Session()
+  session.connect()
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (error, result) => (error === null ? resolve(result) : reject(error)))
+    )
   Child.onCommand((command) => {
+    const profile = Child.field<string>("profile")(command)
+    if (profile !== undefined) {
+      const done =
+        profile === "start"
+          ? post("Profiler.enable").then(() => post("Profiler.start"))
+          : post("Profiler.stop").then((result) =>
+              fs.writeFileSync(profile, JSON.stringify((result as { profile: unknown }).profile))
+            )
+      done.then(
+        () => Child.tell({ profiled: profile }),
+        (error: unknown) => Child.tell({ failed: String(error) })
+      )
+      return
+    }
     const body = Child.field<Drive>("drive")(command)
     if (body === undefined) return
     drive(run, body).then(
