@@ -17,6 +17,7 @@ import * as Report from "./internal/Report.js"
 import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
 import * as PeerBench from "./PeerBench.js"
+import * as QueueBench from "./QueueBench.js"
 import * as ReplayBench from "./ReplayBench.js"
 import * as StoreBench from "./StoreBench.js"
 
@@ -26,6 +27,7 @@ const sections: ReadonlyArray<Section.Section> = [
   ReplayBench.section,
   EngineBench.section,
   PeerBench.section,
+  QueueBench.section,
   CallbackBench.section,
   EndToEndBench.section,
   ColdStartBench.section
