@@ -9,6 +9,7 @@
  */
 import { ExecutionQueue } from "@tillflow/engine"
 import { PgEventStore, SqlExecutionQueue } from "@tillflow/store-sql"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -78,7 +79,7 @@ const cycle = (
         })
       }
       const timed = <A, E>(effect: Effect.Effect<A, E>) =>
-        Effect.map(Effect.timed(effect), ([duration, value]) => [Number(duration) / 1e6, value] as const)
+        Effect.map(Effect.timed(effect), ([duration, value]) => [Duration.toMillis(duration), value] as const)
       let claimMs = 0
       let claims = 0
       let heartbeatMs = 0
