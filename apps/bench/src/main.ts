@@ -16,6 +16,8 @@ import * as Measure from "./internal/Measure.js"
 import * as Report from "./internal/Report.js"
 import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
+import * as PeerBench from "./PeerBench.js"
+import * as QueueBench from "./QueueBench.js"
 import * as ReplayBench from "./ReplayBench.js"
 import * as StoreBench from "./StoreBench.js"
 
@@ -24,6 +26,8 @@ const sections: ReadonlyArray<Section.Section> = [
   StoreBench.pgliteSection,
   ReplayBench.section,
   EngineBench.section,
+  PeerBench.section,
+  QueueBench.section,
   CallbackBench.section,
   EndToEndBench.section,
   ColdStartBench.section

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { isLiveResult } from "./LeanStep.js"
 
 type UnknownSchema = Schema.Schema<unknown, unknown, never>
 
@@ -111,7 +112,7 @@ export const withCompiledCodecs = (
     Effect.flatMap(
       encoded.activityExecute(activity, attempt),
       (result): Effect.Effect<Workflow.Result<unknown, unknown>> =>
-        result._tag === "Suspended"
+        result._tag === "Suspended" || isLiveResult(result)
           ? Effect.succeed(result)
           : Effect.map(
               decodeOrDie(exitCodecOf(activity.successSchema, activity.errorSchema).decode, result.exit),

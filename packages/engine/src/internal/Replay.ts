@@ -21,12 +21,14 @@ import type { EngineState } from "./EngineState.js"
 import type { Log } from "./ExecutionLog.js"
 import { appendTo, engineEvent } from "./ExecutionLog.js"
 import * as History from "./executionHistory.js"
+import { liveResult, runActivity } from "./LeanStep.js"
 import { encodeRefusingRedacted } from "./RefuseRedacted.js"
 
 /**
  * Runs an activity, or returns its recorded result, with the exit's values encoded by
- * the activity's schemas (`Codecs.withCompiledCodecs` decodes the exit). No span of its
- * own: @effect/workflow's activity span (its name, executionId) wraps it.
+ * the activity's schemas (`Codecs.withCompiledCodecs` decodes the exit), or, for a
+ * success this run just recorded, the value the activity returned (`LeanStep`). No span
+ * of its own: @effect/workflow's activity span (its name, executionId) wraps it.
  */
 export const activityExecute =
   (state: EngineState): WorkflowEngineModule.Encoded["activityExecute"] =>
@@ -57,15 +59,23 @@ export const activityExecute =
       if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
 
       const activityInstance = instanceOf(instance, yield* Scope.make())
-      const result = yield* Effect.matchEffect(activity.execute, {
-        onFailure: (error: unknown) =>
-          Effect.flatMap(
-            encodeRefusingRedacted(activity.errorSchema, error, activity.name, "error"),
-            Effect.fail
-          ),
-        onSuccess: (value: unknown) =>
-          encodeRefusingRedacted(activity.successSchema, value, activity.name, "result")
-      }).pipe(Workflow.intoResult, Effect.provideService(WorkflowInstance, activityInstance))
+      // The value the activity returned, kept beside its encoding: the workflow gets it
+      // as it is once recorded (the lean step path), instead of decoding it back.
+      let returned: { readonly value: unknown } | undefined
+      const result = yield* runActivity(
+        Effect.matchEffect(activity.execute, {
+          onFailure: (error: unknown) =>
+            Effect.flatMap(
+              encodeRefusingRedacted(activity.errorSchema, error, activity.name, "error"),
+              Effect.fail
+            ),
+          onSuccess: (value: unknown) => {
+            returned = { value }
+            return encodeRefusingRedacted(activity.successSchema, value, activity.name, "result")
+          }
+        }),
+        activityInstance
+      ).pipe(Effect.provideService(WorkflowInstance, activityInstance))
       if (result._tag === "Suspended") return result
 
       const { outbox, own } = sortEmitted(activityInstance[emitted], run.log.stream, seq)
@@ -89,6 +99,10 @@ export const activityExecute =
       const mismatch = Determinism.check(run, seq, final.event, activity.name, attempt)
       if (mismatch !== undefined) return yield* mismatch
       if (final.outbox.length > 0) yield* deliver(state, final.outbox)
+      // Recorded as this run encoded it (not another worker's record, not a refusal).
+      if (returned !== undefined && Exit.isSuccess(result.exit) && final.event.exit === result.exit) {
+        return liveResult(returned.value)
+      }
       return new Workflow.Complete({ exit: final.event.exit })
     })
 

@@ -27,6 +27,7 @@ import { finishedStatus, now, orDieAfterRetries, spanOptions, wake } from "./Eng
 import type { Log } from "./ExecutionLog.js"
 import { appendEngine, appendTo, engineEvent, keep, load, recheck, touch } from "./ExecutionLog.js"
 import * as History from "./executionHistory.js"
+import { withoutSpansUnlessTraced } from "./LeanStep.js"
 import { refuseRedacted } from "./RefuseRedacted.js"
 import { changed } from "./Results.js"
 
@@ -108,6 +109,7 @@ const runWorkflow = (
       Effect.provideService(WorkflowInstance, instance),
       Effect.provideService(WorkflowEngine, engine),
       Effect.provideService(RunContext, runContext),
+      withoutSpansUnlessTraced,
       Effect.exit,
       Effect.ensuring(Effect.sync(() => state.running.delete(claim.executionId)))
     )

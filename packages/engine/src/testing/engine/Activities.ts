@@ -1,10 +1,12 @@
 /**
  * Activities: run in order and recorded in the execution's stream, retried with
- * `Activity.retry`, each attempt's exit recorded.
+ * `Activity.retry`, each attempt's exit recorded; a step run live hands the workflow the
+ * value its activity returned (the lean step path: encoded once, never decoded back).
  */
 import { expect } from "@effect/vitest"
 import { Activity, Workflow } from "@effect/workflow"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { type EngineTests, startNode, provideNode } from "./Nodes.js"
 import { unique, awaitStatus, historyTypes, engineEvents } from "./Executions.js"
@@ -97,5 +99,50 @@ export const suite = (it: EngineTests): void => {
       ])
       yield* node.stop
     })
+  )
+
+  it.effect(
+    "a step run live hands the workflow the very value its activity returned, and records its encoding",
+    () =>
+      Effect.gen(function* () {
+        class Receipt extends Schema.Class<Receipt>("Receipt")({ total: Schema.Number }) {}
+        const made: Array<Receipt> = []
+        const seen: Array<Receipt> = []
+        const Sell = Workflow.make({
+          name: "SellLive",
+          payload: { id: Schema.String },
+          success: Schema.Number,
+          idempotencyKey: (payload) => payload.id
+        })
+        const SellLive = Sell.toLayer(() =>
+          Effect.gen(function* () {
+            const receipt = yield* Activity.make({
+              name: "Receipt",
+              success: Receipt,
+              execute: Effect.sync(() => {
+                const receipt = new Receipt({ total: 1250 })
+                made.push(receipt)
+                return receipt
+              })
+            })
+            seen.push(receipt)
+            return receipt.total
+          })
+        )
+        const payload = { id: unique() }
+        const node = yield* startNode(SellLive)
+        expect(yield* Sell.execute(payload).pipe(provideNode(node.context))).toBe(1250)
+        expect(made).toHaveLength(1)
+        expect(seen).toHaveLength(1)
+        // Not a copy decoded back from the event just written: the value itself.
+        expect(seen[0]).toBe(made[0])
+        const events = yield* engineEvents(yield* Sell.executionId(payload))
+        const step = events.find((event) => event._tag === "ActivityCompleted")
+        // Recorded encoded by its schema (a plain object, not the class instance).
+        expect(step !== undefined && Exit.isSuccess(step.exit) ? step.exit.value : undefined).toStrictEqual({
+          total: 1250
+        })
+        yield* node.stop
+      })
   )
 }

@@ -1,0 +1,88 @@
+/**
+ * The queue's cost does not follow the history it stores: the claim and the due-time
+ * look-ups read live executions through the partial indexes of live rows, never through
+ * `tillflow_executions_by_workflow`, whose entries cover every version of every execution
+ * ever stored. Checked on the plans PostgreSQL makes for the queue's own statements, over
+ * a table holding 20,000 completed executions (each gone through three updates, as a run
+ * does) and never vacuumed nor analysed (as with autovacuum off), beside a few live ones.
+ * The speed itself is measured by the benchmark (docs/performance.md), never here.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, layer } from "@effect/vitest"
+import { ExecutionQueue } from "@tillflow/engine"
+import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Statements from "../src/internal/executionQueue/Statements.js"
+
+const completed = 20_000
+const now = 10_000_000
+
+/** Completed executions as runs leave them: enqueued, claimed, suspended, finished. */
+const fillHistory = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    INSERT INTO tillflow_executions
+      (execution_id, workflow_name, status, due_at, concurrency_key, created_at, updated_at)
+    SELECT 'done-' || g, 'Sale', 'pending', 1000 + g, 'terminal:' || (g % 500), 1000 + g, 1000 + g
+    FROM generate_series(1, ${completed}) g`
+  yield* sql`UPDATE tillflow_executions SET status = 'running', claims = 1, due_at = due_at + 30000, updated_at = updated_at + 1`
+  yield* sql`UPDATE tillflow_executions SET status = 'suspended', due_at = due_at + 60000, updated_at = updated_at + 2`
+  yield* sql`UPDATE tillflow_executions SET status = 'succeeded', due_at = NULL, updated_at = updated_at + 3`
+})
+
+const plan = (statement: ReturnType<typeof Statements.nextDueAt>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly line: string }>`EXPLAIN ${statement}`.pipe(
+      Effect.map((rows) => rows.map((row) => Object.values(row).join(" ")))
+    )
+    return rows.join("\n")
+  })
+
+layer(SqlExecutionQueue.layer.pipe(Layer.provideMerge(TestDatabase.layer)), {
+  timeout: 120_000,
+  excludeTestServices: true
+})("SqlExecutionQueue with a long history", (it) => {
+  it.effect(
+    "the claim and the due-time look-ups read live rows through their partial indexes, not the whole history",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        yield* fillHistory
+        for (let i = 0; i < 5; i++) {
+          yield* queue.enqueue({
+            executionId: `live-${i}`,
+            workflowName: "Sale",
+            concurrencyKey: undefined,
+            parentId: undefined,
+            attributes: {},
+            stream: undefined,
+            now: now + i
+          })
+        }
+        const claimOptions = {
+          workerId: "w",
+          workflowNames: ["Sale"],
+          limit: 8,
+          leaseMs: 30_000,
+          now: now + 10
+        }
+        const plans = [
+          yield* plan(Statements.nextDueAfter(sql, ["Sale"], now)),
+          yield* plan(Statements.nextDueAt(sql, ["Sale"])),
+          yield* plan(
+            Statements.claim(sql, claimOptions, now + 40_000, Statements.streamVersionColumn(sql, false))
+          )
+        ]
+        for (const text of plans) {
+          expect(text).not.toContain("tillflow_executions_by_workflow")
+          expect(text).toMatch(/tillflow_executions_due_(new|started)/)
+        }
+        // And the statements still answer what they answered: the live ones, oldest first.
+        const claimed = yield* queue.claim(claimOptions)
+        expect(claimed.map((claim) => claim.executionId)).toEqual([0, 1, 2, 3, 4].map((i) => `live-${i}`))
+      })
+  )
+})
