@@ -64,6 +64,9 @@ const fromEffectError = (error: unknown): Errors.TillflowError => {
 const fromCause = (cause: Cause.Cause<unknown>): Errors.TillflowError => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) return fromEffectError(failure.value)
+  // Input refused while the request was being built (an amount, a currency) is thrown as is.
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect) && defect.value instanceof Errors.TillflowError) return defect.value
   if (Cause.isInterruptedOnly(cause)) return new Errors.Closed("Closed", "the instance was closed")
   return new Errors.Defect("Defect", Cause.pretty(cause))
 }
