@@ -302,7 +302,11 @@ export class Tillflow {
       return this.terminalOperation("preAuthorizationCapture", input as Types.TerminalInput, options)
     }
     const { originalTransactionId, ...rest } = input
-    return this.lifecycle("PreAuthorization.Capture", { originalGuid: originalTransactionId, ...rest }, options)
+    return this.lifecycle(
+      "PreAuthorization.Capture",
+      { originalGuid: originalTransactionId, ...rest },
+      options
+    )
   }
 
   /** A MOTO sale: keyed on the terminal with `serialNumber`, else terminal-less on a `cardToken`. */
@@ -338,12 +342,20 @@ export class Tillflow {
     input: { readonly originalTransactionId: string; readonly tip: Types.Amount },
     options?: Types.RequestOptions
   ) {
-    return this.lifecycle("TipAdjustment.Adjust", { originalGuid: input.originalTransactionId, tip: input.tip }, options)
+    return this.lifecycle(
+      "TipAdjustment.Adjust",
+      { originalGuid: input.originalTransactionId, tip: input.tip },
+      options
+    )
   }
 
   /** Tokenizes the card of a past transaction (deferred tokenization, within 12 months). */
   tokenize(input: { readonly originalTransactionId: string }, options?: Types.RequestOptions) {
-    return this.lifecycle("DeferredTokenization.Tokenize", { originalGuid: input.originalTransactionId }, options)
+    return this.lifecycle(
+      "DeferredTokenization.Tokenize",
+      { originalGuid: input.originalTransactionId },
+      options
+    )
   }
 
   /** Reverses a transaction terminal-less (`POST /reversal`): in full, or `amount` where allowed. */
@@ -391,7 +403,10 @@ export class Tillflow {
    * await tf.deviceCommand({ serialNumber, command: "set-screen-brightness", body: { brightness: 80 } })
    */
   async deviceCommand(
-    input: Types.TerminalRef & { readonly command: string; readonly body?: Readonly<Record<string, unknown>> },
+    input: Types.TerminalRef & {
+      readonly command: string
+      readonly body?: Readonly<Record<string, unknown>>
+    },
     options?: Types.RequestOptions
   ): Promise<Types.LifecycleResult> {
     const withType = await this.withType(input)

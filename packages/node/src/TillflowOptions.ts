@@ -127,6 +127,8 @@ export const provider = (options: TillflowOptions): ConfigProvider.ConfigProvide
   const fromOptions = ConfigProvider.fromMap(map, { pathDelim: "_" })
   const quiet = ConfigProvider.fromMap(new Map([["TILLFLOW_LOG_LEVEL", "warn"]]), { pathDelim: "_" })
   const base =
-    options.readEnvironment === false ? fromOptions : fromOptions.pipe(ConfigProvider.orElse(() => WorkerConfig.provider()))
+    options.readEnvironment === false
+      ? fromOptions
+      : fromOptions.pipe(ConfigProvider.orElse(() => WorkerConfig.provider()))
   return base.pipe(ConfigProvider.orElse(() => quiet))
 }

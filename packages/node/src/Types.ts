@@ -13,15 +13,15 @@ export interface RequestOptions {
    * (and answers its result) instead of charging again; a different request under a used
    * key is refused (`IdempotencyConflict`). A fresh key is generated when absent.
    */
-  readonly idempotencyKey?: string
+  readonly idempotencyKey?: string | undefined
   /** How the result comes back for this call (the configured default otherwise). */
-  readonly delivery?: "callback" | "polling"
+  readonly delivery?: "callback" | "polling" | undefined
   /** How long a busy, offline or queued terminal may be waited for, in seconds (1 to 86400). */
-  readonly deadlineSeconds?: number
+  readonly deadlineSeconds?: number | undefined
   /** Whether an attempt proved not charged may be followed by a new one. */
-  readonly retryNotCharged?: boolean
+  readonly retryNotCharged?: boolean | undefined
   /** For a linked operation: the original's `transactionReference`, through which it is reconciled. */
-  readonly originalTransactionReference?: string
+  readonly originalTransactionReference?: string | undefined
 }
 
 /**
@@ -202,7 +202,9 @@ export interface InstanceInfo {
 /** The audit. */
 export interface Audit {
   /** One operation's story, by execution id, transaction reference or idempotency key. */
-  readonly timeline: (reference: string) => Promise<{ readonly executionId: string; readonly lines: ReadonlyArray<string> }>
+  readonly timeline: (
+    reference: string
+  ) => Promise<{ readonly executionId: string; readonly lines: ReadonlyArray<string> }>
   /** The ledger summary: folded from the log now (`replay`, default) or the live projection's (`live`). */
   readonly ledger: (options?: {
     readonly source?: "replay" | "live"

@@ -16,7 +16,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { DeviceBusy, TerminalUnavailable, TillflowError, type Device, type OperationResult } from "../src/index.js"
+import {
+  DeviceBusy,
+  TerminalUnavailable,
+  TillflowError,
+  type Device,
+  type OperationResult
+} from "../src/index.js"
 import * as Plain from "../src/internal/Plain.js"
 import { admin, eventually, type Harness, harness, runEffect } from "./support.js"
 
@@ -70,7 +76,8 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
     terminals = await h.tf.devices()
     expect(terminals.length).toBeGreaterThanOrEqual(3)
     // One simulated card pays everywhere: no duplicate-payment prompt between scenarios.
-    for (const t of terminals) await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
+    for (const t of terminals)
+      await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
   })
   afterAll(async () => {
     await h?.release()
@@ -86,7 +93,10 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
     )
     expect(Exit.isSuccess(await runEffect(tf, occupy))).toBe(true)
 
-    const viaEffect = await runEffect(tf, effectSale(terminal, 1050n, { idempotencyKey: "busy-effect", deadline: "2 seconds" }))
+    const viaEffect = await runEffect(
+      tf,
+      effectSale(terminal, 1050n, { idempotencyKey: "busy-effect", deadline: "2 seconds" })
+    )
     const viaPromise = await tf
       .sale(
         { serialNumber: terminal.serialNumber, amount: { amount: "10.50", currency: "EUR" } },
@@ -100,7 +110,8 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
 
     expect(Exit.isFailure(viaEffect)).toBe(true)
     const effectError = Exit.isFailure(viaEffect) ? viaEffect.cause : undefined
-    const failure = effectError?._tag === "Fail" ? (effectError.error as OperationOutcome.OperationError) : undefined
+    const failure =
+      effectError?._tag === "Fail" ? (effectError.error as OperationOutcome.OperationError) : undefined
     expect(failure?._tag).toBe("TerminalUnavailable")
     const effectFields = encodeError(failure!) as Record<string, unknown>
     expect(effectFields["lastReason"]).toBe("DeviceBusy")
@@ -135,7 +146,9 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
     )
 
     expect(Exit.isSuccess(viaEffect)).toBe(true)
-    const effectOutcome = effectOutcomeAsPlain(Exit.isSuccess(viaEffect) ? viaEffect.value : (undefined as never))
+    const effectOutcome = effectOutcomeAsPlain(
+      Exit.isSuccess(viaEffect) ? viaEffect.value : (undefined as never)
+    )
     expect(effectOutcome["tag"]).toBe("Approved")
     expect(viaPromise.outcome).toBe("approved")
     // Learnt through the status endpoint, not from the lost answer, in both.
@@ -160,14 +173,18 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
     const first = await tf.sale(input, { idempotencyKey: "order-7" })
     const second = await tf.sale(input, { idempotencyKey: "order-7" })
     expect(Exit.isSuccess(viaEffect)).toBe(true)
-    const effectOutcome = effectOutcomeAsPlain(Exit.isSuccess(viaEffect) ? viaEffect.value : (undefined as never))
+    const effectOutcome = effectOutcomeAsPlain(
+      Exit.isSuccess(viaEffect) ? viaEffect.value : (undefined as never)
+    )
     expect(first).toEqual(second)
     expect(first.transactionReference).toBe(effectOutcome["transactionReference"])
     expect(first.attemptId).toBe(effectOutcome["attemptId"])
     // The Effect API asked again under the key joins the same execution.
     const joined = await runEffect(
       tf,
-      TerminalOperations.start(saleRequest(terminal, "725", first.transactionReference!), { idempotencyKey: "order-7" })
+      TerminalOperations.start(saleRequest(terminal, "725", first.transactionReference!), {
+        idempotencyKey: "order-7"
+      })
     )
     expect(joined).toEqual(Exit.succeed(first.executionId))
     expect(await tf.status(first.transactionReference!, "all")).toHaveLength(1)
@@ -217,7 +234,10 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
       { idempotencyKey: "order-9" }
     )
     const refused = await tf
-      .sale({ serialNumber: terminal.serialNumber, amount: { amount: "2.00", currency: "EUR" } }, { idempotencyKey: "order-9" })
+      .sale(
+        { serialNumber: terminal.serialNumber, amount: { amount: "2.00", currency: "EUR" } },
+        { idempotencyKey: "order-9" }
+      )
       .then(
         () => undefined,
         (error: unknown) => error as TillflowError

@@ -105,7 +105,8 @@ describe("operations, errors, audit and close", () => {
   beforeAll(async () => {
     h = await harness()
     terminals = await h.tf.devices()
-    for (const t of terminals) await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
+    for (const t of terminals)
+      await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
   })
   afterAll(async () => {
     await h?.release()
@@ -123,7 +124,9 @@ describe("operations, errors, audit and close", () => {
     )
     expect(currency.code).toBe("InvalidRequest")
     expect(currency.message).toContain("ISO 4217")
-    const serial = await rejection(h.tf.sale({ serialNumber: "nope", amount: { amount: "1.00", currency: "EUR" } }))
+    const serial = await rejection(
+      h.tf.sale({ serialNumber: "nope", amount: { amount: "1.00", currency: "EUR" } })
+    )
     expect(serial.message).toContain("unknown terminal serial nope")
   })
 

@@ -21,9 +21,8 @@ const lastSegment = (url: string): string => {
 }
 
 /** The handler, over the callback receiver in context. */
-export const make: Effect.Effect<NodeHandler, never, CallbackReceiver.CallbackReceiver> = NodeHttpServer.makeHandler(
-  CallbackHttp.app
-)
+export const make: Effect.Effect<NodeHandler, never, CallbackReceiver.CallbackReceiver> =
+  NodeHttpServer.makeHandler(CallbackHttp.app)
 
 /** Wraps the receiver's handler: the path normalised, a body already parsed by the host refused clearly. */
 export const mountable =

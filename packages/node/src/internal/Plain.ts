@@ -19,7 +19,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The amount in minor units of the intake (`{ amount: "1050", currency: "EUR" }`), or an `InvalidRequest`. */
-export const toMinor = (value: unknown, field: string): { readonly amount: string; readonly currency: string } => {
+export const toMinor = (
+  value: unknown,
+  field: string
+): { readonly amount: string; readonly currency: string } => {
   if (!isRecord(value) || typeof value["amount"] !== "string" || typeof value["currency"] !== "string") {
     throw new Errors.InvalidRequest(
       "InvalidRequest",
@@ -80,7 +83,10 @@ const nestedErrors = (fields: Record<string, unknown>): Record<string, unknown> 
 /** The first `Fail` of an encoded cause, or its first `Die`. */
 const failureOf = (
   cause: unknown
-): { readonly _tag: "Fail"; readonly error: unknown } | { readonly _tag: "Die"; readonly defect: unknown } | undefined => {
+):
+  | { readonly _tag: "Fail"; readonly error: unknown }
+  | { readonly _tag: "Die"; readonly defect: unknown }
+  | undefined => {
   if (!isRecord(cause)) return undefined
   switch (cause["_tag"]) {
     case "Fail":
@@ -100,18 +106,22 @@ const failureOf = (
 
 /** The error of an encoded Effect error (`{ _tag, message, … }`). */
 export const errorOf = (json: unknown): Errors.TillflowError => {
-  if (!isRecord(json)) return new Errors.Defect("Defect", `an error that is not an object: ${JSON.stringify(json)}`)
+  if (!isRecord(json))
+    return new Errors.Defect("Defect", `an error that is not an object: ${JSON.stringify(json)}`)
   return Errors.fromJson(nestedErrors(plain(json) as Record<string, unknown>))
 }
 
 /** A stored exit (`{ _tag: "Success", value }` or `{ _tag: "Failure", cause }`): its value, or its error. */
 export const exitOf = (
   exit: unknown
-): { readonly _tag: "Success"; readonly value: unknown } | { readonly _tag: "Failure"; readonly error: Errors.TillflowError } => {
+):
+  | { readonly _tag: "Success"; readonly value: unknown }
+  | { readonly _tag: "Failure"; readonly error: Errors.TillflowError } => {
   if (isRecord(exit) && exit["_tag"] === "Success") return { _tag: "Success", value: plain(exit["value"]) }
   const failure = isRecord(exit) ? failureOf(exit["cause"]) : undefined
   if (failure?._tag === "Fail") return { _tag: "Failure", error: errorOf(failure.error) }
   const defect = failure?._tag === "Die" ? failure.defect : exit
-  const text = isRecord(defect) && typeof defect["message"] === "string" ? defect["message"] : JSON.stringify(defect)
+  const text =
+    isRecord(defect) && typeof defect["message"] === "string" ? defect["message"] : JSON.stringify(defect)
   return { _tag: "Failure", error: new Errors.Defect("Defect", `the operation died: ${text}`) }
 }

@@ -53,6 +53,8 @@ export const layer: Layer.Layer<Services, Stack.StartupError> = Layer.unwrapEffe
   })
 ).pipe(
   Layer.mapError((error) =>
-    error instanceof Stack.StartupError ? error : new Stack.StartupError({ message: `configuration: ${error.message}` })
+    error instanceof Stack.StartupError
+      ? error
+      : new Stack.StartupError({ message: `configuration: ${error.message}` })
   )
 )

@@ -53,7 +53,8 @@ export const settle = (view: ExecutionJson): Record<string, unknown> => {
     reconciled: view.report?.reconciled ?? false,
     summary: view.report?.summary ?? ""
   }
-  if (typeof value !== "object" || value === null) return { outcome: view.report?.verdict ?? "approved", ...common, value }
+  if (typeof value !== "object" || value === null)
+    return { outcome: view.report?.verdict ?? "approved", ...common, value }
   const record = value as Record<string, unknown>
   const tag = record["_tag"]
   const facts = record["facts"]
