@@ -247,6 +247,3 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
     expect(refused?.message).toContain("order-9")
   })
 })
-
-// Keep the type of a result in sight: a sale resolves to an OperationResult.
-export type _Result = OperationResult
