@@ -16,13 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  DeviceBusy,
-  TerminalUnavailable,
-  TillflowError,
-  type Device,
-  type OperationResult
-} from "../src/index.js"
+import { DeviceBusy, TerminalUnavailable, TillflowError, type Device } from "../src/index.js"
 import * as Plain from "../src/internal/Plain.js"
 import { admin, eventually, type Harness, harness, runEffect } from "./support.js"
 
