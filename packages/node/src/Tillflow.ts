@@ -371,14 +371,14 @@ export class Tillflow {
     return this.lifecycle("Reversal.Reverse", { originalGuid: originalTransactionId, ...rest }, options)
   }
 
-  /** Closes a terminal's batch. */
-  async batchClose(input: Types.TerminalRef, options?: Types.RequestOptions): Promise<Types.LifecycleResult> {
+  /** Closes a terminal's batch (`batchNumber`, as the terminal's receipts show it), once. */
+  async batchClose(input: Types.BatchRef, options?: Types.RequestOptions): Promise<Types.LifecycleResult> {
     return this.lifecycle("Batch.Close", await this.withType(input), options)
   }
 
   /** A terminal's batch summary in a currency. */
   async batchSummary(
-    input: Types.TerminalRef & { readonly currency: string },
+    input: Types.BatchRef & { readonly currency: string },
     options?: Types.RequestOptions
   ): Promise<Types.LifecycleResult> {
     return this.lifecycle("Batch.Summary", await this.withType(input), options)
@@ -386,7 +386,7 @@ export class Tillflow {
 
   /** A terminal's batch detail in a currency (optionally one `rrn` or `customerReference`). */
   async batchDetail(
-    input: Types.TerminalRef & {
+    input: Types.BatchRef & {
       readonly currency: string
       readonly rrn?: string
       readonly customerReference?: string

@@ -57,6 +57,11 @@ export interface TerminalRef {
   readonly terminalType?: string
 }
 
+/** A terminal's batch. */
+export interface BatchRef extends TerminalRef {
+  readonly batchNumber: string
+}
+
 /** A change of a pre-authorization's hold: through a terminal with `serialNumber`, else terminal-less. */
 export interface PreAuthorizationChange {
   readonly originalTransactionId: string

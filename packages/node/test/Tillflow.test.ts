@@ -12,6 +12,7 @@ import {
   createTillflow,
   type Device,
   InvalidAmount,
+  InvalidDeviceCommand,
   InvalidRequest,
   StartupError,
   TillflowError
@@ -173,6 +174,50 @@ describe("operations, errors, audit and close", () => {
     for (const row of eur) expect(row.net).toMatch(/^-?\d+\.\d{2}$/)
     const timeline = await h.tf.audit.timeline("tipped-sale")
     expect(timeline.executionId).toBe(sale.executionId)
+  })
+
+  it("a sale waiting for the card is stopped by stopCurrentTransaction and ends cancelled", async () => {
+    const terminal = terminals[0]!
+    await admin(h.tf, "PATCH", `/terminals/${terminal.serialNumber}`, { timings: { WaitingForCard: 30_000 } })
+    try {
+      const op = h.tf.sale(
+        { serialNumber: terminal.serialNumber, amount: { amount: "15.00", currency: "EUR" } },
+        { idempotencyKey: "to-stop" }
+      )
+      for await (const p of op.progress) if (p.phase === "waiting") break
+      const stop = await h.tf.stopCurrentTransaction({ serialNumber: terminal.serialNumber })
+      expect(stop.outcome).toBe("approved")
+      const sale = await op
+      expect(sale.outcome).toBe("cancelled")
+      expect(sale.finStatus).toBe("CANCELLED")
+    } finally {
+      await admin(h.tf, "PATCH", `/terminals/${terminal.serialNumber}`, { timings: { WaitingForCard: 0 } })
+    }
+  })
+
+  it("a terminal's batch is closed and a device command is sent, terminal-less", async () => {
+    const terminal = terminals[2]!
+    const closed = await h.tf.batchClose(
+      { serialNumber: terminal.serialNumber, batchNumber: "1" },
+      { idempotencyKey: "close-1" }
+    )
+    expect(closed.outcome).toBe("approved")
+    const command = await h.tf.deviceCommand({
+      serialNumber: terminal.serialNumber,
+      command: "set-screen-brightness",
+      body: { minimumBrightnessLevel: 20, maximumBrightnessLevel: 90 }
+    })
+    expect(command.outcome).toBe("approved")
+    const bad = await rejection(
+      h.tf.deviceCommand({
+        serialNumber: terminal.serialNumber,
+        command: "set-screen-brightness",
+        body: { x: 1 }
+      })
+    )
+    // Refused before anything is sent, by the lifecycle's rule, as its own class.
+    expect(bad).toBeInstanceOf(InvalidDeviceCommand)
+    expect(bad.message).toContain("set-screen-brightness refused before sending")
   })
 
   it("close() releases everything: the simulator stops answering and later calls reject with Closed", async () => {
