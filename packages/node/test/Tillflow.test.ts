@@ -17,7 +17,7 @@ import {
   StartupError,
   TillflowError
 } from "../src/index.js"
-import { admin, type Harness, harness } from "./support.js"
+import { admin, type Harness, harness, recorded } from "./support.js"
 
 const rejection = (promise: PromiseLike<unknown>): Promise<TillflowError> =>
   Promise.resolve(promise).then(
@@ -138,6 +138,7 @@ describe("operations, errors, audit and close", () => {
     )
     expect(hold.outcome).toBe("approved")
     const guid = hold.efttransactionID!
+    await recorded(h.tf, hold.transactionReference!)
     const captured = await h.tf.preAuthorizationCapture(
       { originalTransactionId: guid, amount: { amount: "45.00", currency: "EUR" } },
       { idempotencyKey: "capture-1" }
@@ -159,6 +160,7 @@ describe("operations, errors, audit and close", () => {
       { serialNumber: terminals[2]!.serialNumber, amount: { amount: "30.00", currency: "EUR" } },
       { idempotencyKey: "tipped-sale" }
     )
+    await recorded(h.tf, sale.transactionReference!)
     const tip = await h.tf.tipAdjustment(
       { originalTransactionId: sale.efttransactionID!, tip: { amount: "4.50", currency: "EUR" } },
       { idempotencyKey: "tip-1" }

@@ -72,3 +72,17 @@ export const eventually = async (check: () => Promise<boolean>, millis = 20_000)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+/**
+ * Waits until the global log shows the transaction of `transactionReference` (a ledger
+ * entry): the log is read below the oldest transaction open on the PostgreSQL cluster,
+ * so on a busy cluster a terminal operation's events become readable a moment after it
+ * ended, and a terminal-less operation on it started before then would not find it.
+ */
+export const recorded = (tf: Tillflow, transactionReference: string): Promise<void> =>
+  eventually(async () => {
+    const { entries } = (await tf.audit.entries({ limit: 10_000 })) as {
+      readonly entries: ReadonlyArray<{ readonly transactionReference?: string }>
+    }
+    return entries.some((entry) => entry.transactionReference === transactionReference)
+  })
