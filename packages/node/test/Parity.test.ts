@@ -181,6 +181,8 @@ describe("the Promise API and the Effect API on the same scenarios", () => {
       })
     )
     expect(joined).toEqual(Exit.succeed(first.executionId))
+    // And the Promise API reads it back by its execution id.
+    expect(await tf.retrieve(first.executionId)).toEqual(first)
     expect(await tf.status(first.transactionReference!, "all")).toHaveLength(1)
 
     // The Promise API alone: two calls at once under a new key join one execution.
