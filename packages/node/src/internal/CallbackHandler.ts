@@ -28,15 +28,16 @@ export const make: Effect.Effect<NodeHandler, never, CallbackReceiver.CallbackRe
 export const mountable =
   (handler: NodeHandler): NodeHandler =>
   (req, res) => {
-    const host = req as IncomingMessage & { readonly originalUrl?: string; readonly body?: unknown }
-    if (host.body !== undefined && req.readableEnded) {
+    const host = req as IncomingMessage & { readonly originalUrl?: string }
+    // A body parser of the host (express.json(), Fastify's) read the stream: nothing is left to read.
+    if (req.readableEnded) {
       res.statusCode = 500
       res.setHeader("content-type", "application/json")
       res.end(
         JSON.stringify({
           _tag: "BodyAlreadyRead",
           message:
-            "the request body was read by a body parser before tf.callbackHandler: mount the handler before express.json() or any other body parser"
+            "the request body was read by a body parser before tf.callbackHandler: mount the handler before express.json() or any other body parser (in Fastify, leave the route's body unparsed)"
         })
       )
       return
