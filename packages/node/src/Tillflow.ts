@@ -18,16 +18,16 @@
  * await tf.close()
  */
 import { Intake } from "@tillflow/intake"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
 import { Stack } from "@tillflow/intake"
 import * as Errors from "./Errors.js"
 import * as CallbackHandler from "./internal/CallbackHandler.js"
+import { fromCause } from "./internal/Failures.js"
 import * as Plain from "./internal/Plain.js"
+import { payloadOf, requestOf } from "./internal/Requests.js"
 import * as Services from "./internal/Services.js"
 import * as Shapes from "./internal/Shapes.js"
 import * as TillflowOptions from "./TillflowOptions.js"
@@ -50,26 +50,6 @@ const sleep = (millis: number, signal: AbortSignal): Promise<void> =>
     }
     signal.addEventListener("abort", done, { once: true })
   })
-
-/** An Effect error (a `Schema.TaggedError`) as the Promise API's error class. */
-const fromEffectError = (error: unknown): Errors.TillflowError => {
-  if (error instanceof Errors.TillflowError) return error
-  if (typeof error === "object" && error !== null && "_tag" in error) {
-    const tagged = error as { readonly _tag: unknown; readonly message?: unknown }
-    return Plain.errorOf({ ...error, _tag: tagged._tag, message: tagged.message })
-  }
-  return new Errors.Defect("Defect", String(error))
-}
-
-const fromCause = (cause: Cause.Cause<unknown>): Errors.TillflowError => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) return fromEffectError(failure.value)
-  // Input refused while the request was being built (an amount, a currency) is thrown as is.
-  const defect = Cause.dieOption(cause)
-  if (Option.isSome(defect) && defect.value instanceof Errors.TillflowError) return defect.value
-  if (Cause.isInterruptedOnly(cause)) return new Errors.Closed("Closed", "the instance was closed")
-  return new Errors.Defect("Defect", Cause.pretty(cause))
-}
 
 /**
  * A tillflow instance: terminal operations, terminal-less operations, devices, status,
@@ -470,30 +450,6 @@ export class Tillflow {
     return this.closing
   }
 }
-
-/** The intake request of a terminal operation: camelCase terminal fields and major-unit amounts. */
-const requestOf = (operation: string, input: Types.TerminalInput): Record<string, unknown> => {
-  const { serialNumber, terminalType, amount, duplicateCheck, ...rest } = input
-  return {
-    ...rest,
-    operation,
-    serial_number: serialNumber,
-    ...(terminalType === undefined ? {} : { terminal_type: terminalType }),
-    ...(duplicateCheck === undefined ? {} : { duplicate_check: duplicateCheck }),
-    ...(amount === undefined ? {} : Plain.toMinor(amount, "amount"))
-  }
-}
-
-/** A lifecycle payload with every `{amount, currency}` in minor units. */
-const payloadOf = (payload: Readonly<Record<string, unknown>>): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(payload).map(([key, value]) => [
-      key,
-      typeof value === "object" && value !== null && "amount" in value && "currency" in value
-        ? Plain.toMinor(value, key)
-        : value
-    ])
-  )
 
 /**
  * Builds an instance: reads the configuration (the options, then the environment and the
