@@ -468,7 +468,17 @@ export class Tillflow {
  * })
  */
 export const createTillflow = async (options: TillflowOptions.TillflowOptions = {}): Promise<Tillflow> => {
-  const layer = Services.layer.pipe(Layer.provide(Layer.setConfigProvider(TillflowOptions.provider(options))))
+  let provider: ReturnType<typeof TillflowOptions.provider>
+  try {
+    provider = TillflowOptions.provider(options)
+  } catch (error) {
+    // A configuration file that cannot be read (not JSON, a value that is not a scalar).
+    throw new Errors.StartupError(
+      "StartupError",
+      `configuration: ${error instanceof Error ? error.message : String(error)}`
+    )
+  }
+  const layer = Services.layer.pipe(Layer.provide(Layer.setConfigProvider(provider)))
   const runtime: Runtime = ManagedRuntime.make(layer)
   const started = await runtime.runPromiseExit(
     Effect.gen(function* () {

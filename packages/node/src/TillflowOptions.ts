@@ -119,16 +119,22 @@ export const toConfigMap = (options: TillflowOptions): Map<string, string> => {
 
 /**
  * The configuration of an instance: the options first, then (unless `readEnvironment` is
- * false) the environment and the configuration file, as the worker reads them; the log
+ * false) the environment and the configuration file, as the worker reads them (the file
+ * is read here, and a file that cannot be read throws); the log
  * level `warn` when none of them sets one (a library does not narrate a host's requests).
  */
 export const provider = (options: TillflowOptions): ConfigProvider.ConfigProvider => {
   const map = toConfigMap(options)
   const fromOptions = ConfigProvider.fromMap(map, { pathDelim: "_" })
   const quiet = ConfigProvider.fromMap(new Map([["TILLFLOW_LOG_LEVEL", "warn"]]), { pathDelim: "_" })
-  const base =
-    options.readEnvironment === false
-      ? fromOptions
-      : fromOptions.pipe(ConfigProvider.orElse(() => WorkerConfig.provider()))
+  if (options.readEnvironment === false) return fromOptions.pipe(ConfigProvider.orElse(() => quiet))
+  // The worker's order, environment then file; the file read now, so that one that cannot be
+  // read is said at once (`ConfigFileError`) rather than while the layers load.
+  const file = WorkerConfig.configFile()
+  const fromFile = file === undefined ? undefined : WorkerConfig.readConfigFile(file)
+  const environment = ConfigProvider.fromEnv().pipe(
+    ConfigProvider.orElse(() => ConfigProvider.fromMap(fromFile ?? new Map(), { pathDelim: "_" }))
+  )
+  const base = fromOptions.pipe(ConfigProvider.orElse(() => environment))
   return base.pipe(ConfigProvider.orElse(() => quiet))
 }

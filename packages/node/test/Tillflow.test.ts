@@ -3,7 +3,10 @@
  * server, terminal-less operations and their typed errors, the audit, bad input refused
  * with what is allowed, a configuration that cannot start, and `close()`.
  */
+import * as Fs from "node:fs"
 import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -242,5 +245,18 @@ describe("createTillflow", () => {
     )
     expect(error).toBeInstanceOf(StartupError)
     expect(error.message).toContain("TILLFLOW_WORKER_CONCURRENCY must be 1 to 1000")
+  })
+
+  it("rejects a configuration file it cannot read with StartupError naming the file", async () => {
+    const file = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-config-")), "tillflow.config.json")
+    Fs.writeFileSync(file, "{ not json")
+    process.env["TILLFLOW_CONFIG"] = file
+    try {
+      const error = await rejection(createTillflow())
+      expect(error).toBeInstanceOf(StartupError)
+      expect(error.message).toContain(file)
+    } finally {
+      delete process.env["TILLFLOW_CONFIG"]
+    }
   })
 })
