@@ -257,6 +257,7 @@ describe("createTillflow", () => {
       expect(error.message).toContain(file)
     } finally {
       delete process.env["TILLFLOW_CONFIG"]
+      Fs.rmSync(Path.dirname(file), { recursive: true, force: true })
     }
   })
 })
