@@ -24,12 +24,15 @@ export interface Assets {
 }
 
 /** The assets the console needs, by file name. */
-export const expected: ReadonlyArray<{ readonly name: string; readonly contentType: string; readonly public: boolean }> =
-  [
-    { name: "console.js", contentType: "text/javascript; charset=utf-8", public: false },
-    { name: "login.js", contentType: "text/javascript; charset=utf-8", public: true },
-    { name: "console.css", contentType: "text/css; charset=utf-8", public: true }
-  ]
+export const expected: ReadonlyArray<{
+  readonly name: string
+  readonly contentType: string
+  readonly public: boolean
+}> = [
+  { name: "console.js", contentType: "text/javascript; charset=utf-8", public: false },
+  { name: "login.js", contentType: "text/javascript; charset=utf-8", public: true },
+  { name: "console.css", contentType: "text/css; charset=utf-8", public: true }
+]
 
 /**
  * `packages/console/dist`, found through the package's own name, so the worker finds it

@@ -70,22 +70,23 @@ export const appPage = page(
 )
 
 /** The login page, with a fixed error line when a login was refused (no value is ever written in). */
-const loginPageWith = (refused: boolean) => page(
-  "tillflow console: log in",
-  "login.js",
-  [
-    '<main class="login" id="main">',
-    "<h1>tillflow console</h1>",
-    '<form id="login" method="post" action="/console/login">',
-    '<label for="token">Intake token</label>',
-    '<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>',
-    '<p class="hint">The bearer token of the worker\'s intake API (TILLFLOW_INTAKE_TOKEN, or the one <code>npm start</code> printed).</p>',
-    '<button type="submit">Log in</button>',
-    `<p id="login-error" class="error" role="alert">${refused ? "Wrong token: use the intake's bearer token." : ""}</p>`,
-    "</form>",
-    "</main>"
-  ].join("")
-)
+const loginPageWith = (refused: boolean) =>
+  page(
+    "tillflow console: log in",
+    "login.js",
+    [
+      '<main class="login" id="main">',
+      "<h1>tillflow console</h1>",
+      '<form id="login" method="post" action="/console/login">',
+      '<label for="token">Intake token</label>',
+      '<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>',
+      '<p class="hint">The bearer token of the worker\'s intake API (TILLFLOW_INTAKE_TOKEN, or the one <code>npm start</code> printed).</p>',
+      '<button type="submit">Log in</button>',
+      `<p id="login-error" class="error" role="alert">${refused ? "Wrong token: use the intake's bearer token." : ""}</p>`,
+      "</form>",
+      "</main>"
+    ].join("")
+  )
 
 /** The login page: the one thing a request without the credential gets. */
 export const loginPage = loginPageWith(false)

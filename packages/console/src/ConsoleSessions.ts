@@ -58,10 +58,7 @@ const freshId = (): string => {
 }
 
 /** Sessions that accept `token`, with a clock in milliseconds (for tests). */
-export const make = (
-  token: Redacted.Redacted<string>,
-  now: () => number = Date.now
-): Service => {
+export const make = (token: Redacted.Redacted<string>, now: () => number = Date.now): Service => {
   // Keyed by the id's digest: a heap dump shows no usable cookie.
   const sessions = new Map<string, number>()
   const keyOf = (id: string) =>

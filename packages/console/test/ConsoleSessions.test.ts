@@ -40,7 +40,8 @@ describe("ConsoleSessions", () => {
   it.effect("an id of the wrong shape is no session (and is not even looked up)", () =>
     Effect.gen(function* () {
       const sessions = ConsoleSessions.make(token)
-      for (const id of ["", "abc", "Z".repeat(64), `${"a".repeat(64)}; x`]) expect(yield* sessions.check(id)).toBe(false)
+      for (const id of ["", "abc", "Z".repeat(64), `${"a".repeat(64)}; x`])
+        expect(yield* sessions.check(id)).toBe(false)
     })
   )
 })
@@ -50,7 +51,8 @@ describe("ConsoleHttp pages", () => {
     for (const html of [ConsoleHttp.appPage, ConsoleHttp.loginPage]) {
       const scripts = html.match(/<script[^>]*>[^<]*<\/script>/g) ?? []
       expect(scripts.length).toBe(1)
-      for (const script of scripts) expect(script).toMatch(/^<script type="module" src="\/console\/assets\/[a-z]+\.js"><\/script>$/)
+      for (const script of scripts)
+        expect(script).toMatch(/^<script type="module" src="\/console\/assets\/[a-z]+\.js"><\/script>$/)
       expect(html).not.toMatch(/ on[a-z]+=|style=|javascript:/i)
     }
     expect(ConsoleHttp.contentSecurityPolicy).toContain("script-src 'self'")

@@ -39,11 +39,13 @@ const handle = async <A>(response: Response): Promise<A> => {
 /** GET a path of the API with query parameters (empty ones left out). */
 export const get = <A>(path: string, params: Record<string, string | undefined> = {}): Promise<A> => {
   const query = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== "") query.set(key, value)
+  for (const [key, value] of Object.entries(params))
+    if (value !== undefined && value !== "") query.set(key, value)
   const suffix = query.size === 0 ? "" : `?${query.toString()}`
-  return fetch(`${path}${suffix}`, { credentials: "same-origin", headers: { accept: "application/json" } }).then(
-    (r) => handle<A>(r)
-  )
+  return fetch(`${path}${suffix}`, {
+    credentials: "same-origin",
+    headers: { accept: "application/json" }
+  }).then((r) => handle<A>(r))
 }
 
 /** POST JSON to a path of the API. */

@@ -40,7 +40,11 @@ export const h = <K extends keyof HTMLElementTagNameMap>(
 const svgNs = "http://www.w3.org/2000/svg"
 
 /** An SVG element (the ledger's chart). */
-export const svg = (tag: string, attributes: Record<string, string | number> = {}, ...children: Array<Child>) => {
+export const svg = (
+  tag: string,
+  attributes: Record<string, string | number> = {},
+  ...children: Array<Child>
+) => {
   const element = document.createElementNS(svgNs, tag)
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
   append(element, children)

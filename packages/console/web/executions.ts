@@ -49,7 +49,12 @@ export const executions: Page = (main, route) => {
     field("workflow", "Workflow", text("workflow")),
     field("from", "From", text("from", "", "date")),
     field("to", "To", text("to", "", "date")),
-    h("div", { class: "field actions" }, h("button", { type: "submit" }, "Filter"), h("a", { href: "#/executions", class: "button secondary" }, "Clear"))
+    h(
+      "div",
+      { class: "field actions" },
+      h("button", { type: "submit" }, "Filter"),
+      h("a", { href: "#/executions", class: "button secondary" }, "Clear")
+    )
   )
   const results = h("div", { "aria-live": "polite" }, h("p", {}, "Loading…"))
   replace(main, h("h1", {}, "Executions"), form, results)
@@ -57,21 +62,28 @@ export const executions: Page = (main, route) => {
   const load = async () => {
     const params: Record<string, string> = { limit: "100" }
     for (const name of filterNames) if (value(name) !== "") params[name] = value(name)
-    const found = await get<{ executions: ReadonlyArray<Execution>; total: number }>("/v1/monitor/executions", params)
+    const found = await get<{ executions: ReadonlyArray<Execution>; total: number }>(
+      "/v1/monitor/executions",
+      params
+    )
     replace(
       results,
       h(
         "table",
         { class: "table", id: "executions" },
-        h("caption", {}, `${found.total} executions${found.total > found.executions.length ? `, the newest ${found.executions.length} shown` : ""}`),
+        h(
+          "caption",
+          {},
+          `${found.total} executions${found.total > found.executions.length ? `, the newest ${found.executions.length} shown` : ""}`
+        ),
         h(
           "thead",
           {},
           h(
             "tr",
             {},
-            ["Created", "Execution", "Operation", "Terminal", "Amount", "Status", "Idempotency key"].map((c) =>
-              h("th", { scope: "col" }, c)
+            ["Created", "Execution", "Operation", "Terminal", "Amount", "Status", "Idempotency key"].map(
+              (c) => h("th", { scope: "col" }, c)
             )
           )
         ),
@@ -130,8 +142,10 @@ const outcome = (e: Execution) => {
     ["Updated", time(e.updatedAt)],
     ...Object.entries(e.attributes).map(([k, v]): [string, string] => [k, v])
   ]
-  if (e.report !== undefined) rows.push(["Summary", e.report.summary], ["Reconciled", e.report.reconciled ? "yes" : "no"])
-  if (e.progress !== undefined) rows.push(["Waiting for", e.progress.waitingFor], ["Attempt", String(e.progress.attempt)])
+  if (e.report !== undefined)
+    rows.push(["Summary", e.report.summary], ["Reconciled", e.report.reconciled ? "yes" : "no"])
+  if (e.progress !== undefined)
+    rows.push(["Waiting for", e.progress.waitingFor], ["Attempt", String(e.progress.attempt)])
   if (facts !== undefined) {
     for (const k of moneyFacts) {
       const m = Money.ofJson(facts[k])
@@ -139,7 +153,11 @@ const outcome = (e: Execution) => {
     }
     for (const k of shownFacts) if (typeof facts[k] === "string" && facts[k] !== "") rows.push([k, facts[k]])
   }
-  return h("dl", { class: "facts" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))
+  return h(
+    "dl",
+    { class: "facts" },
+    rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])
+  )
 }
 
 const lateNotes = (business: ReadonlyArray<StoredEvent>) => {
@@ -173,7 +191,12 @@ const rawEvents = (events: ReadonlyArray<StoredEvent>) =>
       h(
         "li",
         {},
-        h("p", {}, h("strong", {}, e.type), ` · ${e.streamId} v${e.version} · ${e.recordedAt} · ${e.position}`),
+        h(
+          "p",
+          {},
+          h("strong", {}, e.type),
+          ` · ${e.streamId} v${e.version} · ${e.recordedAt} · ${e.position}`
+        ),
         h("pre", {}, JSON.stringify(e.data, null, 2))
       )
     )
@@ -218,17 +241,34 @@ export const execution: Page = (main, route) => {
   )
   const load = async () => {
     const e = await get<Execution>(`/v1/executions/${encodeURIComponent(id)}`)
-    replace(head, h("p", { class: "verdict" }, badge(stateOf(e)), " ", amountOf(e), " ", e.report?.summary ?? ""), outcome(e))
+    replace(
+      head,
+      h("p", { class: "verdict" }, badge(stateOf(e)), " ", amountOf(e), " ", e.report?.summary ?? ""),
+      outcome(e)
+    )
     const [timeline, history] = await Promise.all([
-      get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({ lines: [] })),
+      get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
+        lines: []
+      })),
       get<{ engine: ReadonlyArray<StoredEvent>; business: ReadonlyArray<StoredEvent> }>(
         `/v1/executions/${encodeURIComponent(id)}/history`
       )
     ])
-    replace(story, timeline.lines.length === 0 ? h("li", {}, "Nothing recorded yet.") : timeline.lines.map((l) => h("li", {}, l)))
+    replace(
+      story,
+      timeline.lines.length === 0
+        ? h("li", {}, "Nothing recorded yet.")
+        : timeline.lines.map((l) => h("li", {}, l))
+    )
     replace(notes, lateNotes(history.business))
     if (rawShown) {
-      replace(raw, h("h3", {}, "Business events"), rawEvents(history.business), h("h3", {}, "Engine events"), rawEvents(history.engine))
+      replace(
+        raw,
+        h("h3", {}, "Business events"),
+        rawEvents(history.business),
+        h("h3", {}, "Engine events"),
+        rawEvents(history.engine)
+      )
     }
   }
   return { load, live: (event) => event.streamId.includes(id) }

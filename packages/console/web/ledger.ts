@@ -24,13 +24,31 @@ interface Verify {
   readonly broken: ReadonlyArray<{ streamId: string; version: number; kind: string }>
 }
 
-const kinds = ["sale", "refund", "reversal", "refundReversal", "preAuthorization", "increase", "release", "capture", "decline"]
+const kinds = [
+  "sale",
+  "refund",
+  "reversal",
+  "refundReversal",
+  "preAuthorization",
+  "increase",
+  "release",
+  "capture",
+  "decline"
+]
 
 /** The rows as CSV: amounts in major units (decimal strings), one column per kind. */
 export const toCsv = (rows: ReadonlyArray<Row>): string => {
   const quote = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s)
-  const exponentless = (minor: string, currency: string) => Money.fromMinor(minor, currency).replace(/ .*$/, "").replace(/,/g, "")
-  const header = ["day", "terminal", "merchant", "currency", ...kinds.flatMap((k) => [`${k}_count`, `${k}_amount`]), "net"]
+  const exponentless = (minor: string, currency: string) =>
+    Money.fromMinor(minor, currency).replace(/ .*$/, "").replace(/,/g, "")
+  const header = [
+    "day",
+    "terminal",
+    "merchant",
+    "currency",
+    ...kinds.flatMap((k) => [`${k}_count`, `${k}_amount`]),
+    "net"
+  ]
   const lines = rows.map((r) =>
     [
       r.day,
@@ -51,7 +69,8 @@ export const toCsv = (rows: ReadonlyArray<Row>): string => {
 
 const chart = (rows: ReadonlyArray<Row>, currency: string) => {
   const byDay = new Map<string, bigint>()
-  for (const r of rows) if (r.currency === currency) byDay.set(r.day, (byDay.get(r.day) ?? 0n) + BigInt(r.net))
+  for (const r of rows)
+    if (r.currency === currency) byDay.set(r.day, (byDay.get(r.day) ?? 0n) + BigInt(r.net))
   const days = [...byDay.keys()].sort()
   if (days.length === 0) return null
   const values = days.map((d) => byDay.get(d) ?? 0n)
@@ -144,7 +163,11 @@ export const ledger: Page = (main) => {
         "div",
         { class: "field actions" },
         h("button", { type: "button", id: "export-csv", onclick: exportCsv }, "Export CSV"),
-        h("button", { type: "button", id: "verify-chain", class: "secondary", onclick: () => void verify() }, "Verify the chain")
+        h(
+          "button",
+          { type: "button", id: "verify-chain", class: "secondary", onclick: () => void verify() },
+          "Verify the chain"
+        )
       )
     ),
     verifyResult,
@@ -163,7 +186,13 @@ export const ledger: Page = (main) => {
         h(
           "thead",
           {},
-          h("tr", {}, ["Day", "Terminal", "Merchant", "Sales", "Refunds", "Declines", "Net"].map((c) => h("th", { scope: "col" }, c)))
+          h(
+            "tr",
+            {},
+            ["Day", "Terminal", "Merchant", "Sales", "Refunds", "Declines", "Net"].map((c) =>
+              h("th", { scope: "col" }, c)
+            )
+          )
         ),
         h(
           "tbody",
@@ -171,7 +200,9 @@ export const ledger: Page = (main) => {
           visible.map((r) => {
             const tally = (k: string) => {
               const t = r.tallies[k]
-              return t === undefined || t.count === 0 ? "" : `${t.count} · ${Money.fromMinor(t.amount, r.currency)}`
+              return t === undefined || t.count === 0
+                ? ""
+                : `${t.count} · ${Money.fromMinor(t.amount, r.currency)}`
             }
             return h(
               "tr",

@@ -7,7 +7,10 @@
 /** The ISO 4217 exponent of `currency`. */
 export const exponentOf = (currency: string): number => {
   try {
-    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2
+    return (
+      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ??
+      2
+    )
   } catch {
     return 2
   }
@@ -32,7 +35,10 @@ export const toMinor = (major: string, currency: string): string | undefined => 
   if (match === null) return undefined
   const fraction = match[2] ?? ""
   if (fraction.length > exponent) return undefined
-  return (BigInt(match[1] ?? "0") * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, "0") || "0")).toString()
+  return (
+    BigInt(match[1] ?? "0") * 10n ** BigInt(exponent) +
+    BigInt(fraction.padEnd(exponent, "0") || "0")
+  ).toString()
 }
 
 /** Money in JSON form (`{amount: "1050", currency: "EUR"}`) as text, or undefined. */

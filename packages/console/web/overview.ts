@@ -36,7 +36,10 @@ export const terminals: Page = (main) => {
                 h(
                   "p",
                   {},
-                  executionLink(t.running.executionId, t.running.attributes["operation"] ?? t.running.workflow),
+                  executionLink(
+                    t.running.executionId,
+                    t.running.attributes["operation"] ?? t.running.workflow
+                  ),
                   " ",
                   amountOf(t.running),
                   " ",
@@ -60,14 +63,31 @@ export const alerts: Page = (main) => {
     const view = await get<{ alerts: ReadonlyArray<Alert>; caughtUp: boolean }>("/v1/monitor/alerts")
     replace(
       body,
-      view.caughtUp ? null : h("p", { class: "notice" }, "Still reading the event log: the list may be incomplete."),
+      view.caughtUp
+        ? null
+        : h("p", { class: "notice" }, "Still reading the event log: the list may be incomplete."),
       view.alerts.length === 0
-        ? h("p", { class: "ok", id: "no-alerts" }, "No alert: no mismatch, nothing unresolved, stuck or overdue.")
+        ? h(
+            "p",
+            { class: "ok", id: "no-alerts" },
+            "No alert: no mismatch, nothing unresolved, stuck or overdue."
+          )
         : h(
             "table",
             { class: "table", id: "alerts" },
             h("caption", {}, `${view.alerts.length} alerts`),
-            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Kind"), h("th", { scope: "col" }, "When"), h("th", { scope: "col" }, "Execution"), h("th", { scope: "col" }, "What"))),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                h("th", { scope: "col" }, "Kind"),
+                h("th", { scope: "col" }, "When"),
+                h("th", { scope: "col" }, "Execution"),
+                h("th", { scope: "col" }, "What")
+              )
+            ),
             h(
               "tbody",
               {},

@@ -27,7 +27,13 @@ export interface Route {
 export const currentRoute = (): Route => {
   const hash = window.location.hash.replace(/^#\/?/, "")
   const [path = "", query = ""] = hash.split("?", 2)
-  return { path: path.split("/").filter((s) => s !== "").map(decodeURIComponent), query: new URLSearchParams(query) }
+  return {
+    path: path
+      .split("/")
+      .filter((s) => s !== "")
+      .map(decodeURIComponent),
+    query: new URLSearchParams(query)
+  }
 }
 
 /** Goes to a route (keeps history). */
@@ -59,7 +65,11 @@ export const start = async (pages: (service: ServiceInfo) => Record<string, Page
   const nav = h(
     "nav",
     { "aria-label": "Console" },
-    h("ul", {}, links.map(([path, label]) => h("li", {}, h("a", { href: `#/${path}`, "data-page": path }, label))))
+    h(
+      "ul",
+      {},
+      links.map(([path, label]) => h("li", {}, h("a", { href: `#/${path}`, "data-page": path }, label)))
+    )
   )
   const logout = h(
     "button",
@@ -81,7 +91,11 @@ export const start = async (pages: (service: ServiceInfo) => Record<string, Page
       h("div", { class: "session" }, status, logout)
     ),
     service.kind === "simulator"
-      ? h("p", { class: "simulated", role: "note" }, "SIMULATED: this worker talks to the built-in simulator; no real payment is made.")
+      ? h(
+          "p",
+          { class: "simulated", role: "note" },
+          "SIMULATED: this worker talks to the built-in simulator; no real payment is made."
+        )
       : null,
     main
   )
@@ -92,7 +106,9 @@ export const start = async (pages: (service: ServiceInfo) => Record<string, Page
     const current = mounted
     if (current === undefined) return
     current.load().catch((error: unknown) => {
-      main.prepend(h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error)))
+      main.prepend(
+        h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error))
+      )
     })
   }
   const show = (focus: boolean) => {

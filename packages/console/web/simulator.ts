@@ -21,7 +21,9 @@ export const simulator =
         onsubmit: (event) => {
           event.preventDefault()
           const data = new FormData(event.target as HTMLFormElement)
-          const currency = String(data.get("currency") ?? "").trim().toUpperCase()
+          const currency = String(data.get("currency") ?? "")
+            .trim()
+            .toUpperCase()
           const minor = Money.toMinor(String(data.get("amount") ?? ""), currency)
           if (!/^[A-Z]{3}$/.test(currency) || minor === undefined || minor === "0") {
             error.textContent = `the amount must be a positive number with at most ${Money.exponentOf(currency)} decimals, and the currency three letters (EUR)`
@@ -30,7 +32,12 @@ export const simulator =
           error.textContent = ""
           post<Execution>("/v1/operations", {
             idempotencyKey: String(data.get("key") ?? "").trim() || `console-${crypto.randomUUID()}`,
-            request: { operation: "sale", serial_number: String(data.get("serial") ?? ""), amount: minor, currency },
+            request: {
+              operation: "sale",
+              serial_number: String(data.get("serial") ?? ""),
+              amount: minor,
+              currency
+            },
             waitSeconds: 0
           })
             .then((execution) => navigate(`executions/${execution.executionId}`))
@@ -46,12 +53,35 @@ export const simulator =
         h(
           "select",
           { id: "sale-serial", name: "serial" },
-          service.terminals.map((t) => h("option", { value: t.serialNumber }, `${t.serialNumber} (${t.terminalType})`))
+          service.terminals.map((t) =>
+            h("option", { value: t.serialNumber }, `${t.serialNumber} (${t.terminalType})`)
+          )
         )
       ),
-      h("div", { class: "field" }, h("label", { for: "sale-amount" }, "Amount"), h("input", { id: "sale-amount", name: "amount", inputmode: "decimal", value: "10.50", required: true })),
-      h("div", { class: "field" }, h("label", { for: "sale-currency" }, "Currency"), h("input", { id: "sale-currency", name: "currency", value: "EUR", maxlength: 3, required: true })),
-      h("div", { class: "field" }, h("label", { for: "sale-key" }, "Idempotency key (optional)"), h("input", { id: "sale-key", name: "key" })),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "sale-amount" }, "Amount"),
+        h("input", {
+          id: "sale-amount",
+          name: "amount",
+          inputmode: "decimal",
+          value: "10.50",
+          required: true
+        })
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "sale-currency" }, "Currency"),
+        h("input", { id: "sale-currency", name: "currency", value: "EUR", maxlength: 3, required: true })
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "sale-key" }, "Idempotency key (optional)"),
+        h("input", { id: "sale-key", name: "key" })
+      ),
       h("div", { class: "field actions" }, h("button", { type: "submit" }, "Start a simulated sale")),
       error
     )

@@ -68,7 +68,8 @@ export const amountOf = (e: Execution): string =>
 export const stateOf = (e: Execution): string => e.report?.verdict ?? e.progress?.phase ?? e.status
 
 /** A badge whose class names its tone (approved green, declined red …). */
-export const badge = (text: string): HTMLElement => h("span", { class: `badge badge-${text.replace(/[^a-z-]/g, "")}` }, text)
+export const badge = (text: string): HTMLElement =>
+  h("span", { class: `badge badge-${text.replace(/[^a-z-]/g, "")}` }, text)
 
 /** A link to an execution's page. */
 export const executionLink = (executionId: string, label: string = executionId.slice(0, 8)): HTMLElement =>

@@ -52,17 +52,20 @@ export const authLayer = (
 ): Layer.Layer<IntakeAuth, never, ConsoleSessions.ConsoleSessions> =>
   Layer.effect(
     IntakeAuth,
-    Effect.zipWith(CallbackRegistration.hashToken(token), ConsoleSessions.ConsoleSessions, (expected, sessions) =>
-      IntakeAuth.of({
-        consoleSession: (presented) =>
-          Effect.flatMap(sessions.check(Redacted.value(presented)), (ok) =>
-            ok ? Effect.void : Effect.fail(refused)
-          ),
-        bearer: (presented) =>
-          Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-            ok ? Effect.void : Effect.fail(refused)
-          )
-      })
+    Effect.zipWith(
+      CallbackRegistration.hashToken(token),
+      ConsoleSessions.ConsoleSessions,
+      (expected, sessions) =>
+        IntakeAuth.of({
+          consoleSession: (presented) =>
+            Effect.flatMap(sessions.check(Redacted.value(presented)), (ok) =>
+              ok ? Effect.void : Effect.fail(refused)
+            ),
+          bearer: (presented) =>
+            Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
+              ok ? Effect.void : Effect.fail(refused)
+            )
+        })
     )
   )
 

@@ -157,7 +157,13 @@ export const alertOf = (event: EventStore.RecordedEvent): AlertView | undefined 
   }
 }
 
-const severity: Record<AlertKind, number> = { mismatch: 0, unresolved: 1, stuck: 2, overdue: 3, "late-result": 4 }
+const severity: Record<AlertKind, number> = {
+  mismatch: 0,
+  unresolved: 1,
+  stuck: 2,
+  overdue: 3,
+  "late-result": 4
+}
 
 /** Parses a date or date-time of a query; a bare date as `to` means the end of that day. */
 export const instantOf = (
@@ -229,7 +235,9 @@ export const make: Effect.Effect<
       )
     )
   }).pipe(
-    Effect.tapError((error) => Effect.logWarning(`monitor: the log follower stopped (${error.message}); restarting`)),
+    Effect.tapError((error) =>
+      Effect.logWarning(`monitor: the log follower stopped (${error.message}); restarting`)
+    ),
     Effect.retry(Schedule.spaced("2 seconds")),
     Effect.catchAllCause((cause) => Effect.logError("monitor: the log follower ended", cause))
   )
@@ -297,7 +305,12 @@ export const make: Effect.Effect<
                 Effect.mapError(unavailable("execution queue")),
                 Effect.map((o) => (o._tag === "Some" ? [o.value] : []))
               )
-        const groups = yield* Effect.all([byId, byKey("idempotencyKey"), byKey("transactionReference"), byGuid])
+        const groups = yield* Effect.all([
+          byId,
+          byKey("idempotencyKey"),
+          byKey("transactionReference"),
+          byGuid
+        ])
         const seen = new Map<string, ExecutionQueue.ExecutionInfo>()
         for (const e of groups.flat()) seen.set(e.executionId, e)
         // The id and guid matches did not go through the filters: apply them here.

@@ -17,12 +17,18 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("service", "/v1/monitor/service")
       .addSuccess(Monitor.ServiceView)
-      .annotate(OpenApi.Description, "The remote service: the built-in simulator (with its terminals) or the real one.")
+      .annotate(
+        OpenApi.Description,
+        "The remote service: the built-in simulator (with its terminals) or the real one."
+      )
   )
   .add(
     HttpApiEndpoint.get("terminals", "/v1/monitor/terminals")
       .addSuccess(Schema.Array(Monitor.TerminalView))
-      .annotate(OpenApi.Description, "Every terminal of the merchant, idle or busy with the operation it is running.")
+      .annotate(
+        OpenApi.Description,
+        "Every terminal of the merchant, idle or busy with the operation it is running."
+      )
   )
   .add(
     HttpApiEndpoint.get("executions", "/v1/monitor/executions")

@@ -63,7 +63,9 @@ export const banner = (info: {
   "tillflow worker started",
   `  intake      ${info.intakeUrl}`,
   ...(info.console === true
-    ? [`  console     ${info.intakeUrl}/console  (log in with the token; TILLFLOW_CONSOLE=false turns it off)`]
+    ? [
+        `  console     ${info.intakeUrl}/console  (log in with the token; TILLFLOW_CONSOLE=false turns it off)`
+      ]
     : []),
   `  openapi     ${info.intakeUrl}/openapi.json  (bearer token required)`,
   `  health      ${info.intakeUrl}/health  and  ${info.intakeUrl}/ready`,

@@ -284,7 +284,10 @@ const misreported = (
       ? value.map(replace)
       : typeof value === "object" && value !== null
         ? Object.fromEntries(
-            Object.entries(value).map(([k, v]) => [k, k === "finStatus" && typeof v === "string" ? finStatus : replace(v)])
+            Object.entries(value).map(([k, v]) => [
+              k,
+              k === "finStatus" && typeof v === "string" ? finStatus : replace(v)
+            ])
           )
         : value
   try {

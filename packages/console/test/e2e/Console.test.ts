@@ -29,7 +29,8 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
   let page: Page
   const key = `console-e2e-${Date.now()}`
 
-  const shot = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
+  const shot = (p: Page, name: string) =>
+    p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
   const api = (method: string, url: string, body?: unknown, bearer = true) =>
     fetch(url, {
       method,
@@ -47,7 +48,9 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
 
   beforeAll(async () => {
     if (!Chromium.available()) {
-      throw new Error(`Chromium is not installed at ${Chromium.executablePath}: CI installs Debian's chromium package (.ci/run)`)
+      throw new Error(
+        `Chromium is not installed at ${Chromium.executablePath}: CI installs Debian's chromium package (.ci/run)`
+      )
     }
     fs.mkdirSync(shots, { recursive: true })
     worker = await Worker.start({ TILLFLOW_CALLBACK_FALLBACK: "1 second" })
@@ -69,11 +72,18 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     expect(html).toContain('id="login"')
     // No inline script: every script element loads a file of this origin.
     expect(html.match(/<script[^>]*>/g)?.every((tag) => / src="\/console\/assets\//.test(tag))).toBe(true)
-    for (const url of ["/console/assets/console.js", "/v1/monitor/executions", "/v1/monitor/live", "/v1/executions"]) {
+    for (const url of [
+      "/console/assets/console.js",
+      "/v1/monitor/executions",
+      "/v1/monitor/live",
+      "/v1/executions"
+    ]) {
       expect((await fetch(`${worker.base}${url}`)).status, url).toBe(401)
     }
     // A forged cookie is no session.
-    const forged = await fetch(`${worker.base}/v1/monitor/alerts`, { headers: { cookie: `tillflow_console=${"a".repeat(64)}` } })
+    const forged = await fetch(`${worker.base}/v1/monitor/alerts`, {
+      headers: { cookie: `tillflow_console=${"a".repeat(64)}` }
+    })
     expect(forged.status).toBe(401)
     await page.goto(`${worker.base}/console`)
     await page.locator("#token").waitFor()
@@ -97,7 +107,9 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
 
   it("a sale started on the simulator appears on the executions page and completes there, live", async () => {
     const [first] = await terminals()
-    expect((await api("PATCH", `${worker.admin}/terminals/${first}`, { card: { pan } }, false)).status).toBe(200)
+    expect((await api("PATCH", `${worker.admin}/terminals/${first}`, { card: { pan } }, false)).status).toBe(
+      200
+    )
     await page.goto(`${worker.base}/console#/executions`)
     await page.locator("#executions").waitFor()
     await mark(page)
@@ -123,12 +135,12 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     const story = await page.locator("#timeline").textContent()
     expect(story).toMatch(/AUTHORISED|approved/i)
     expect(await page.locator(".facts").textContent()).toContain(masked)
+    await shot(page, "execution")
     await page.getByRole("button", { name: "Show the raw event history" }).click()
     await page.locator("#raw-history pre").first().waitFor()
     expect(await page.locator("#raw-history").textContent()).toContain("OperationRequested")
     expect(await page.locator("#raw-history").textContent()).toContain(masked)
     expect(await page.locator("body").textContent()).not.toContain(pan)
-    await shot(page, "execution")
   })
 
   it("finds the sale by its idempotency key", async () => {
@@ -146,8 +158,19 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     await page.locator("#no-alerts").waitFor()
     await mark(page)
     // The result is delivered late; meanwhile the status host says DECLINED for an authorised sale.
-    expect((await api("POST", `${worker.admin}/faults/callback-outage`, { ms: 6000 }, false)).status).toBe(200)
-    expect((await api("POST", `${worker.admin}/faults`, { kind: "misreport", host: "status", finStatus: "DECLINED" }, false)).status).toBe(201)
+    expect((await api("POST", `${worker.admin}/faults/callback-outage`, { ms: 6000 }, false)).status).toBe(
+      200
+    )
+    expect(
+      (
+        await api(
+          "POST",
+          `${worker.admin}/faults`,
+          { kind: "misreport", host: "status", finStatus: "DECLINED" },
+          false
+        )
+      ).status
+    ).toBe(201)
     const started = await api("POST", `${worker.base}/v1/operations`, {
       idempotencyKey: `${key}-mismatch`,
       delivery: "callback",
@@ -194,7 +217,9 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     expect(header?.startsWith("day,terminal,merchant,currency,sale_count,sale_amount")).toBe(true)
     expect(rows.some((r) => r.includes(",EUR,") && r.includes(",10.50,"))).toBe(true)
     await page.click("#verify-chain")
-    await expect.poll(() => page.locator("#verify-result").textContent(), { timeout: 30_000 }).toMatch(/^Chain verified: \d+ streams, \d+ events/)
+    await expect
+      .poll(() => page.locator("#verify-result").textContent(), { timeout: 30_000 })
+      .toMatch(/^Chain verified: \d+ streams, \d+ events/)
     await shot(page, "ledger")
   })
 
@@ -237,7 +262,9 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     const cookie = (await context.cookies(worker.base)).find((c) => c.name === "tillflow_console")
     await page.click("text=Log out")
     await page.locator("#token").waitFor()
-    const after = await fetch(`${worker.base}/v1/monitor/alerts`, { headers: { cookie: `tillflow_console=${cookie?.value ?? ""}` } })
+    const after = await fetch(`${worker.base}/v1/monitor/alerts`, {
+      headers: { cookie: `tillflow_console=${cookie?.value ?? ""}` }
+    })
     expect(after.status).toBe(401)
   })
 })

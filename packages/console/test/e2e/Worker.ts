@@ -32,7 +32,8 @@ export const start = async (env: Record<string, string> = {}): Promise<Worker> =
   const build = fs.mkdtempSync(path.join(buildParent, "test-console-"))
   const clean: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(clean)) {
-    if (key.startsWith("TILLFLOW_") || key.startsWith("TERMINAL_CLOUD_") || key === "DATABASE_URL") delete clean[key]
+    if (key.startsWith("TILLFLOW_") || key.startsWith("TERMINAL_CLOUD_") || key === "DATABASE_URL")
+      delete clean[key]
   }
   const child: ChildProcess = spawn(process.execPath, [path.join(root, "apps/worker/bin/start.mjs")], {
     cwd: root,

@@ -27,7 +27,9 @@ export const make = (
       if (!faultKinds.includes(input.kind))
         return Effect.fail(invalid("kind", `kind must be one of ${faultKinds.join(", ")}`))
       if (input.kind === "misreport" && (input.finStatus === undefined || input.finStatus === ""))
-        return Effect.fail(invalid("finStatus", "a misreport fault needs the finStatus to answer, e.g. DECLINED"))
+        return Effect.fail(
+          invalid("finStatus", "a misreport fault needs the finStatus to answer, e.g. DECLINED")
+        )
       const status = input.status ?? (input.kind === "error-after" ? 502 : 503)
       if (!Number.isInteger(status) || status < 500 || status > 599)
         return Effect.fail(invalid("status", "status must be a 5xx code"))
