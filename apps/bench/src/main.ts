@@ -10,6 +10,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as CallbackBench from "./CallbackBench.js"
 import * as ColdStartBench from "./ColdStartBench.js"
+import * as ConsoleBench from "./ConsoleBench.js"
 import * as EndToEndBench from "./EndToEndBench.js"
 import * as EngineBench from "./EngineBench.js"
 import * as Measure from "./internal/Measure.js"
@@ -30,7 +31,8 @@ const sections: ReadonlyArray<Section.Section> = [
   QueueBench.section,
   CallbackBench.section,
   EndToEndBench.section,
-  ColdStartBench.section
+  ColdStartBench.section,
+  ConsoleBench.section
 ]
 
 const usage = `usage: npm run bench -- [--only ${sections.map((s) => s.name).join(",")}] [--quick] [--write] [--rounds N] [--profile DIR]

@@ -7,6 +7,10 @@
 import * as path from "node:path"
 import process from "node:process"
 import { ensureBundle, repository, runBundle } from "../../../scripts/launcher.mjs"
+import { ensureAssets } from "../../../packages/console/build.mjs"
+
+// The web console's static assets, built when missing or older than their sources.
+const assetsBuilt = await ensureAssets()
 
 const { outFile, fresh } = await ensureBundle({
   entry: "apps/worker/src/main.ts",
@@ -17,6 +21,7 @@ const { outFile, fresh } = await ensureBundle({
 if (process.argv.includes("--build-only")) {
   // `npm run build:worker`: a deployment builds once, and every start after finds it up to date.
   process.stdout.write(`${fresh ? "up to date" : "built"} ${path.relative(process.cwd(), outFile)}\n`)
+  process.stdout.write(`${assetsBuilt ? "built" : "up to date"} packages/console/dist\n`)
 } else {
   await runBundle(outFile)
 }

@@ -11,8 +11,16 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { ConsoleSessions } from "@tillflow/console"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
+import { MonitorGroup } from "./MonitorApi.js"
+
+/**
+ * The console's session cookie (`@tillflow/console`): a browser logged in to the console
+ * sends it instead of the bearer token, which its script never holds.
+ */
+export const consoleSession = HttpApiSecurity.apiKey({ key: ConsoleSessions.cookieName, in: "cookie" })
 
 /** A missing or wrong bearer token: 401, with a body saying which token is expected. */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
@@ -21,10 +29,10 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   HttpApiSchema.annotations({ status: 401 })
 ) {}
 
-/** Bearer-token authentication of every route but health. */
+/** Bearer-token authentication of every route but health (or the console's session cookie). */
 export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/IntakeAuth", {
   failure: Unauthorized,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { bearer: HttpApiSecurity.bearer, consoleSession }
 }) {}
 
 /** `/ready` when the store or the engine is not: 503 with what failed. */
@@ -146,6 +154,7 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(ExecutionsGroup)
   .add(AuditGroup)
   .add(SystemGroup)
+  .add(MonitorGroup.middleware(IntakeAuth))
   .addError(Intake.InvalidRequest)
   .addError(Intake.NotFound)
   .addError(Intake.IdempotencyConflict)

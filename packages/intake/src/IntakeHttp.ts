@@ -15,8 +15,9 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
+import { ConsoleHttp, ConsoleSessions } from "@tillflow/console"
 import { CallbackRegistration } from "@tillflow/core"
-import { DurableEngine, ExecutionQueue } from "@tillflow/engine"
+import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -28,31 +29,43 @@ import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as Intake from "./Intake.js"
 import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import * as Monitor from "./Monitor.js"
+import { MonitorLive } from "./MonitorHttp.js"
 import * as Prometheus from "./Prometheus.js"
+import type * as Stack from "./Stack.js"
 
 /** Executions by workflow and status, set at each scrape. */
 export const executions = Metric.gauge("tillflow_executions", {
   description: "workflow executions by workflow and status"
 })
 
-/** The bearer check: SHA-256 of both sides compared in constant time. */
-export const authLayer = (token: Redacted.Redacted<string>): Layer.Layer<IntakeAuth> =>
+const refused = new Unauthorized({
+  message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
+})
+
+/**
+ * The bearer check: SHA-256 of both sides compared in constant time; or a live session of
+ * the console (its cookie), from the `ConsoleSessions` in context.
+ */
+export const authLayer = (
+  token: Redacted.Redacted<string>
+): Layer.Layer<IntakeAuth, never, ConsoleSessions.ConsoleSessions> =>
   Layer.effect(
     IntakeAuth,
-    Effect.map(CallbackRegistration.hashToken(token), (expected) =>
-      IntakeAuth.of({
-        bearer: (presented) =>
-          Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-            ok
-              ? Effect.void
-              : Effect.fail(
-                  new Unauthorized({
-                    message:
-                      "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
-                  })
-                )
-          )
-      })
+    Effect.zipWith(
+      CallbackRegistration.hashToken(token),
+      ConsoleSessions.ConsoleSessions,
+      (expected, sessions) =>
+        IntakeAuth.of({
+          consoleSession: (presented) =>
+            Effect.flatMap(sessions.check(Redacted.value(presented)), (ok) =>
+              ok ? Effect.void : Effect.fail(refused)
+            ),
+          bearer: (presented) =>
+            Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
+              ok ? Effect.void : Effect.fail(refused)
+            )
+        })
     )
   )
 
@@ -135,10 +148,10 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
   })
 )
 
-/** The intake API with its handlers, over an `Intake` and the engine (for metrics). */
+/** The intake API with its handlers, over an `Intake`, the engine (for metrics) and the `Monitor`. */
 export const apiLayer = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.api(IntakeApi).pipe(
-    Layer.provide([HealthLive, OperationsLive, ExecutionsLive, AuditLive, SystemLive]),
+    Layer.provide([HealthLive, OperationsLive, ExecutionsLive, AuditLive, SystemLive, MonitorLive]),
     Layer.provide(authLayer(token))
   )
 
@@ -256,22 +269,38 @@ export const requestLogger = HttpMiddleware.make((app) =>
   })
 )
 
+/** Options of the served intake. */
+export interface ServeOptions {
+  /** The web console at `/console` (off: the routes do not exist); on by default. */
+  readonly console?: false | ConsoleHttp.Options | undefined
+}
+
 /**
- * Serves the intake API and the callback receiver on the `HttpServer` in context. Request
- * logs go through Effect's logger (JSON in the worker, {@link requestLogger}); `guard`
- * answers bad bodies and unknown routes.
+ * Serves the intake API, the callback receiver and (unless turned off) the web console on
+ * the `HttpServer` in context. Request logs go through Effect's logger (JSON in the
+ * worker, {@link requestLogger}); `guard` answers bad bodies and unknown routes.
  */
 export const serve = (
-  token: Redacted.Redacted<string>
+  token: Redacted.Redacted<string>,
+  options: ServeOptions = {}
 ): Layer.Layer<
   never,
   never,
-  HttpServer.HttpServer | Intake.Intake | DurableEngine.DurableEngine | CallbackReceiver.CallbackReceiver
+  | HttpServer.HttpServer
+  | Intake.Intake
+  | DurableEngine.DurableEngine
+  | EventStore.EventStore
+  | Stack.Cloud
+  | CallbackReceiver.CallbackReceiver
 > =>
   HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),
+    Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),
+    // One set of sessions for the console's login and the API's authentication.
+    Layer.provide(ConsoleSessions.layer(token)),
+    Layer.provide(Monitor.layer),
     // The callback route's AUTH-TOKEN redacted in the server's request spans.
     Layer.provide(CallbackHttp.redactedHeaders),
     Layer.provide(NodeHttpServer.layerContext)

@@ -51,6 +51,8 @@ const addressOf = (server: HttpServer.HttpServer): string =>
 /** The lines printed at start (the token only when it was generated here). */
 export const banner = (info: {
   readonly intakeUrl: string
+  /** Whether the web console is served (at `/console`). */
+  readonly console?: boolean | undefined
   readonly token: Option.Option<string>
   readonly store: Stack.StoreInfo
   readonly cloud: Stack.CloudInfo
@@ -60,6 +62,11 @@ export const banner = (info: {
 }): ReadonlyArray<string> => [
   "tillflow worker started",
   `  intake      ${info.intakeUrl}`,
+  ...(info.console === true
+    ? [
+        `  console     ${info.intakeUrl}/console  (log in with the token; TILLFLOW_CONSOLE=false turns it off)`
+      ]
+    : []),
   `  openapi     ${info.intakeUrl}/openapi.json  (bearer token required)`,
   `  health      ${info.intakeUrl}/health  and  ${info.intakeUrl}/ready`,
   ...Option.match(info.token, {
@@ -155,6 +162,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
           // The banner on stderr: stdout holds the JSON log lines alone.
           for (const line of banner({
             intakeUrl,
+            console: config.intake.console,
             token: generated ? Option.some(Redacted.value(token)) : Option.none(),
             store: storeInfo,
             cloud: cloudInfo,
@@ -179,7 +187,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       // Built bottom-up, released top-down: HTTP first, then the engine worker, then the
       // projection, the services and the store.
       const running = Layer.mergeAll(engineWorker, projection)
-      const http = IntakeHttp.serve(token)
+      const http = IntakeHttp.serve(token, { console: config.intake.console ? {} : false })
       return announce.pipe(
         // The same settings as the workflows' (one layer, built once): the address they use.
         Layer.provide(settings),

@@ -40,6 +40,8 @@ export interface WorkerConfig {
     readonly port: number
     /** The bearer token of the intake API; generated at start when unset. */
     readonly token: Option.Option<Redacted.Redacted>
+    /** The web console at `/console` (`TILLFLOW_CONSOLE`, on by default). */
+    readonly console: boolean
   }
   readonly worker: {
     readonly id: Option.Option<string>
@@ -122,6 +124,10 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
             validation: (t) => Redacted.value(t).length >= 16
           })
         )
+      ),
+      console: Config.boolean("TILLFLOW_CONSOLE").pipe(
+        Config.withDefault(true),
+        Config.withDescription("serve the web console at /console (false turns it off)")
       )
     }),
     worker: Config.all({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Prometheus, WorkerConfig } from "@tillflow/intake"
+import { Prometheus, Worker, WorkerConfig } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -31,6 +31,28 @@ const withEnv = (env: Record<string, string>, file?: Record<string, unknown>) =>
 }
 
 describe("WorkerConfig", () => {
+  it.effect("the web console is served unless TILLFLOW_CONSOLE turns it off; the banner names its URL", () =>
+    Effect.gen(function* () {
+      expect((yield* withEnv({})).intake.console).toBe(true)
+      expect((yield* withEnv({ TILLFLOW_CONSOLE: "false" })).intake.console).toBe(false)
+      const refused = yield* Effect.exit(withEnv({ TILLFLOW_CONSOLE: "maybe" }))
+      expect(Exit.isFailure(refused)).toBe(true)
+      const info = {
+        intakeUrl: "http://127.0.0.1:8080",
+        token: Option.none(),
+        store: { kind: "embedded" as const, dataDir: ".tillflow/data" },
+        cloud: { kind: "remote" as const, baseUrl: "https://x", transactionsUrl: "https://y", terminals: [] },
+        workerId: "w",
+        concurrency: 1,
+        callbackBase: Option.none()
+      }
+      expect(Worker.banner({ ...info, console: true })).toContain(
+        "  console     http://127.0.0.1:8080/console  (log in with the token; TILLFLOW_CONSOLE=false turns it off)"
+      )
+      expect(Worker.banner({ ...info, console: false }).some((line) => line.includes("/console"))).toBe(false)
+    })
+  )
+
   it.effect(
     "nothing configured: the embedded store under .tillflow/data, the simulator, port 8080, no token yet",
     () =>

@@ -65,13 +65,14 @@ const PatchTerminal = Schema.Struct({
 })
 
 const AddFault = Schema.Struct({
-  kind: Schema.Literal("drop-response", "error-after", "error-before", "delay"),
+  kind: Schema.Literal("drop-response", "error-after", "error-before", "delay", "misreport"),
   method: Schema.optional(Schema.String),
   path: Schema.optional(Schema.String),
   operation: Schema.optional(Schema.String),
   host: Schema.optional(Schema.Literal("main", "status")),
   status: Schema.optional(Schema.Int),
   delayMs: Schema.optional(Schema.NonNegativeInt),
+  finStatus: Schema.optional(Schema.String),
   times: Schema.optional(Schema.NonNegativeInt)
 })
 

@@ -262,6 +262,8 @@ const makeListener = (
       case "delay":
         yield* Effect.sleep(f.delayMs)
         return yield* run
+      case "misreport":
+        return misreported(yield* run, f.finStatus ?? "DECLINED")
       case "drop-response": {
         yield* run
         // Processed, but the caller never hears: cut the connection without a response.
@@ -270,6 +272,31 @@ const makeListener = (
       }
     }
   })
+
+/** Every `finStatus` of a JSON answer replaced by `finStatus` (the `misreport` fault). */
+const misreported = (
+  response: HttpServerResponse.HttpServerResponse,
+  finStatus: string
+): HttpServerResponse.HttpServerResponse => {
+  if (response.body._tag !== "Uint8Array") return response
+  const replace = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(replace)
+      : typeof value === "object" && value !== null
+        ? Object.fromEntries(
+            Object.entries(value).map(([k, v]) => [
+              k,
+              k === "finStatus" && typeof v === "string" ? finStatus : replace(v)
+            ])
+          )
+        : value
+  try {
+    const body: unknown = JSON.parse(new TextDecoder().decode(response.body.body))
+    return json(replace(body), response.status)
+  } catch {
+    return response
+  }
+}
 
 const address = (server: HttpServer.HttpServer) =>
   server.address._tag === "TcpAddress" ? server.address.port : 0

@@ -34,6 +34,30 @@ describe("fault injection", () => {
       )
   )
 
+  it.live(
+    "misreports a result: the status host answers the fault's finStatus once, then the truth again",
+    () =>
+      withSimulator({}, (h) =>
+        Effect.gen(function* () {
+          const ref = reference()
+          expect((yield* h.send(sale(ref))).status).toBe(202)
+          yield* h.settle
+          const fault = yield* h.admin("POST", "/faults", {
+            kind: "misreport",
+            host: "status",
+            finStatus: "DECLINED"
+          })
+          expect(fault.status).toBe(201)
+          expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("DECLINED")
+          expect((yield* h.status(`/transactions/${ref}/status`)).json.finStatus).toBe("AUTHORISED")
+          // The card was charged once whatever the status host said.
+          expect((yield* h.counters()).charges).toBe(1)
+          const refused = yield* h.admin("POST", "/faults", { kind: "misreport", host: "status" })
+          expect(refused.status).toBe(422)
+        })
+      )
+  )
+
   it.live("answers 5xx after processing (charged) or before processing (not charged)", () =>
     withSimulator({}, (h) =>
       Effect.gen(function* () {

@@ -10,7 +10,13 @@ import { invalid } from "../SimulatorError.js"
 import type { Fault } from "./model.js"
 import type { Shared } from "./shared.js"
 
-const faultKinds: ReadonlyArray<Fault["kind"]> = ["drop-response", "error-after", "error-before", "delay"]
+const faultKinds: ReadonlyArray<Fault["kind"]> = [
+  "drop-response",
+  "error-after",
+  "error-before",
+  "delay",
+  "misreport"
+]
 
 /** The fault controls. */
 export const make = (
@@ -20,6 +26,10 @@ export const make = (
     Effect.suspend(() => {
       if (!faultKinds.includes(input.kind))
         return Effect.fail(invalid("kind", `kind must be one of ${faultKinds.join(", ")}`))
+      if (input.kind === "misreport" && (input.finStatus === undefined || input.finStatus === ""))
+        return Effect.fail(
+          invalid("finStatus", "a misreport fault needs the finStatus to answer, e.g. DECLINED")
+        )
       const status = input.status ?? (input.kind === "error-after" ? 502 : 503)
       if (!Number.isInteger(status) || status < 500 || status > 599)
         return Effect.fail(invalid("status", "status must be a 5xx code"))
@@ -32,6 +42,7 @@ export const make = (
         host: input.host,
         status,
         delayMs: input.delayMs ?? 0,
+        finStatus: input.finStatus,
         remaining: input.times === 0 ? undefined : (input.times ?? 1)
       }
       shared.store.faults.push(fault)

@@ -239,13 +239,15 @@ export interface Delivery {
 /** An injected fault on the service routes. */
 export interface Fault {
   readonly id: string
-  readonly kind: "drop-response" | "error-after" | "error-before" | "delay"
+  readonly kind: "drop-response" | "error-after" | "error-before" | "delay" | "misreport"
   readonly method: string | undefined
   readonly path: string | undefined
   readonly operation: string | undefined
   readonly host: "main" | "status" | undefined
   readonly status: number
   readonly delayMs: number
+  /** `misreport`: the finStatus the answer says instead of the truth. */
+  readonly finStatus: string | undefined
   /** Remaining matches; undefined means until cleared. */
   remaining: number | undefined
 }

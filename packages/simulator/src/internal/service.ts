@@ -94,6 +94,8 @@ export interface FaultInput {
   readonly host?: "main" | "status" | undefined
   readonly status?: number | undefined
   readonly delayMs?: number | undefined
+  /** `misreport`: the finStatus to answer instead of the truth. */
+  readonly finStatus?: string | undefined
   /** How many matching requests it applies to (default 1); 0 means until cleared. */
   readonly times?: number | undefined
 }

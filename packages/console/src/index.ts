@@ -1,0 +1,4 @@
+/** The web console the worker serves at `/console`: its sessions, assets and routes. */
+export * as ConsoleAssets from "./ConsoleAssets.js"
+export * as ConsoleHttp from "./ConsoleHttp.js"
+export * as ConsoleSessions from "./ConsoleSessions.js"

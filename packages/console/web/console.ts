@@ -1,0 +1,17 @@
+/** The console's script: the pages by route, started in the frame of `shell.ts`. */
+import { execution, executions } from "./executions.js"
+import { ledger } from "./ledger.js"
+import { alerts, terminals } from "./overview.js"
+import { type Page, start } from "./shell.js"
+import { simulator } from "./simulator.js"
+
+void start((service) => {
+  const pages: Record<string, Page> = {
+    alerts,
+    terminals,
+    executions: (main, route) => (route.path.length > 1 ? execution(main, route) : executions(main, route)),
+    ledger
+  }
+  if (service.kind === "simulator") pages["simulator"] = simulator(service)
+  return pages
+})

@@ -1,0 +1,275 @@
+/**
+ * The executions page (a live list with filters and a search by idempotency key,
+ * transaction reference, guid or execution id) and one execution's page (its outcome,
+ * its operation's timeline as a story, its late results and mismatches, and its raw event
+ * history on demand).
+ */
+import { get } from "./api.js"
+import { h, replace } from "./dom.js"
+import * as Money from "./money.js"
+import { navigate, type Page } from "./shell.js"
+import { amountOf, badge, type Execution, executionLink, type StoredEvent, stateOf, time } from "./views.js"
+
+const statuses = ["", "pending", "running", "suspended", "succeeded", "failed", "interrupted", "stuck"]
+const filterNames = ["q", "status", "serialNumber", "operation", "workflow", "from", "to"] as const
+
+const field = (name: string, label: string, input: HTMLElement) =>
+  h("div", { class: "field" }, h("label", { for: `f-${name}` }, label), input)
+
+/** The live list of executions with its filters (kept in the URL, so a search can be linked). */
+export const executions: Page = (main, route) => {
+  const value = (name: string) => route.query.get(name) ?? ""
+  const text = (name: string, placeholder = "", type = "text") =>
+    h("input", { id: `f-${name}`, name, type, value: value(name), placeholder })
+  const status = h(
+    "select",
+    { id: "f-status", name: "status" },
+    statuses.map((s) => h("option", { value: s, selected: s === value("status") }, s === "" ? "any" : s))
+  )
+  const form = h(
+    "form",
+    {
+      class: "filters",
+      role: "search",
+      onsubmit: (event) => {
+        event.preventDefault()
+        const data = new FormData(event.target as HTMLFormElement)
+        const query = new URLSearchParams()
+        for (const name of filterNames) {
+          const v = String(data.get(name) ?? "").trim()
+          if (v !== "") query.set(name, v)
+        }
+        navigate("executions", query)
+      }
+    },
+    field("q", "Search", text("q", "idempotency key, reference, guid or id", "search")),
+    field("status", "Status", status),
+    field("serialNumber", "Terminal", text("serialNumber", "serial number")),
+    field("operation", "Operation", text("operation", "sale, refund …")),
+    field("workflow", "Workflow", text("workflow")),
+    field("from", "From", text("from", "", "date")),
+    field("to", "To", text("to", "", "date")),
+    h(
+      "div",
+      { class: "field actions" },
+      h("button", { type: "submit" }, "Filter"),
+      h("a", { href: "#/executions", class: "button secondary" }, "Clear")
+    )
+  )
+  const results = h("div", { "aria-live": "polite" }, h("p", {}, "Loading…"))
+  replace(main, h("h1", {}, "Executions"), form, results)
+
+  const load = async () => {
+    const params: Record<string, string> = { limit: "100" }
+    for (const name of filterNames) if (value(name) !== "") params[name] = value(name)
+    const found = await get<{ executions: ReadonlyArray<Execution>; total: number }>(
+      "/v1/monitor/executions",
+      params
+    )
+    replace(
+      results,
+      h(
+        "table",
+        { class: "table", id: "executions" },
+        h(
+          "caption",
+          {},
+          `${found.total} executions${found.total > found.executions.length ? `, the newest ${found.executions.length} shown` : ""}`
+        ),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Created", "Execution", "Operation", "Terminal", "Amount", "Status", "Idempotency key"].map(
+              (c) => h("th", { scope: "col" }, c)
+            )
+          )
+        ),
+        h(
+          "tbody",
+          {},
+          found.executions.map((e) =>
+            h(
+              "tr",
+              { "data-execution": e.executionId, "data-key": e.attributes["idempotencyKey"] ?? "" },
+              h("td", {}, time(e.createdAt)),
+              h("td", {}, executionLink(e.executionId)),
+              h("td", {}, e.attributes["operation"] ?? e.workflow),
+              h("td", {}, e.attributes["serialNumber"] ?? ""),
+              h("td", { class: "num" }, amountOf(e)),
+              h("td", {}, badge(stateOf(e))),
+              h("td", { class: "wrap" }, e.attributes["idempotencyKey"] ?? "")
+            )
+          )
+        )
+      )
+    )
+  }
+  return { load, live: () => true }
+}
+
+const factsOf = (result: unknown): Record<string, unknown> | undefined => {
+  // The stored exit: {_tag: "Success", value: {_tag: "Approved", facts: {...}}}.
+  if (typeof result !== "object" || result === null) return undefined
+  const value = (result as { value?: unknown }).value
+  if (typeof value !== "object" || value === null) return undefined
+  const facts = (value as { facts?: unknown }).facts
+  return typeof facts === "object" && facts !== null ? (facts as Record<string, unknown>) : undefined
+}
+
+const shownFacts = [
+  "finStatus",
+  "source",
+  "transactionReference",
+  "efttransactionID",
+  "maskedCardNumber",
+  "cardSchemeName",
+  "authorisationCode",
+  "issuerResponseCode",
+  "statusMessage",
+  "errorMessage"
+]
+const moneyFacts = ["requestedAmount", "totalAmount", "tipAmount", "dueAmount"]
+
+const outcome = (e: Execution) => {
+  const facts = factsOf(e.result)
+  const rows: Array<[string, string]> = [
+    ["Status", e.status],
+    ["Workflow", e.workflow],
+    ["Created", time(e.createdAt)],
+    ["Updated", time(e.updatedAt)],
+    ...Object.entries(e.attributes).map(([k, v]): [string, string] => [k, v])
+  ]
+  if (e.report !== undefined)
+    rows.push(["Summary", e.report.summary], ["Reconciled", e.report.reconciled ? "yes" : "no"])
+  if (e.progress !== undefined)
+    rows.push(["Waiting for", e.progress.waitingFor], ["Attempt", String(e.progress.attempt)])
+  if (facts !== undefined) {
+    for (const k of moneyFacts) {
+      const m = Money.ofJson(facts[k])
+      if (m !== undefined) rows.push([k, m])
+    }
+    for (const k of shownFacts) if (typeof facts[k] === "string" && facts[k] !== "") rows.push([k, facts[k]])
+  }
+  return h(
+    "dl",
+    { class: "facts" },
+    rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])
+  )
+}
+
+const lateNotes = (business: ReadonlyArray<StoredEvent>) => {
+  const notes = business.filter((e) => e.type === "ResultMismatch" || e.type === "LateResultRecorded")
+  if (notes.length === 0) return h("p", { class: "ok" }, "No late result, no mismatch.")
+  return h(
+    "ul",
+    { class: "notes", id: "late-results" },
+    notes.map((e) => {
+      const d = (e.data ?? {}) as Record<string, unknown>
+      return h(
+        "li",
+        { class: e.type === "ResultMismatch" ? "alert-mismatch" : "" },
+        badge(e.type === "ResultMismatch" ? "mismatch" : "late-result"),
+        " ",
+        time(Date.parse(e.recordedAt)),
+        " ",
+        e.type === "ResultMismatch"
+          ? `a result says ${String(d["received"])} but ${String(d["recorded"])} was recorded`
+          : `a result (${String(d["finStatus"] ?? "no finStatus")}) arrived after the outcome was recorded`
+      )
+    })
+  )
+}
+
+const rawEvents = (events: ReadonlyArray<StoredEvent>) =>
+  h(
+    "ol",
+    { class: "raw" },
+    events.map((e) =>
+      h(
+        "li",
+        {},
+        h(
+          "p",
+          {},
+          h("strong", {}, e.type),
+          ` · ${e.streamId} v${e.version} · ${e.recordedAt} · ${e.position}`
+        ),
+        h("pre", {}, JSON.stringify(e.data, null, 2))
+      )
+    )
+  )
+
+/** One execution: outcome, timeline, late results and mismatches, raw history on demand. */
+export const execution: Page = (main, route) => {
+  const id = route.path[1] ?? ""
+  const head = h("div", {}, h("p", {}, "Loading…"))
+  const story = h("ol", { class: "timeline", id: "timeline" })
+  const notes = h("div", {})
+  const raw = h("div", { id: "raw-history" })
+  let rawShown = false
+  const toggle = h(
+    "button",
+    {
+      type: "button",
+      "aria-expanded": "false",
+      "aria-controls": "raw-history",
+      onclick: () => {
+        rawShown = !rawShown
+        toggle.setAttribute("aria-expanded", String(rawShown))
+        toggle.textContent = rawShown ? "Hide the raw event history" : "Show the raw event history"
+        if (!rawShown) replace(raw)
+        else void load()
+      }
+    },
+    "Show the raw event history"
+  )
+  replace(
+    main,
+    h("p", {}, h("a", { href: "#/executions" }, "← Executions")),
+    h("h1", {}, "Execution ", h("code", {}, id)),
+    head,
+    h("h2", {}, "Timeline"),
+    story,
+    h("h2", {}, "Late results and mismatches"),
+    notes,
+    h("h2", {}, "Raw event history"),
+    toggle,
+    raw
+  )
+  const load = async () => {
+    const e = await get<Execution>(`/v1/executions/${encodeURIComponent(id)}`)
+    replace(
+      head,
+      h("p", { class: "verdict" }, badge(stateOf(e)), " ", amountOf(e), " ", e.report?.summary ?? ""),
+      outcome(e)
+    )
+    const [timeline, history] = await Promise.all([
+      get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
+        lines: []
+      })),
+      get<{ engine: ReadonlyArray<StoredEvent>; business: ReadonlyArray<StoredEvent> }>(
+        `/v1/executions/${encodeURIComponent(id)}/history`
+      )
+    ])
+    replace(
+      story,
+      timeline.lines.length === 0
+        ? h("li", {}, "Nothing recorded yet.")
+        : timeline.lines.map((l) => h("li", {}, l))
+    )
+    replace(notes, lateNotes(history.business))
+    if (rawShown) {
+      replace(
+        raw,
+        h("h3", {}, "Business events"),
+        rawEvents(history.business),
+        h("h3", {}, "Engine events"),
+        rawEvents(history.engine)
+      )
+    }
+  }
+  return { load, live: (event) => event.streamId.includes(id) }
+}

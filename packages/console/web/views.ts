@@ -1,0 +1,82 @@
+/**
+ * The shapes the console reads from the intake API (the views of `@tillflow/intake`'s
+ * `Intake` and `Monitor` modules, as JSON), and how they are shown.
+ */
+import { h } from "./dom.js"
+
+/** An execution (`ExecutionView`). */
+export interface Execution {
+  readonly executionId: string
+  readonly workflow: string
+  readonly status: string
+  readonly attributes: Record<string, string>
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly progress?: { readonly phase: string; readonly attempt: number; readonly waitingFor: string }
+  readonly report?: {
+    readonly verdict: string
+    readonly reconciled: boolean
+    readonly summary: string
+    readonly finStatus?: string
+    readonly transactionReference?: string
+    readonly amount?: string
+  }
+  readonly result?: unknown
+}
+
+/** A stored event (`EventView`). */
+export interface StoredEvent {
+  readonly position: string
+  readonly streamId: string
+  readonly version: number
+  readonly type: string
+  readonly recordedAt: string
+  readonly data: unknown
+  readonly metadata: unknown
+}
+
+/** An alert (`AlertView`). */
+export interface Alert {
+  readonly kind: "mismatch" | "late-result" | "unresolved" | "stuck" | "overdue"
+  readonly executionId: string
+  readonly at: number
+  readonly message: string
+}
+
+/** A live event of the log (`/v1/monitor/live`). */
+export interface LiveEvent {
+  readonly position: string
+  readonly streamId: string
+  readonly type: string
+  readonly recordedAt: string
+}
+
+/** A date and time, in the browser's zone, to the second. */
+export const time = (millis: number): string => {
+  const d = new Date(millis)
+  const pad = (n: number) => String(n).padStart(2, "0")
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+}
+
+/** The amount of an execution in major units with its currency (its search attributes hold both). */
+export const amountOf = (e: Execution): string =>
+  e.attributes["amount"] !== undefined && e.attributes["currency"] !== undefined
+    ? `${e.attributes["amount"]} ${e.attributes["currency"]}`
+    : ""
+
+/** A short word for where an execution stands: its verdict once ended, its phase while it runs. */
+export const stateOf = (e: Execution): string => e.report?.verdict ?? e.progress?.phase ?? e.status
+
+/** A badge whose class names its tone (approved green, declined red …). */
+export const badge = (text: string): HTMLElement =>
+  h("span", { class: `badge badge-${text.replace(/[^a-z-]/g, "")}` }, text)
+
+/** A link to an execution's page. */
+export const executionLink = (executionId: string, label: string = executionId.slice(0, 8)): HTMLElement =>
+  h("a", { href: `#/executions/${encodeURIComponent(executionId)}`, title: executionId }, label)
+
+/** The execution an event's stream belongs to (`payment-<id>`, `execution-<id>` …), if any. */
+export const executionOfStream = (streamId: string): string | undefined => {
+  const match = /^(?:execution|payment)-(.+)$/.exec(streamId)
+  return match === null ? undefined : match[1]
+}

@@ -1,0 +1,57 @@
+/**
+ * The monitor's routes of the intake API (`Monitor`): the remote service's kind, the
+ * terminals with their running operations, executions searched and filtered, the alerts,
+ * and the log's events live as server-sent events. They need the same credential as
+ * every intake route, the bearer token or the console's session cookie (`IntakeApi` adds
+ * the authentication to this group: this module does not import it).
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import * as Monitor from "./Monitor.js"
+
+/** What an operator watches. */
+export class MonitorGroup extends HttpApiGroup.make("monitor")
+  .add(
+    HttpApiEndpoint.get("service", "/v1/monitor/service")
+      .addSuccess(Monitor.ServiceView)
+      .annotate(
+        OpenApi.Description,
+        "The remote service: the built-in simulator (with its terminals) or the real one."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("terminals", "/v1/monitor/terminals")
+      .addSuccess(Schema.Array(Monitor.TerminalView))
+      .annotate(
+        OpenApi.Description,
+        "Every terminal of the merchant, idle or busy with the operation it is running."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("executions", "/v1/monitor/executions")
+      .setUrlParams(Monitor.SearchQuery)
+      .addSuccess(Monitor.SearchView)
+      .annotate(
+        OpenApi.Description,
+        "Executions, newest first, filtered by status, terminal, operation, workflow and creation date (from, to), and searched (q) by execution id, idempotency key, transaction reference or guid."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("alerts", "/v1/monitor/alerts")
+      .addSuccess(Monitor.AlertsView)
+      .annotate(
+        OpenApi.Description,
+        "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("live", "/v1/monitor/live")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-sent events: one `log` event per event stored from now on ({position, streamId, type, recordedAt}, not its data), and a comment every 15 s."
+      )
+  ) {}
