@@ -5,13 +5,18 @@
  * append in the store, so no read-then-write window lets both through.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { EngineWorker } from "@tillflow/engine"
+import { EngineWorker, type ExecutionQueue } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { call, layer } from "./support.js"
 
-const withWorker = EngineWorker.layer({ concurrency: 8 }).pipe(Layer.provideMerge(layer))
+// The served intake's layer holds the execution queue too (its database), without naming it.
+const served = layer as Layer.Layer<
+  Layer.Layer.Success<typeof layer> | ExecutionQueue.ExecutionQueue,
+  unknown
+>
+const withWorker = EngineWorker.layer({ concurrency: 8 }).pipe(Layer.provideMerge(served))
 
 const pairs = 20
 
