@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Identifiers,
+  Ledger,
   LifecycleEvent,
   LinkedTerminalRules,
   Money,
@@ -114,6 +115,12 @@ describe("linked operations sent to a terminal go through the money rules", () =
           })
         )
         expect(terminalLess._tag).toBe("CaptureAlreadyDone")
+
+        // The capture is counted once in the ledger: by the terminal's outcome, not again by the fold.
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        expect(entries.filter((e) => e.streamId.startsWith("txn-"))).toEqual([])
+        expect(entries.filter((e) => e.amount?.minorUnits === 9000n)).toHaveLength(1)
 
         const second = yield* capture("c2", eur(9000n))
         expect(refusalOf(second)).toMatchObject({ _tag: "OperationRefused", error: "CaptureAlreadyDone" })

@@ -43,8 +43,19 @@ export interface Options {
   readonly mcc: Option.Option<string>
 }
 
+const terminalPrefix = "terminal-"
+
 /** The `requestId` a linked terminal operation is recorded under in its original's history. */
-export const requestIdOf = (executionId: string): string => `terminal-${executionId}`
+export const requestIdOf = (executionId: string): string => `${terminalPrefix}${executionId}`
+
+/**
+ * Whether a lifecycle event was folded from a linked operation sent to a terminal: the
+ * terminal's own outcome event counts it (in the ledger), the fold must not count it again.
+ */
+export const isFromTerminal = (event: LifecycleEvent.Decoded): boolean => {
+  const requestId = Guarded.requestIdOf(event)
+  return requestId !== undefined && requestId.startsWith(terminalPrefix)
+}
 
 type Refusal = { readonly _tag: string; readonly message: string }
 type State = TransactionHistory.State
