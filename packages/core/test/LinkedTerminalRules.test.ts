@@ -11,6 +11,7 @@ import {
   LinkedTerminalRules,
   Money,
   OperationOutcome,
+  OperationReport,
   PaymentProtocol,
   PreAuthorizationWorkflow,
   TerminalOperations,
@@ -169,6 +170,10 @@ describe("linked operations sent to a terminal go through the money rules", () =
         // Visa lodging (MCC 7011): 15 % over the 100.00 held.
         const over = yield* capture("c1", eur(11600n))
         expect(refusalOf(over)).toMatchObject({ _tag: "OperationRefused", error: "CaptureOverTolerance" })
+        // Reported as a terminal-less refusal is: rejected, with the rule's message.
+        const report = OperationReport.ofError(refusalOf(over) as OperationOutcome.OperationRefused)
+        expect(report.verdict).toBe("rejected")
+        expect(report.summary).toContain("above the limit")
         const unknown = yield* runToEnd(
           TerminalOperations.preAuthorizationCapture(
             { ...terminal, originalTransactionId: Identifiers.Guid.make("never-seen") },
