@@ -274,6 +274,16 @@ describe("linked operations sent to a terminal go through the money rules", () =
         )
         expect(Exit.isSuccess(refundReversal)).toBe(true)
         expect((yield* typesOf(LifecycleEvent.transactionStream("refund-1"))).at(-1)).toBe("Reversed")
+        const refundAgain = yield* runToEnd(
+          TerminalOperations.refundReversal(
+            { ...terminal, originalTransactionId: Identifiers.Guid.make("refund-1"), amount: eur(5000n) },
+            polling("r4b")
+          )
+        )
+        expect(refusalOf(refundAgain)).toMatchObject({
+          _tag: "OperationRefused",
+          error: "ReversalNotAllowed"
+        })
         const release = yield* runToEnd(
           TerminalOperations.preAuthorizationReversal(
             { ...terminal, originalTransactionId: preAuth },
@@ -281,6 +291,17 @@ describe("linked operations sent to a terminal go through the money rules", () =
           )
         )
         expect(Exit.isSuccess(release)).toBe(true)
+        expect((yield* typesOf(LifecycleEvent.transactionStream(preAuth))).slice(-2)).toEqual([
+          "ReversalRequested",
+          "Reversed"
+        ])
+        const releaseAgain = yield* runToEnd(
+          TerminalOperations.preAuthorizationReversal(
+            { ...terminal, originalTransactionId: preAuth },
+            polling("r6")
+          )
+        )
+        expect(refusalOf(releaseAgain)).toMatchObject({ _tag: "OperationRefused", rule: "reverse-once" })
         expect(refusalOf(yield* capture("c1"))).toMatchObject({
           _tag: "OperationRefused",
           error: "PreAuthorizationNotOpen"
