@@ -114,7 +114,7 @@ export const layer = (
             })
           )
       const settings = Stack.settingsLayer(Option.none())
-      const workflows = Stack.workflowsLayer.pipe(Layer.provide(settings))
+      const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
       const engineWorker = needs.worker
         ? Stack.workerLayer({ ...config.worker, concurrency: Math.min(config.worker.concurrency, 4) })
         : Layer.empty

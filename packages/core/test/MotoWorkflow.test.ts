@@ -1,13 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
+  BatchWorkflow,
   DeferredTokenizationWorkflow,
   Identifiers,
+  Ledger,
   LifecycleEvent,
   Lifecycles,
   Money,
   Moto,
-  MotoWorkflow
+  MotoWorkflow,
+  ReversalWorkflow
 } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -256,5 +260,52 @@ describe("MotoWorkflow", () => {
         expect(yield* typesOf(LifecycleEvent.motoSaleStream(reference))).toEqual([])
       })
     )
+  )
+
+  it.effect(
+    "a terminal-less MOTO sale is recorded with its (virtual) terminal: its reversal is allowed before that terminal's batch closes and refused after, on /moto/reversal and /reversal alike; the ledger puts it on its terminal",
+    () =>
+      run(
+        Effect.gen(function* () {
+          yield* atStart
+          const virtual = Identifiers.SerialNumber.make("V-1")
+          const sale = (requestId: string) =>
+            Effect.map(
+              MotoWorkflow.Sale.execute({
+                requestId,
+                cardToken: token,
+                amount: eur(1050n),
+                serialNumber: virtual
+              }),
+              (outcome) => Identifiers.Guid.make(outcome.guid ?? "")
+            )
+          const before = yield* sale("sale-1")
+          const after = yield* sale("sale-2")
+          const reversed = yield* MotoWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: before })
+          expect(reversed.target).toBe("transaction")
+          yield* BatchWorkflow.Close.execute({
+            requestId: "close-1",
+            serialNumber: virtual,
+            terminalType: Identifiers.TerminalType.make("VIRTUAL"),
+            batchNumber: Identifiers.BatchNumber.make("1")
+          })
+          const moto = yield* Effect.flip(
+            MotoWorkflow.Reverse.execute({ requestId: "rev-2", originalGuid: after })
+          )
+          expect(moto).toMatchObject({ _tag: "ReversalNotAllowed", rule: "moto-reversal-before-batch" })
+          const plain = yield* Effect.flip(
+            ReversalWorkflow.Reverse.execute({ requestId: "rev-3", originalGuid: after })
+          )
+          expect(plain).toMatchObject({ _tag: "ReversalNotAllowed", rule: "moto-reversal-before-batch" })
+          expect(yield* (yield* control).count("motoReversal")).toBe(1)
+          expect(yield* (yield* control).count("reversal")).toBe(0)
+
+          const store = yield* EventStore.EventStore
+          const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+          const { entries } = yield* Ledger.entriesOf(page.events)
+          const sales = entries.filter((e) => e.operation === "moto/sale")
+          expect(sales.map((e) => e.terminal)).toEqual(["V-1", "V-1"])
+        })
+      )
   )
 })

@@ -8,7 +8,13 @@
  */
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackReceiver } from "@tillflow/callback"
-import { Lifecycles, PaymentProtocol, ProtocolSettings, type TerminalCloud } from "@tillflow/core"
+import {
+  Lifecycles,
+  LinkedTerminalRules,
+  PaymentProtocol,
+  ProtocolSettings,
+  type TerminalCloud
+} from "@tillflow/core"
 import { DurableEngine, EngineWorker, type EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
@@ -184,12 +190,26 @@ export const settingsLayer = (
     })
   ).pipe(Layer.mapError(startupError("protocol settings")))
 
-/** The workflows this process registers (and so runs when it has a worker). */
-export const workflowsLayer: Layer.Layer<
+/**
+ * The workflows this process registers (and so runs when it has a worker): the payment
+ * protocol, whose linked operations go through the lifecycles' money rules
+ * (`LinkedTerminalRules`, pre-authorizations opened with the merchant's MCC), and the
+ * terminal-less lifecycles.
+ */
+export const workflowsLayerFor = (
+  merchantMcc: Option.Option<string>
+): Layer.Layer<
   never,
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud | ProtocolSettings.ProtocolSettings
-> = Layer.merge(PaymentProtocol.layer, Lifecycles.layer)
+> =>
+  Layer.merge(
+    PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchantMcc }))),
+    Lifecycles.layer
+  )
+
+/** `workflowsLayerFor` without a merchant MCC (pre-authorizations open no history). */
+export const workflowsLayer = workflowsLayerFor(Option.none())
 
 /** The engine over the store and queue in context. */
 export const engineLayer = DurableEngine.layer()

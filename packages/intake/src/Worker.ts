@@ -122,7 +122,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         )
       )
       const engine = Stack.engineLayer
-      const workflows = Stack.workflowsLayer.pipe(Layer.provide(settings))
+      const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
       const services = Layer.mergeAll(
         workflows,
         Stack.receiverLayer,

@@ -249,6 +249,8 @@ export const MotoSaleApproved = EventRegistry.define(
     guid: Schema.String,
     amount: MoneyJson,
     approvalCode: optional(Schema.String),
+    /** The (virtual) terminal that booked it, when known: its batch decides the reversal. */
+    serialNumber: optional(Schema.String),
     reconciled: Schema.Boolean
   })
 )

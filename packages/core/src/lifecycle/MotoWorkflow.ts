@@ -97,7 +97,12 @@ export const Sale = Workflow.make({
     cardToken: Identifiers.CardToken,
     amount: LifecycleEvent.RequestedMoneyJson,
     transactionReference: optional(Identifiers.TransactionReference),
-    customerReference: optional(Schema.String)
+    customerReference: optional(Schema.String),
+    /**
+     * The merchant's virtual terminal that books terminal-less MOTO sales (spec §1): the
+     * sale is recorded on it, so its batch closing ends the MOTO reversal window.
+     */
+    serialNumber: optional(Identifiers.SerialNumber)
   },
   success: SaleOutcome,
   error: MotoError,
@@ -201,6 +206,13 @@ interface SaleContext {
   readonly reference: Identifiers.TransactionReference
   readonly streamId: string
   readonly amount: Money.Money
+  readonly serialNumber: string | undefined
+}
+
+/** The batch a MOTO answer names, if it names one (a field beyond those the spec shows). */
+const batchOf = (response: MotoResponse): string | undefined => {
+  const batch = response["batchNumber"]
+  return typeof batch === "string" && batch !== "" ? batch : undefined
 }
 
 /**
@@ -239,6 +251,7 @@ const saleAnswered = (
                 guid,
                 amount: charged,
                 approvalCode: approved.approvalCode,
+                serialNumber: sale.serialNumber,
                 reconciled
               })
             )
@@ -248,13 +261,17 @@ const saleAnswered = (
           streamId: LifecycleEvent.transactionStream(guid),
           expected: "noStream",
           events: [
-            LifecycleEvent.TransactionRecorded.make({
-              guid,
-              kind: "moToSale",
-              amount: charged,
-              at: now,
-              transactionReference: sale.reference
-            })
+            LifecycleEvent.TransactionRecorded.make(
+              defined({
+                guid,
+                kind: "moToSale" as const,
+                amount: charged,
+                at: now,
+                transactionReference: sale.reference,
+                serialNumber: sale.serialNumber,
+                batchNumber: batchOf(response)
+              })
+            )
           ]
         }
       ],
@@ -329,7 +346,13 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
         execute: Identifiers.makeTransactionReference
       }))
     const streamId = LifecycleEvent.motoSaleStream(reference)
-    const context: SaleContext = { requestId: payload.requestId, reference, streamId, amount: payload.amount }
+    const context: SaleContext = {
+      requestId: payload.requestId,
+      reference,
+      streamId,
+      amount: payload.amount,
+      serialNumber: payload.serialNumber
+    }
     const spec: Guarded.Spec<SaleAttempt, MotoSaleRequest, MotoResponse, SaleOutcome, MotoError> = {
       operation: "motoSale",
       streamId,

@@ -181,9 +181,21 @@ export const decideTarget = (
     : Either.right({ target: "transaction", amount, partial: true })
 }
 
-/** Refuses to reverse a capture once its batch has settled. */
-export const settlementCheck = (state: TransactionHistory.State) =>
+/**
+ * Refuses to reverse a capture once its batch has settled, and a MOTO transaction once its
+ * terminal's daily batch was submitted (`MotoRules.reversalBeforeBatch`, whichever endpoint
+ * reverses it).
+ */
+export const settlementCheck = (
+  state: TransactionHistory.State
+): Effect.Effect<
+  Option.Option<LifecycleError.ReversalNotAllowed>,
+  EventStore.EventStoreError,
+  EventStore.EventStore
+> =>
   Effect.gen(function* () {
+    if (state.kind === "moToSale" || state.kind === "moToRefund")
+      return yield* MotoRules.reversalBeforeBatch(state)
     const capture = state.preAuthorization?.capture
     if (state.preAuthorization?.status !== "CAPTURED" || capture === undefined) return Option.none()
     const closed = yield* BatchWorkflow.batchedOut(state.serialNumber, undefined, capture.at)

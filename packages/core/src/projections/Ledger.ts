@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Currency from "../model/Currency.js"
+import * as LinkedTerminalRules from "../lifecycle/LinkedTerminalRules.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
@@ -164,6 +165,8 @@ const lifecycleTypes: ReadonlySet<string> = new Set([
  * events instead, so nothing is counted twice.
  */
 export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefined => {
+  // Folded from a linked operation sent to a terminal: its outcome event counts it.
+  if (LinkedTerminalRules.isFromTerminal(event)) return undefined
   const recorded = event.recorded
   const base = {
     terminal: "-",
@@ -178,6 +181,7 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
     case "MotoSaleApproved":
       return {
         ...base,
+        terminal: event.data.serialNumber ?? "-",
         ...when(event.data.at),
         kind: "sale",
         operation: "moto/sale",

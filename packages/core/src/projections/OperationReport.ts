@@ -221,16 +221,16 @@ export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
 
 /** The report of an operation error. */
 export const ofError = (error: OperationOutcome.OperationError): Report => {
-  const verdict: Verdict =
-    error._tag === "TerminalUnavailable"
-      ? "unavailable"
-      : error._tag === "OperationRejected"
-        ? "rejected"
-        : error._tag === "OutcomeUnresolved"
-          ? "unresolved"
-          : error._tag === "NotCharged"
-            ? "not-charged"
-            : "stop-refused"
+  const verdicts: Record<OperationOutcome.OperationError["_tag"], Verdict> = {
+    TerminalUnavailable: "unavailable",
+    OperationRejected: "rejected",
+    // Refused by the money rules before anything was sent, as a terminal-less refusal is.
+    OperationRefused: "rejected",
+    OutcomeUnresolved: "unresolved",
+    NotCharged: "not-charged",
+    StopRefused: "stop-refused"
+  }
+  const verdict = verdicts[error._tag]
   return { verdict, reconciled: error._tag === "NotCharged", summary: error.message }
 }
 

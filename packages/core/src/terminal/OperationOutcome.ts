@@ -147,13 +147,27 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   operation: Schema.String
 }) {}
 
+/**
+ * A linked operation (a capture, an increase, a reversal …) that its original's history
+ * forbids: nothing was sent. `error` and `rule` name the rule (`CaptureAlreadyDone`,
+ * `ReversalWindowClosed`, `moto-reversal-before-batch` …), `message` says why.
+ */
+export class OperationRefused extends Schema.TaggedError<OperationRefused>()("OperationRefused", {
+  message: Schema.String,
+  operation: Schema.String,
+  originalTransactionId: Schema.String,
+  error: Schema.String,
+  rule: Schema.String
+}) {}
+
 /** Why a terminal operation ended without an outcome. */
 export const OperationError = Schema.Union(
   TerminalUnavailable,
   OperationRejected,
   OutcomeUnresolved,
   NotCharged,
-  StopRefused
+  StopRefused,
+  OperationRefused
 )
 /** @see OperationError */
 export type OperationError = typeof OperationError.Type

@@ -38,12 +38,14 @@
  * workflow without that key, so a stop is never queued behind the operation it stops
  * (`StopTransaction`).
  */
+import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import * as AwaitResult from "./AwaitResult.js"
 import * as Endings from "./Endings.js"
+import * as LinkedOperationRules from "./LinkedOperationRules.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import * as ProtocolWorkflows from "./ProtocolWorkflows.js"
 import * as ReconcileLoop from "./ReconcileLoop.js"
@@ -65,6 +67,7 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
     const store = yield* EventStore.EventStore
+    const rules = yield* LinkedOperationRules.LinkedOperationRules
     const execution: ProtocolWorkflows.Execution = {
       payload,
       executionId,
@@ -79,7 +82,25 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
     // out of the line at it, beside the terminal's operation): send nothing.
     if (plan.startedAt >= plan.deadlineAt)
       return yield* Endings.terminalUnavailable(execution, plan, 0, "QueuedPastDeadline")
+    if (!LinkedOperationRules.isLinked(payload.request)) return yield* attempts(execution, plan)
 
+    // A linked operation: decided from its original's history and recorded there first,
+    // its ending folded into that history after (`LinkedOperationRules`).
+    const linked = { executionId, request: payload.request }
+    yield* Activity.make({
+      name: "linked/admit",
+      error: OperationOutcome.OperationRefused,
+      execute: rules.admit(linked)
+    })
+    const ended = yield* Effect.either(attempts(execution, plan))
+    yield* Activity.make({ name: "linked/conclude", execute: rules.conclude(linked, ended) })
+    return yield* ended
+  })
+
+/** Steps 2 to 6: attempts until one ends the execution. */
+const attempts = (execution: ProtocolWorkflows.Execution, plan: ProtocolWorkflows.Plan) =>
+  Effect.gen(function* () {
+    const payload = execution.payload
     for (let n = 1; ; n++) {
       // 2.–3. Record the attempt, send it (`SendAttempt`)
       const attempt = yield* SendAttempt.record(execution, n)

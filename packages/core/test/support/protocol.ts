@@ -6,6 +6,8 @@
  */
 import {
   CallbackRegistration,
+  Lifecycles,
+  LinkedTerminalRules,
   PaymentProtocol,
   ProtocolSettings,
   ResultRedaction,
@@ -69,6 +71,10 @@ export const receive =
 export interface Options {
   readonly scripts?: ReadonlyArray<ScriptedTerminalCloud.Script>
   readonly settings?: Partial<ProtocolSettings.Settings>
+  /** The lifecycles' money rules on linked operations, and the lifecycle workflows, registered too. */
+  readonly linkedRules?: LinkedTerminalRules.Options | undefined
+  /** Terminal-less endpoints answered over the double's (which has none). */
+  readonly terminalLess?: Partial<TerminalCloud.Service> | undefined
 }
 
 /** The harness as a layer (fresh per test). */
@@ -79,12 +85,19 @@ export const layer = (options: Options = {}) => {
       ScriptedTerminalCloud.make({ scripts: options.scripts ?? [], deliver: receive(log) }),
       (handle) =>
         Context.make(Cloud, handle).pipe(
-          Context.add(TerminalCloud.TerminalCloud, handle.service),
+          Context.add(TerminalCloud.TerminalCloud, { ...handle.service, ...options.terminalLess }),
           Context.add(ReceiverLog, log)
         )
     )
   )
-  return PaymentProtocol.layer.pipe(
+  const workflows =
+    options.linkedRules === undefined
+      ? PaymentProtocol.layer
+      : Layer.merge(
+          PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer(options.linkedRules))),
+          Lifecycles.layer
+        )
+  return workflows.pipe(
     Layer.provideMerge(cloud),
     Layer.provideMerge(
       ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase), ...options.settings })

@@ -67,13 +67,16 @@ export interface ExecuteOptions {
   readonly parent?: WorkflowInstance["Type"] | undefined
 }
 
-/** Appends the execution's `WorkflowStarted` (its payload checked and encoded) unless its history has one. */
+/**
+ * Appends the execution's `WorkflowStarted` (its payload checked and encoded) unless its
+ * history has one; true when this call's event is the one stored.
+ */
 const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opts: ExecuteOptions) =>
   Effect.gen(function* () {
     const { parent } = opts
     yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
     const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
-    yield* Effect.orDie(
+    return yield* Effect.orDie(
       appendTo(state, log, (history) =>
         history.started !== undefined
           ? undefined
@@ -92,6 +95,17 @@ const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opt
     )
   })
 
+/** The payload the execution was started with, decoded (the caller's when it does not decode). */
+const storedPayload = (
+  workflow: Workflow.Any,
+  started: { readonly payload: unknown },
+  opts: ExecuteOptions
+): Effect.Effect<object> =>
+  Schema.decodeUnknown(asSchema(workflow.payloadSchema))(started.payload).pipe(
+    Effect.map((decoded) => decoded as object),
+    Effect.orElseSucceed(() => opts.payload)
+  )
+
 /** Starts an execution (once), enqueues it, and returns its result unless `discard`. */
 export const execute =
   (state: EngineState) =>
@@ -101,9 +115,11 @@ export const execute =
       // A new execution's stream is not read first: `WorkflowStarted` is appended at version
       // 0, and an existing stream turns that into a conflict, which reads it (`appendTo`).
       const log: Log = state.histories.has(executionId) ? yield* load(state, executionId) : fresh(executionId)
+      let ours = false
       if (log.history.started === undefined) {
         const attempt = yield* Effect.exit(appendStarted(state, log, workflow, opts))
-        if (Exit.isFailure(attempt)) {
+        if (Exit.isSuccess(attempt)) ours = attempt.value
+        else {
           // Refused (a secret, a payload that does not encode): an execution that already
           // exists is still returned, as when its stream was read first.
           if (Cause.isInterruptedOnly(attempt.cause)) return yield* Effect.failCause(attempt.cause)
@@ -117,15 +133,19 @@ export const execute =
           `Execution ${executionId} belongs to workflow "${started.workflowName}", not "${workflow.name}"`
         )
       }
+      // Another start owns the execution (the same id for another payload, say): it is
+      // queued under the owner's key and attributes, never under this caller's.
+      const owner =
+        ours || started === undefined ? opts.payload : yield* storedPayload(workflow, started, opts)
       const created = yield* orDieAfterRetries(
         Effect.flatMap(now, (time) =>
           state.queue.enqueue({
             executionId,
             workflowName: workflow.name,
-            concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(opts.payload),
-            startBy: Context.get(workflow.annotations, StartBy)(opts.payload),
+            concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(owner),
+            startBy: Context.get(workflow.annotations, StartBy)(owner),
             parentId: parent?.executionId,
-            attributes: Context.get(workflow.annotations, SearchAttributesOf)(opts.payload),
+            attributes: Context.get(workflow.annotations, SearchAttributesOf)(owner),
             stream: log.stream,
             now: time
           })

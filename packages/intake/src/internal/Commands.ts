@@ -30,15 +30,11 @@ export const make = (
   devices: Devices.Devices
 ): Effect.Effect<Commands, never, DurableEngine.DurableEngine | WorkflowEngine | EventStore.EventStore> =>
   Effect.gen(function* () {
-    const engine = yield* DurableEngine.DurableEngine
     const workflowEngine = yield* WorkflowEngine
     const store = yield* EventStore.EventStore
 
     const withEngine = <A, E>(effect: Effect.Effect<A, E, WorkflowEngine>) =>
       Effect.provideService(effect, WorkflowEngine, workflowEngine)
-
-    const exists = (executionId: string) =>
-      engine.get(executionId).pipe(Effect.mapError(unavailable("execution queue")), Effect.map(Option.isSome))
 
     /** The payload an execution was started with, encoded (`undefined` when its history has none). */
     const storedPayload = (executionId: string) =>
@@ -50,30 +46,30 @@ export const make = (
         const originalTransactionReference = yield* TerminalRequests.originalReference(
           input.originalTransactionReference
         )
-        const executionId = yield* TerminalOperations.executionIdOf(prepared.request, input.idempotencyKey)
-        if (yield* exists(executionId)) {
-          const stored = yield* storedPayload(executionId)
-          const request = (stored as { readonly request?: unknown } | undefined)?.request
-          if (request !== undefined && !TerminalRequests.isSameRequest(request, prepared)) {
-            return yield* new Intake.IdempotencyConflict({
-              executionId,
-              message: `idempotency key "${input.idempotencyKey}" was used for a different request (execution ${executionId}); use a new key for a new operation`
-            })
-          }
-        } else {
-          yield* withEngine(
-            TerminalOperations.startListed(prepared.request, {
-              idempotencyKey: input.idempotencyKey,
-              delivery: input.delivery,
-              deadline:
-                input.deadlineSeconds === undefined ? undefined : Duration.seconds(input.deadlineSeconds),
-              retryNotCharged: input.retryNotCharged,
-              originalTransactionReference
-            })
-          ).pipe(
-            // Decoded at the edge already: a refusal here is a rule the wire schema cannot see.
-            Effect.mapError((refused) => new Intake.InvalidRequest({ message: refused.message }))
-          )
+        // Start first, then compare: the start is one atomic step in the store (the
+        // execution's `WorkflowStarted` is appended at version 0, once), so of two requests
+        // under one key, however close together, exactly one owns it and the other finds
+        // the owner's request stored. A read before the start would let both through.
+        const executionId = yield* withEngine(
+          TerminalOperations.startListed(prepared.request, {
+            idempotencyKey: input.idempotencyKey,
+            delivery: input.delivery,
+            deadline:
+              input.deadlineSeconds === undefined ? undefined : Duration.seconds(input.deadlineSeconds),
+            retryNotCharged: input.retryNotCharged,
+            originalTransactionReference
+          })
+        ).pipe(
+          // Decoded at the edge already: a refusal here is a rule the wire schema cannot see.
+          Effect.mapError((refused) => new Intake.InvalidRequest({ message: refused.message }))
+        )
+        const stored = yield* storedPayload(executionId)
+        const request = (stored as { readonly request?: unknown } | undefined)?.request
+        if (request !== undefined && !TerminalRequests.isSameRequest(request, prepared)) {
+          return yield* new Intake.IdempotencyConflict({
+            executionId,
+            message: `idempotency key "${input.idempotencyKey}" was used for a different request (execution ${executionId}); use a new key for a new operation`
+          })
         }
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.start"))
@@ -115,22 +111,23 @@ export const make = (
           return yield* new Intake.InvalidRequest({ message: describeIssues(decoded.left, "payload") })
         }
         const payload = decoded.right
+        // Started first, compared after, as `start` does: one owner per requestId.
         const executionId = yield* workflow.executionId(payload)
-        if (yield* exists(executionId)) {
-          const stored = yield* storedPayload(executionId)
-          if (
-            stored !== undefined &&
-            TerminalRequests.comparable(stored, false) !== TerminalRequests.comparable(json, false)
-          ) {
-            return yield* new Intake.IdempotencyConflict({
-              executionId,
-              message: `requestId "${String(json.requestId)}" was used for a different ${name} (execution ${executionId})`
-            })
-          }
-        } else {
-          yield* withEngine(
-            workflow.execute(payload, { discard: true }) as Effect.Effect<string, never, WorkflowEngine>
-          )
+        yield* withEngine(
+          workflow.execute(payload, { discard: true }) as Effect.Effect<string, never, WorkflowEngine>
+        )
+        const stored = yield* storedPayload(executionId)
+        const mine = Schema.encodeUnknownSync(
+          workflow.payloadSchema as unknown as Schema.Schema<object, unknown>
+        )(payload)
+        if (
+          stored !== undefined &&
+          TerminalRequests.comparable(stored, false) !== TerminalRequests.comparable(mine, false)
+        ) {
+          return yield* new Intake.IdempotencyConflict({
+            executionId,
+            message: `requestId "${String(json.requestId)}" was used for a different ${name} (execution ${executionId})`
+          })
         }
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.lifecycle"))

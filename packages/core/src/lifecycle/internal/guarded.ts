@@ -164,11 +164,35 @@ interface Runner<S, Req, Res, Out, Refusal> {
 }
 
 /**
+ * What deciding and recording need of an operation: everything but how its request is
+ * sent and answered. An operation sent elsewhere (a linked operation sent to a terminal,
+ * through the payment protocol) is decided and recorded with this alone (`admit`, `conclude`).
+ */
+export type Decision<S, Out, Refusal> = Pick<
+  Spec<S, unknown, unknown, Out, Refusal>,
+  | "operation"
+  | "streamId"
+  | "requestId"
+  | "requestedType"
+  | "outcomeTypes"
+  | "fold"
+  | "decide"
+  | "precheck"
+  | "output"
+>
+
+/** The decision part of a runner. */
+interface Recorder<S, Out, Refusal> {
+  readonly spec: Decision<S, Out, Refusal>
+  readonly store: EventStore.Service
+}
+
+/**
  * Appends, giving each event a stable id and treating an event already stored under it as
  * done; keeps a lost race (`ConcurrencyConflict`) apart from every other store failure.
  */
-const appendRaw = <S, Req, Res, Out, Refusal>(
-  { spec, store }: Runner<S, Req, Res, Out, Refusal>,
+const appendRaw = <S, Out, Refusal>(
+  { spec, store }: Recorder<S, Out, Refusal>,
   streamId: string,
   expected: EventStore.ExpectedVersion,
   events: ReadonlyArray<LifecycleEvent.Event>
@@ -191,8 +215,8 @@ const appendRaw = <S, Req, Res, Out, Refusal>(
   )
 
 /** Appends where no race is expected: a conflict is a store failure like any other. */
-const appendOnce = <S, Req, Res, Out, Refusal>(
-  runner: Runner<S, Req, Res, Out, Refusal>,
+const appendOnce = <S, Out, Refusal>(
+  runner: Recorder<S, Out, Refusal>,
   streamId: string,
   expected: EventStore.ExpectedVersion,
   events: ReadonlyArray<LifecycleEvent.Event>
@@ -211,8 +235,8 @@ type Recorded<Out> =
   | { readonly _tag: "NotYet" }
 
 /** What the stream holds of this request, read before anything is decided. */
-const recordedOf = <S, Req, Res, Out, Refusal>(
-  spec: Spec<S, Req, Res, Out, Refusal>,
+const recordedOf = <S, Out, Refusal>(
+  spec: Decision<S, Out, Refusal>,
   events: ReadonlyArray<LifecycleEvent.Decoded>,
   state: S
 ): Recorded<Out> => {
@@ -253,7 +277,7 @@ const recordedOf = <S, Req, Res, Out, Refusal>(
  * Decides from the state read: the `…Requested` event to record, or a refusal, recorded
  * (best effort: the refusal is the answer either way) before it is failed with.
  */
-const decide = <S, Req, Res, Out, Refusal>(runner: Runner<S, Req, Res, Out, Refusal>, state: S) =>
+const decide = <S, Out, Refusal>(runner: Recorder<S, Out, Refusal>, state: S) =>
   Effect.gen(function* () {
     const { spec } = runner
     const at = yield* DateTime.now
@@ -488,6 +512,94 @@ export const run = <S, Req, Res, Out, Refusal>(
       if (Either.isRight(settled)) return settled.right
       // Lost the race: someone appended since the read. Read again and decide again.
       if (race >= maxRaces) return yield* Effect.fail(storeFailure("append")(settled.left))
+    }
+  })
+
+// ---------------------------------------------------------------------------------------
+// An operation sent elsewhere: decided and recorded here, sent by its own protocol
+
+/** What `admit` found or decided: the request to send, recorded (now or by an earlier run). */
+export interface Admitted<S> {
+  readonly state: S
+  readonly requested: LifecycleEvent.Event
+}
+
+/**
+ * The first half of `run` for an operation another protocol sends: reads the stream,
+ * decides from its history (a refusal is recorded and failed with) and records the
+ * `…Requested` event at the version read — a lost race reads and decides again. A request
+ * this operation recorded already (a re-run) is admitted as it was.
+ */
+export const admit = <S, Out, Refusal>(
+  spec: Decision<S, Out, Refusal>
+): Effect.Effect<Admitted<S>, Refusal | EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const recorder: Recorder<S, Out, Refusal> = { spec, store: yield* EventStore.EventStore }
+    for (let race = 0; ; race++) {
+      const { events, version } = yield* read(recorder.store, spec.streamId)
+      const folded = spec.fold(events)
+      if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
+      const state = folded.right
+      const mine = events.find((e) => requestIdOf(e) === spec.requestId && e.type === spec.requestedType)
+      if (mine !== undefined) return { state, requested: asEvent(mine) }
+      const requested = yield* decide(recorder, state)
+      const appended = yield* Effect.either(
+        appendRaw(recorder, spec.streamId, EventStore.exactVersion(version), [requested])
+      )
+      if (Either.isRight(appended)) return { state, requested }
+      if (appended.left._tag === "EventStoreError") return yield* Effect.fail(appended.left)
+      if (race >= maxRaces) return yield* Effect.fail(storeFailure("append")(appended.left))
+    }
+  })
+
+/** How an operation sent elsewhere ended, as its history records it. */
+export type Conclusion =
+  | { readonly _tag: "Applied"; readonly appends: ReadonlyArray<Append> }
+  | { readonly _tag: "Failed"; readonly error: string; readonly message: string }
+  | { readonly _tag: "InDoubt"; readonly message: string }
+
+/**
+ * The second half of `run` for an operation another protocol sent: records its outcome
+ * (`Applied`), that it was not applied (`Failed`), or that its outcome stays unknown
+ * (`InDoubt`). Idempotent: the events' ids are stable, a second conclusion is a no-op.
+ */
+export const conclude = <S, Out, Refusal>(
+  spec: Decision<S, Out, Refusal>,
+  conclusion: Conclusion
+): Effect.Effect<void, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const recorder: Recorder<S, Out, Refusal> = { spec, store: yield* EventStore.EventStore }
+    const at = yield* DateTime.now
+    switch (conclusion._tag) {
+      case "Applied":
+        for (const append of conclusion.appends) {
+          yield* appendOnce(
+            recorder,
+            append.streamId,
+            append.expected === "noStream" ? EventStore.NoStream : EventStore.AnyVersion,
+            append.events
+          )
+        }
+        return
+      case "Failed":
+        return yield* appendOnce(recorder, spec.streamId, EventStore.AnyVersion, [
+          LifecycleEvent.OperationFailed.make({
+            requestId: spec.requestId,
+            at,
+            operation: spec.operation,
+            error: conclusion.error,
+            message: conclusion.message
+          })
+        ])
+      case "InDoubt":
+        return yield* appendOnce(recorder, spec.streamId, EventStore.AnyVersion, [
+          LifecycleEvent.OperationInDoubt.make({
+            requestId: spec.requestId,
+            at,
+            operation: spec.operation,
+            message: conclusion.message
+          })
+        ])
     }
   })
 

@@ -4,7 +4,7 @@
  */
 import { expect } from "@effect/vitest"
 import { Workflow } from "@effect/workflow"
-import { DurableEngine } from "../../index.js"
+import { DurableEngine, EngineEvent, EventStore } from "../../index.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -55,6 +55,49 @@ export const suite = (it: EngineTests): void => {
           Option.some("WorkflowStarted"),
           Option.some("WorkflowCompleted")
         ])
+        yield* node.stop
+      })
+  )
+
+  it.effect(
+    "a start under an execution id another payload owns queues it under the owner's attributes, never the caller's",
+    () =>
+      Effect.gen(function* () {
+        const Parcel = DurableEngine.withSearchAttributes(
+          Workflow.make({
+            name: "ParcelOwned",
+            payload: { key: Schema.String, locker: Schema.String },
+            idempotencyKey: (payload) => payload.key
+          }),
+          (payload) => ({ locker: payload.locker })
+        )
+        const node = yield* startNode(Parcel.toLayer(() => Effect.void))
+        const key = unique()
+        const owner = { key, locker: `owner-${key}` }
+        const executionId = yield* Parcel.executionId(owner)
+        // The owner's start was appended, and its process died before it enqueued the execution.
+        const store = yield* EventStore.EventStore
+        const started = EngineEvent.toStored({
+          _tag: "WorkflowStarted",
+          workflowName: "ParcelOwned",
+          payload: owner,
+          parent: null
+        })
+        yield* store.append(EngineEvent.streamId(executionId), EventStore.NoStream, [
+          {
+            type: started.type,
+            data: started.data as EventStore.JsonObject,
+            schemaVersion: EngineEvent.schemaVersion
+          }
+        ])
+        // Another caller starts the same id with another payload: it joins the owner's execution.
+        yield* Parcel.execute({ key, locker: `caller-${key}` }, { discard: true }).pipe(
+          provideNode(node.context)
+        )
+        const engine = yield* DurableEngine.DurableEngine.pipe(provideNode(node.context))
+        expect(yield* engine.list({ attributes: { locker: `caller-${key}` } })).toEqual([])
+        const listed = yield* engine.list({ attributes: { locker: `owner-${key}` } })
+        expect(listed.map((info) => info.executionId)).toEqual([executionId])
         yield* node.stop
       })
   )
