@@ -116,6 +116,20 @@ export class OperationRejected extends TillflowError {
 /** The outcome cannot be learnt (no reference to reconcile with): look at the terminal. */
 export class OutcomeUnresolved extends TillflowError {
   declare readonly attemptId: string
+  /** Why: `NoReference`, `NoResult`, `ReconcileTimeout`, `ChargeContradicted`, `Undecodable`. */
+  declare readonly reason?: string
+}
+
+/**
+ * A linked operation sent to a terminal (a capture, an increase, a reversal …) that its
+ * original's history forbids: nothing was sent. `error` and `rule` name the rule.
+ */
+export class OperationRefused extends TillflowError {
+  declare readonly operation: string
+  declare readonly originalTransactionId: string
+  /** The rule's error (`CaptureAlreadyDone`, `ReversalWindowClosed` …). */
+  declare readonly error: string
+  declare readonly rule: string
 }
 
 /** Reconciliation proved the operation never reached the gateway: nothing was charged. */
@@ -233,6 +247,7 @@ const classes: Readonly<Record<string, ErrorClass>> = {
   DeviceOffline,
   OperationRejected,
   OutcomeUnresolved,
+  OperationRefused,
   NotCharged,
   StopRefused,
   OutcomeUnknown,
