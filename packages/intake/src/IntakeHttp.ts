@@ -8,6 +8,7 @@
  * released with the layer: the listener stops accepting, requests in flight finish.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
@@ -113,7 +114,6 @@ const AuditLive = HttpApiBuilder.group(IntakeApi, "audit", (handlers) =>
 const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
   Effect.gen(function* () {
     const engine = yield* DurableEngine.DurableEngine
-    const spec = OpenApi.fromApi(IntakeApi)
     const countExecutions = Effect.gen(function* () {
       const all = yield* engine.list({})
       const names = new Set([...(yield* engine.workflowNames), ...all.map((e) => e.workflowName)])
@@ -129,16 +129,31 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`metrics: executions not counted: ${error.message}`))
     )
-    return handlers
-      .handle("metrics", () => Effect.zipRight(countExecutions, Prometheus.scrape))
-      .handle("openapi", () => Effect.succeed(spec))
+    return handlers.handle("metrics", () => Effect.zipRight(countExecutions, Prometheus.scrape))
   })
 )
+
+const ReferenceLive = HttpApiBuilder.group(IntakeApi, "reference", (handlers) =>
+  Effect.sync(() => {
+    const spec: Readonly<Record<string, unknown>> = { ...OpenApi.fromApi(IntakeApi) }
+    return handlers.handle("openapi", () => Effect.succeed(spec))
+  })
+)
+
+/** Where the reference page is served. */
+export const docsPath = "/docs"
+
+/**
+ * The reference page at {@link docsPath}, without authentication: Scalar's page with its
+ * script inlined (served by the worker, no CDN) and the document embedded; the default
+ * web fonts are off, so the page loads nothing from elsewhere.
+ */
+export const docsRoute = HttpApiScalar.layer({ path: docsPath, scalar: { withDefaultFonts: false } })
 
 /** The intake API with its handlers, over an `Intake` and the engine (for metrics). */
 export const apiLayer = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.api(IntakeApi).pipe(
-    Layer.provide([HealthLive, OperationsLive, ExecutionsLive, AuditLive, SystemLive]),
+    Layer.provide([HealthLive, OperationsLive, ExecutionsLive, AuditLive, SystemLive, ReferenceLive]),
     Layer.provide(authLayer(token))
   )
 
@@ -270,6 +285,7 @@ export const serve = (
 > =>
   HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
+    Layer.provide(docsRoute),
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),
     // The callback route's AUTH-TOKEN redacted in the server's request spans.

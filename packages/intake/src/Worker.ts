@@ -60,7 +60,7 @@ export const banner = (info: {
 }): ReadonlyArray<string> => [
   "tillflow worker started",
   `  intake      ${info.intakeUrl}`,
-  `  openapi     ${info.intakeUrl}/openapi.json  (bearer token required)`,
+  `  reference   ${info.intakeUrl}/docs  and  ${info.intakeUrl}/openapi.json  (no token needed)`,
   `  health      ${info.intakeUrl}/health  and  ${info.intakeUrl}/ready`,
   ...Option.match(info.token, {
     onNone: () => ["  token       from TILLFLOW_INTAKE_TOKEN"],
