@@ -193,7 +193,7 @@ export const ExecutionView = Schema.Struct({
   examples: [
     {
       executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
-      workflow: "TerminalSale",
+      workflow: "TerminalOperation",
       status: "succeeded",
       attributes: {
         operation: "sale",

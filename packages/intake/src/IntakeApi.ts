@@ -240,7 +240,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
       .addSuccess(
         HttpApiSchema.Text().annotations({
           examples: [
-            '# HELP tillflow_executions workflow executions by workflow and status\n# TYPE tillflow_executions gauge\ntillflow_executions{workflow="TerminalSale",status="succeeded"} 3\n'
+            '# HELP tillflow_executions workflow executions by workflow and status\n# TYPE tillflow_executions gauge\ntillflow_executions{workflow="TerminalOperation",status="succeeded"} 3\n'
           ]
         })
       )
