@@ -16,7 +16,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { CallbackRegistration } from "@tillflow/core"
+import { CallbackRegistration, LogMetrics } from "@tillflow/core"
 import { DurableEngine, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -114,6 +114,9 @@ const AuditLive = HttpApiBuilder.group(IntakeApi, "audit", (handlers) =>
 const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
   Effect.gen(function* () {
     const engine = yield* DurableEngine.DurableEngine
+    // Every documented series from the first scrape, at zero until counted.
+    yield* LogMetrics.initialize
+    yield* CallbackReceiver.initializeRefusals
     const countExecutions = Effect.gen(function* () {
       const all = yield* engine.list({})
       const names = new Set([...(yield* engine.workflowNames), ...all.map((e) => e.workflowName)])
