@@ -23,9 +23,21 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   HttpApiSchema.annotations({ status: 401, description: "A missing or wrong bearer token." })
 ) {}
 
+/**
+ * An error schema with an example body for the reference (a class's own annotations cannot
+ * hold an instance of itself); the same type, status and identifier.
+ */
+const withExample = <A, I, R>(schema: Schema.Schema<A, I, R>, example: A): Schema.Schema<A, I, R> =>
+  schema.annotations({ examples: [example] })
+
 /** Bearer-token authentication of every route but health. */
 export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/IntakeAuth", {
-  failure: Unauthorized,
+  failure: withExample(
+    Unauthorized,
+    new Unauthorized({
+      message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
+    })
+  ),
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "The worker's TILLFLOW_INTAKE_TOKEN.")
@@ -63,7 +75,7 @@ export class HealthGroup extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("ready", "/ready")
       .addSuccess(Intake.ReadyView)
-      .addError(NotReady)
+      .addError(withExample(NotReady, new NotReady({ store: "ok", engine: "no workflows registered yet" })))
       .annotate(OpenApi.Summary, "Readiness")
       .annotate(OpenApi.Description, "Answers 200 once the event store and the engine are ready, else 503.")
   )
@@ -268,6 +280,31 @@ export class ReferenceGroup extends HttpApiGroup.make("reference")
   )
   .annotate(OpenApi.Description, "The API's description, without authentication: it holds no secret.") {}
 
+/**
+ * The platform's own 400 (a request that does not match the schemas) with an example body,
+ * like every other body of the document: it is added by @effect/platform, not declared here.
+ */
+const withDecodeErrorExample = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const components = spec["components"] as { schemas?: Record<string, Record<string, unknown>> } | undefined
+  const decodeError = components?.schemas?.["HttpApiDecodeError"]
+  if (decodeError !== undefined) {
+    decodeError["examples"] = [
+      {
+        _tag: "HttpApiDecodeError",
+        message: "waitSeconds: Expected a number between 0 and 600, actual 900",
+        issues: [
+          {
+            _tag: "Type",
+            path: ["waitSeconds"],
+            message: "Expected a number between 0 and 600, actual 900"
+          }
+        ]
+      }
+    ]
+  }
+  return spec
+}
+
 /** The intake API. */
 export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(HealthGroup)
@@ -276,12 +313,28 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(AuditGroup)
   .add(SystemGroup)
   .add(ReferenceGroup)
-  .addError(Intake.InvalidRequest)
-  .addError(Intake.NotFound)
-  .addError(Intake.IdempotencyConflict)
-  .addError(Intake.Unavailable)
+  .addError(
+    withExample(
+      Intake.InvalidRequest,
+      new Intake.InvalidRequest({ message: "request.amount: is missing (sale needs amount and currency)" })
+    )
+  )
+  .addError(withExample(Intake.NotFound, new Intake.NotFound({ message: "no execution 3c1e0f4e2b7d4f0a" })))
+  .addError(
+    withExample(
+      Intake.IdempotencyConflict,
+      new Intake.IdempotencyConflict({
+        executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+        message: 'idempotencyKey "order-1042" was used for a different request'
+      })
+    )
+  )
+  .addError(
+    withExample(Intake.Unavailable, new Intake.Unavailable({ message: "the event store did not answer" }))
+  )
   .annotate(OpenApi.Title, "tillflow intake")
   .annotate(OpenApi.Servers, [{ url: "/", description: "the worker serving this document" }])
+  .annotate(OpenApi.Transform, withDecodeErrorExample)
   .annotate(
     OpenApi.Description,
     "Start and follow payment terminal operations, each a durable workflow; read the event log and the audit ledger."

@@ -67,21 +67,28 @@ describe("the intake API's reference", () => {
     expect(capture.required).not.toContain("requestId")
   })
 
-  it("every operation has a summary and every request and success body an example", () => {
+  it("every operation has a summary and every request, success and error body an example", () => {
     const missing: Array<string> = []
     for (const { route, op } of operations()) {
       if (typeof op.summary !== "string") missing.push(`${route}: summary`)
       const bodies = [
         ["request", op.requestBody?.content],
-        ...Object.entries(op.responses as Record<string, Json>)
-          .filter(([status]) => status.startsWith("2"))
-          .map(([status, response]) => [status, response.content])
+        ...Object.entries(op.responses as Record<string, Json>).map(([status, response]) => [
+          status,
+          response.content
+        ])
       ] as const
       for (const [which, content] of bodies) {
         if (content === undefined) continue
         for (const media of Object.values(content as Record<string, Json>)) {
-          const examples = resolve(media.schema).examples
-          if (!Array.isArray(examples) || examples.length === 0) missing.push(`${route} ${which}: examples`)
+          // An error status may have several bodies (anyOf): each needs its example.
+          const schema = resolve(media.schema)
+          for (const body of (schema.anyOf as Array<Json> | undefined) ?? [schema]) {
+            const examples = resolve(body).examples
+            if (!Array.isArray(examples) || examples.length === 0) {
+              missing.push(`${route} ${which}: ${body.$ref ?? "body"} has no example`)
+            }
+          }
         }
       }
     }
