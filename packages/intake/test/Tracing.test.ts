@@ -230,6 +230,15 @@ describe("the worker's traces", () => {
         expect(spans.some((s) => s.name === "Intake.start")).toBe(true)
         const exported = received.bodies.join("\n")
         expect(exported).not.toContain(token)
+        // The service's API key and each attempt's callback token are redacted in every HTTP
+        // span, the built-in simulator's own server and client spans included.
+        const secretHeaders = spans.flatMap((s) =>
+          s.attributes
+            .filter((a) => /^http\.request\.header\.(apikeycloud|auth-token|authorization)$/.test(a.key))
+            .map((a) => `${s.name} ${a.key}=${String(Object.values(a.value)[0])}`)
+        )
+        expect(secretHeaders.length).toBeGreaterThan(0)
+        expect(secretHeaders.filter((h) => !h.endsWith("=<redacted>"))).toEqual([])
         expect(exported).toContain("tillflow-test")
       }),
     120_000
