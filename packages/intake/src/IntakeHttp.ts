@@ -8,7 +8,6 @@
  * released with the layer: the listener stops accepting, requests in flight finish.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
@@ -29,6 +28,7 @@ import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as Intake from "./Intake.js"
 import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import * as ReferencePage from "./internal/ReferencePage.js"
 import * as Prometheus from "./Prometheus.js"
 
 /** Executions by workflow and status, set at each scrape. */
@@ -146,12 +146,36 @@ const ReferenceLive = HttpApiBuilder.group(IntakeApi, "reference", (handlers) =>
 /** Where the reference page is served. */
 export const docsPath = "/docs"
 
+/** Where the reference page's script is served. */
+export const docsScriptPath = "/docs/scalar.js"
+
 /**
- * The reference page at {@link docsPath}, without authentication: Scalar's page with its
- * script inlined (served by the worker, no CDN) and the document embedded; the default
- * web fonts are off, so the page loads nothing from elsewhere.
+ * The reference page at {@link docsPath} and its script at {@link docsScriptPath}, without
+ * authentication: Scalar's API reference with the document embedded, its script served by
+ * the worker (no CDN) and read from @effect/platform on its first request, its web fonts
+ * off, so the page loads nothing from elsewhere (`ReferencePage`).
  */
-export const docsRoute = HttpApiScalar.layer({ path: docsPath, scalar: { withDefaultFonts: false } })
+export const docsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const page = HttpServerResponse.html(ReferencePage.html(OpenApi.fromApi(IntakeApi), docsScriptPath))
+    const script = yield* ReferencePage.script
+    yield* router.get(docsPath, Effect.succeed(page))
+    yield* router.get(
+      docsScriptPath,
+      script.pipe(
+        Effect.map((source) =>
+          HttpServerResponse.text(source, {
+            contentType: "text/javascript; charset=utf-8",
+            headers: { "cache-control": "public, max-age=86400" }
+          })
+        ),
+        Effect.catchAll((error) =>
+          Effect.as(Effect.logError(error.message), refusal(500, "Unavailable", error.message))
+        )
+      )
+    )
+  })
+)
 
 /** The intake API with its handlers, over an `Intake` and the engine (for metrics). */
 export const apiLayer = (token: Redacted.Redacted<string>) =>

@@ -106,8 +106,15 @@ describe("the intake API's reference", () => {
         expect(page.status).toBe(200)
         expect(page.contentType).toContain("text/html")
         expect(page.text).toContain("tillflow intake")
-        // The page's script is inlined: nothing is fetched from a CDN.
+        // The page's script comes from the worker itself: nothing is fetched from a CDN.
+        expect(page.text).toContain('<script src="/docs/scalar.js"></script>')
         expect(page.text).not.toMatch(/<script[^>]+src=["']https?:/)
+        expect(page.text).toContain('"withDefaultFonts":false')
+        const script = yield* call("GET", "/docs/scalar.js", { token: null })
+        expect(script.status).toBe(200)
+        expect(script.contentType).toContain("text/javascript")
+        expect(script.text).toContain("@scalar/api-reference")
+        expect(script.text.length).toBeGreaterThan(1_000_000)
 
         expect((yield* call("GET", "/v1/devices", { token: null })).status).toBe(401)
         expect((yield* call("GET", "/v1/executions", { token: "not-the-token" })).status).toBe(401)
