@@ -97,28 +97,37 @@ interface Span {
 
 /** A local OTLP/HTTP JSON endpoint: every span posted to `/v1/traces`. */
 const collector = Effect.acquireRelease(
-  Effect.async<{ readonly server: Server; readonly spans: Array<Span>; readonly bodies: Array<string> }>(
-    (resume) => {
-      const spans: Array<Span> = []
-      const bodies: Array<string> = []
-      const server = createServer((request, response) => {
-        const chunks: Array<Buffer> = []
-        request.on("data", (chunk: Buffer) => chunks.push(chunk))
-        request.on("end", () => {
-          const body = Buffer.concat(chunks).toString("utf8")
-          if (request.method === "POST" && request.url === "/v1/traces") {
-            bodies.push(body)
-            const data = JSON.parse(body) as {
-              resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Span> }> }>
-            }
-            for (const rs of data.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans)
+  Effect.async<{
+    readonly server: Server
+    readonly spans: Array<Span>
+    readonly bodies: Array<string>
+    readonly contentTypes: Array<string>
+  }>((resume) => {
+    const spans: Array<Span> = []
+    const bodies: Array<string> = []
+    const contentTypes: Array<string> = []
+    const server = createServer((request, response) => {
+      const chunks: Array<Buffer> = []
+      request.on("data", (chunk: Buffer) => chunks.push(chunk))
+      request.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8")
+        contentTypes.push(String(request.headers["content-type"]))
+        if (
+          request.method === "POST" &&
+          request.url === "/v1/traces" &&
+          request.headers["content-type"] === "application/json"
+        ) {
+          bodies.push(body)
+          const data = JSON.parse(body) as {
+            resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Span> }> }>
           }
-          response.writeHead(200, { "content-type": "application/json" }).end("{}")
-        })
+          for (const rs of data.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans)
+        }
+        response.writeHead(200, { "content-type": "application/json" }).end("{}")
       })
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, spans, bodies })))
-    }
-  ),
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ server, spans, bodies, contentTypes })))
+  }),
   ({ server }) =>
     Effect.async<void>((resume) => {
       server.close(() => resume(Effect.void))
@@ -148,6 +157,22 @@ const attribute = (span: Span, key: string): unknown => {
   const value = span.attributes.find((a) => a.key === key)?.value
   return value === undefined ? undefined : Object.values(value)[0]
 }
+
+describe("the OTLP exporter", () => {
+  it.scopedLive("sends protobuf by default, and what it holds when released", () =>
+    Effect.gen(function* () {
+      const received = yield* collector
+      const port = (received.server.address() as AddressInfo).port
+      const settings = yield* Effect.withConfigProvider(
+        Tracing.settings,
+        ConfigProvider.fromMap(new Map([["OTEL_EXPORTER_OTLP_ENDPOINT", `http://127.0.0.1:${port}`]]))
+      )
+      // The layer is released when the effect ends: the span buffered is sent then.
+      yield* Effect.void.pipe(Effect.withSpan("probe"), Effect.provide(Tracing.layer(settings)))
+      expect(received.contentTypes).toContain("application/x-protobuf")
+    })
+  )
+})
 
 describe("the worker's traces", () => {
   it.scopedLive(
