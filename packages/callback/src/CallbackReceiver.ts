@@ -34,6 +34,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
@@ -104,6 +105,13 @@ export const maxDepth = ResultBody.maxDepth
  * const unknown = yield* Metric.value(Metric.tagged(CallbackReceiver.refusals, "reason", "UnknownAttempt"))
  */
 export const refusals = Refusal.counter
+
+/** {@link refusals} at zero for every reason, so each series exists from the first scrape. */
+export const initializeRefusals: Effect.Effect<void> = Effect.forEach(
+  CallbackRegistration.RefusalReason.literals,
+  (reason) => Metric.value(Metric.tagged(refusals, "reason", reason)),
+  { discard: true }
+)
 
 /**
  * How many refusals are recorded as `CallbackRefused` events: at most 10 per reason per

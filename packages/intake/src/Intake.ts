@@ -13,6 +13,7 @@ import { ExecutionQueue } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as ApiReference from "./internal/ApiReference.js"
 
 // ---------------------------------------------------------------------------------------
 // Inputs
@@ -76,9 +77,7 @@ export const StartOperation = Schema.Struct({
    * UUID v4 is used when absent; `terminal_type` too: it is looked up in the device list.
    * `callbackUrl` and `token` are not allowed: tillflow sets them per attempt.
    */
-  request: JsonObject.annotations({
-    description: "a TransactionRequest of the spec (transactionReference and terminal_type optional)"
-  }),
+  request: ApiReference.documentedAs(JsonObject, ApiReference.OperationRequest),
   delivery: Schema.optional(Schema.Literal("callback", "polling")),
   /** How long a busy, offline or queued terminal may be waited for. */
   deadlineSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 86_400))),
@@ -87,7 +86,30 @@ export const StartOperation = Schema.Struct({
   originalTransactionReference: Schema.optional(Text),
   /** Answer once the operation ended, or after this many seconds, whichever comes first. */
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StartOperation" })
+}).annotations({
+  identifier: "StartOperation",
+  title: "Start a terminal operation",
+  description: "A terminal operation under an idempotency key, and how to deliver and wait for its result.",
+  examples: [
+    {
+      idempotencyKey: "order-1042",
+      request: { operation: "sale", serial_number: "0821032398", amount: "1050", currency: "EUR" },
+      waitSeconds: 120
+    },
+    {
+      idempotencyKey: "order-1042-refund",
+      request: {
+        operation: "refund",
+        serial_number: "0821032398",
+        originalTransactionId: "01236fc0-8192-11eb-9aca-ad4b0e95f241",
+        amount: "1050",
+        currency: "EUR"
+      },
+      originalTransactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+      delivery: "polling"
+    }
+  ]
+})
 /** @see StartOperation */
 export type StartOperation = typeof StartOperation.Type
 
@@ -98,7 +120,11 @@ export const StopOperation = Schema.Struct({
   /** Defaults to a fresh one: every stop is its own request. */
   idempotencyKey: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(200))),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StopOperation" })
+}).annotations({
+  identifier: "StopOperation",
+  description: "Stop the operation in flight on a terminal.",
+  examples: [{ serialNumber: "0821032398", waitSeconds: 30 }]
+})
 /** @see StopOperation */
 export type StopOperation = typeof StopOperation.Type
 
@@ -108,9 +134,26 @@ export const StartLifecycle = Schema.Struct({
    * The workflow's payload in its JSON form (Money as `{amount, currency}` in minor units).
    * Its `requestId` is the idempotency key: a fresh one is used when absent.
    */
-  payload: JsonObject,
+  payload: ApiReference.documentedAs(JsonObject, ApiReference.LifecyclePayload),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StartLifecycle" })
+}).annotations({
+  identifier: "StartLifecycle",
+  title: "Start a terminal-less operation",
+  description: "The payload of the workflow named in the path, and how long to wait for its end.",
+  examples: [
+    {
+      payload: {
+        requestId: "capture-order-1042",
+        originalGuid: "01236fc0-8192-11eb-9aca-ad4b0e95f241",
+        amount: { amount: "1050", currency: "EUR" }
+      },
+      waitSeconds: 30
+    },
+    {
+      payload: { serialNumber: "0821032398", terminalType: "ANDROID", batchNumber: "12" }
+    }
+  ]
+})
 /** @see StartLifecycle */
 export type StartLifecycle = typeof StartLifecycle.Type
 
@@ -144,7 +187,33 @@ export const ExecutionView = Schema.Struct({
   report: Schema.optional(OperationReport.Report),
   /** Once it ended: the exit as stored (encoded by the workflow's schemas). */
   result: Schema.optional(Json)
-}).annotations({ identifier: "ExecutionView" })
+}).annotations({
+  identifier: "ExecutionView",
+  description: "An execution: where it stands and, once it ended, its verdict and stored result.",
+  examples: [
+    {
+      executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+      workflow: "TerminalOperation",
+      status: "succeeded",
+      attributes: {
+        operation: "sale",
+        serialNumber: "0821032398",
+        transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+        idempotencyKey: "order-1042"
+      },
+      createdAt: 1764000000000,
+      updatedAt: 1764000012000,
+      report: {
+        verdict: "approved",
+        reconciled: false,
+        summary: "sale of 10.50 EUR approved",
+        finStatus: "APPROVED",
+        transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+        amount: "10.50 EUR"
+      }
+    }
+  ]
+})
 /** @see ExecutionView */
 export type ExecutionView = typeof ExecutionView.Type
 
@@ -159,7 +228,23 @@ export const EventView = Schema.Struct({
   data: Json,
   metadata: Json,
   hash: Schema.String
-}).annotations({ identifier: "EventView" })
+}).annotations({
+  identifier: "EventView",
+  description: "One stored event.",
+  examples: [
+    {
+      position: "1:42",
+      streamId: "payment-3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+      version: 1,
+      type: "PaymentAttemptRecorded",
+      schemaVersion: 1,
+      recordedAt: "2025-11-24T10:00:00.000Z",
+      data: { attempt: 1 },
+      metadata: { executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f" },
+      hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    }
+  ]
+})
 /** @see EventView */
 export type EventView = typeof EventView.Type
 
@@ -168,7 +253,29 @@ export const HistoryView = Schema.Struct({
   executionId: Schema.String,
   engine: Schema.Array(EventView),
   business: Schema.Array(EventView)
-}).annotations({ identifier: "HistoryView" })
+}).annotations({
+  identifier: "HistoryView",
+  description: "An execution's engine stream and its business (payment) stream.",
+  examples: [
+    {
+      executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+      engine: [],
+      business: [
+        {
+          position: "1:42",
+          streamId: "payment-3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+          version: 1,
+          type: "PaymentAttemptRecorded",
+          schemaVersion: 1,
+          recordedAt: "2025-11-24T10:00:00.000Z",
+          data: { attempt: 1 },
+          metadata: { executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f" },
+          hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        }
+      ]
+    }
+  ]
+})
 /** @see HistoryView */
 export type HistoryView = typeof HistoryView.Type
 
@@ -178,7 +285,29 @@ export const EventsPage = Schema.Struct({
   /** Pass as `after` to read on. */
   next: Schema.String,
   caughtUp: Schema.Boolean
-}).annotations({ identifier: "EventsPage" })
+}).annotations({
+  identifier: "EventsPage",
+  description: "A page of the global event log; pass next as after to read on.",
+  examples: [
+    {
+      events: [
+        {
+          position: "1:42",
+          streamId: "payment-3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+          version: 1,
+          type: "PaymentAttemptRecorded",
+          schemaVersion: 1,
+          recordedAt: "2025-11-24T10:00:00.000Z",
+          data: { attempt: 1 },
+          metadata: { executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f" },
+          hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        }
+      ],
+      next: "1:42",
+      caughtUp: true
+    }
+  ]
+})
 /** @see EventsPage */
 export type EventsPage = typeof EventsPage.Type
 
@@ -187,7 +316,11 @@ export const DeviceView = Schema.Struct({
   serialNumber: Schema.String,
   terminalType: Schema.String,
   merchant: Schema.String
-}).annotations({ identifier: "DeviceView" })
+}).annotations({
+  identifier: "DeviceView",
+  description: "A terminal of the merchant.",
+  examples: [{ serialNumber: "0821032398", terminalType: "ANDROID", merchant: "merchant-1" }]
+})
 /** @see DeviceView */
 export type DeviceView = typeof DeviceView.Type
 
@@ -205,7 +338,11 @@ export const VerifyView = Schema.Struct({
       found: Schema.String
     })
   )
-}).annotations({ identifier: "VerifyView" })
+}).annotations({
+  identifier: "VerifyView",
+  description: "The hash chains checked, and the first broken link of each broken stream.",
+  examples: [{ ok: true, streamsChecked: 12, eventsChecked: 148, broken: [] }]
+})
 /** @see VerifyView */
 export type VerifyView = typeof VerifyView.Type
 
@@ -220,7 +357,17 @@ export const SummaryRow = Schema.Struct({
     value: Schema.Struct({ count: Schema.Int, amount: Schema.BigInt })
   }),
   net: Schema.BigInt
-}).annotations({ identifier: "LedgerRow" })
+}).annotations({
+  identifier: "LedgerRow",
+  description: "A day's tallies of one terminal and currency, amounts in minor units."
+})
+
+const exampleTallies = Object.fromEntries(
+  Ledger.Kind.literals.map((kind) => [
+    kind,
+    { count: kind === "sale" ? 3 : 0, amount: kind === "sale" ? 3150n : 0n }
+  ])
+) as Record<Ledger.Kind, { readonly count: number; readonly amount: bigint }>
 
 /** A ledger summary. */
 export const LedgerView = Schema.Struct({
@@ -232,7 +379,30 @@ export const LedgerView = Schema.Struct({
   entries: Schema.Int,
   undecodable: Schema.Array(Schema.String),
   rows: Schema.Array(SummaryRow)
-}).annotations({ identifier: "LedgerView" })
+}).annotations({
+  identifier: "LedgerView",
+  description: "A ledger summary: one row per day, terminal, merchant and currency.",
+  examples: [
+    {
+      source: "replay",
+      from: "0:0",
+      checkpoint: "1:42",
+      eventsRead: 42,
+      entries: 3,
+      undecodable: [],
+      rows: [
+        {
+          day: "2025-11-24",
+          terminal: "0821032398",
+          merchant: "merchant-1",
+          currency: "EUR",
+          tallies: exampleTallies,
+          net: 3150n
+        }
+      ]
+    }
+  ]
+})
 /** @see LedgerView */
 export type LedgerView = typeof LedgerView.Type
 
@@ -257,7 +427,33 @@ export const EntriesView = Schema.Struct({
     })
   ),
   checkpoint: Schema.String
-}).annotations({ identifier: "EntriesView" })
+}).annotations({
+  identifier: "EntriesView",
+  description: "Ledger entries, one per business fact, and where the read stopped.",
+  examples: [
+    {
+      entries: [
+        {
+          position: "1:42",
+          at: 1764000012000,
+          day: "2025-11-24",
+          kind: "sale",
+          operation: "sale",
+          finStatus: "APPROVED",
+          amount: "1050",
+          currency: "EUR",
+          terminal: "0821032398",
+          merchant: "merchant-1",
+          transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+          reconciled: false,
+          streamId: "payment-3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+          eventType: "PaymentAuthorised"
+        }
+      ],
+      checkpoint: "1:42"
+    }
+  ]
+})
 /** @see EntriesView */
 export type EntriesView = typeof EntriesView.Type
 
@@ -273,7 +469,21 @@ export const RebuildView = Schema.Struct({
   differences: Schema.Array(
     Schema.Struct({ row: Schema.String, live: Schema.String, rebuilt: Schema.String })
   )
-}).annotations({ identifier: "RebuildView" })
+}).annotations({
+  identifier: "RebuildView",
+  description: "The ledger rebuilt from the log, compared with the live projection.",
+  examples: [
+    {
+      compared: true,
+      equal: true,
+      checkpoint: "1:42",
+      eventsRead: 42,
+      liveDigest: "5d41402abc4b2a76b9719d911017c592",
+      rebuiltDigest: "5d41402abc4b2a76b9719d911017c592",
+      differences: []
+    }
+  ]
+})
 /** @see RebuildView */
 export type RebuildView = typeof RebuildView.Type
 
@@ -281,7 +491,20 @@ export type RebuildView = typeof RebuildView.Type
 export const TimelineView = Schema.Struct({
   executionId: Schema.String,
   lines: Schema.Array(Schema.String)
-}).annotations({ identifier: "TimelineView" })
+}).annotations({
+  identifier: "TimelineView",
+  description: "One operation's story, a line per step.",
+  examples: [
+    {
+      executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+      lines: [
+        "10:00:00.000 attempt 1 recorded",
+        "10:00:00.120 accepted (202)",
+        "10:00:12.000 APPROVED 10.50 EUR"
+      ]
+    }
+  ]
+})
 /** @see TimelineView */
 export type TimelineView = typeof TimelineView.Type
 
@@ -290,7 +513,11 @@ export const ReadyView = Schema.Struct({
   ready: Schema.Boolean,
   store: Schema.String,
   engine: Schema.String
-}).annotations({ identifier: "ReadyView" })
+}).annotations({
+  identifier: "ReadyView",
+  description: "Whether the store and the engine are ready.",
+  examples: [{ ready: true, store: "ok", engine: "ok" }]
+})
 /** @see ReadyView */
 export type ReadyView = typeof ReadyView.Type
 

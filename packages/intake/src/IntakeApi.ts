@@ -1,8 +1,9 @@
 /**
  * The intake API as one @effect/platform `HttpApi`: the worker serves it (`IntakeHttp`),
  * the command line calls it (`IntakeClient`), and its OpenAPI document is generated from
- * it (`GET /openapi.json`), so the three cannot drift. Every route needs
- * `Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>` except `/health` and `/ready`.
+ * it (`GET /openapi.json`, shown as a reference page at `GET /docs`), so the three cannot
+ * drift. Every route needs `Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>` except
+ * `/health`, `/ready` and the reference (`/openapi.json`, `/docs`), which hold no secret.
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -14,6 +15,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { ConsoleSessions } from "@tillflow/console"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
+import * as ApiReference from "./internal/ApiReference.js"
 import { MonitorGroup } from "./MonitorApi.js"
 
 /**
@@ -26,31 +28,66 @@ export const consoleSession = HttpApiSecurity.apiKey({ key: ConsoleSessions.cook
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   "Unauthorized",
   { message: Schema.String },
-  HttpApiSchema.annotations({ status: 401 })
+  HttpApiSchema.annotations({ status: 401, description: "A missing or wrong bearer token." })
 ) {}
+
+/**
+ * An error schema with an example body for the reference (a class's own annotations cannot
+ * hold an instance of itself); the same type, status and identifier.
+ */
+const withExample = <A, I, R>(schema: Schema.Schema<A, I, R>, example: A): Schema.Schema<A, I, R> =>
+  schema.annotations({ examples: [example] })
 
 /** Bearer-token authentication of every route but health (or the console's session cookie). */
 export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/IntakeAuth", {
-  failure: Unauthorized,
-  security: { bearer: HttpApiSecurity.bearer, consoleSession }
+  failure: withExample(
+    Unauthorized,
+    new Unauthorized({
+      message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
+    })
+  ),
+  security: {
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "The worker's TILLFLOW_INTAKE_TOKEN.")
+    ),
+    consoleSession
+  }
 }) {}
 
 /** `/ready` when the store or the engine is not: 503 with what failed. */
 export class NotReady extends Schema.TaggedError<NotReady>()(
   "NotReady",
   { store: Schema.String, engine: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
+  HttpApiSchema.annotations({ status: 503, description: "The store or the engine is not ready." })
 ) {}
 
 const executionId = HttpApiSchema.param("executionId", Intake.Text)
 const serialNumber = HttpApiSchema.param("serialNumber", Intake.Text)
 const reference = HttpApiSchema.param("reference", Intake.Text)
+// The workflow names in the document; an unknown one is answered by the intake (404 listing them).
+const workflow = HttpApiSchema.param(
+  "workflow",
+  ApiReference.documentedAs(Intake.Text, ApiReference.WorkflowName)
+)
 const optionalInt = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
 /** Liveness and readiness, without authentication. */
 export class HealthGroup extends HttpApiGroup.make("health")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
-  .add(HttpApiEndpoint.get("ready", "/ready").addSuccess(Intake.ReadyView).addError(NotReady))
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(
+        Schema.Struct({ status: Schema.Literal("ok") }).annotations({ examples: [{ status: "ok" }] })
+      )
+      .annotate(OpenApi.Summary, "Liveness")
+      .annotate(OpenApi.Description, "Answers while the process serves requests.")
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/ready")
+      .addSuccess(Intake.ReadyView)
+      .addError(withExample(NotReady, new NotReady({ store: "ok", engine: "no workflows registered yet" })))
+      .annotate(OpenApi.Summary, "Readiness")
+      .annotate(OpenApi.Description, "Answers 200 once the event store and the engine are ready, else 503.")
+  )
   .annotate(OpenApi.Description, "Liveness and readiness probes: no authentication.") {}
 
 /** Terminal operations. */
@@ -59,6 +96,7 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
     HttpApiEndpoint.post("start", "/v1/operations")
       .setPayload(Intake.StartOperation)
       .addSuccess(Intake.ExecutionView)
+      .annotate(OpenApi.Summary, "Start a terminal operation")
       .annotate(
         OpenApi.Description,
         "Starts a terminal operation under an idempotency key (the same key answers the same execution; a different request under a used key is 409). With waitSeconds, answers when it ended or the wait is over."
@@ -67,38 +105,74 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.post("stop")`/v1/terminals/${serialNumber}/stop`
       .setPayload(
-        Schema.Struct({ ...Intake.StopOperation.fields, serialNumber: Schema.optional(Intake.Text) })
+        Schema.Struct({
+          ...Intake.StopOperation.fields,
+          serialNumber: Schema.optional(Intake.Text)
+        }).annotations({
+          identifier: "StopRequest",
+          description: "How to stop: the terminal is the path's; every field is optional.",
+          examples: [{ waitSeconds: 30 }]
+        })
       )
       .addSuccess(Intake.ExecutionView)
+      .annotate(OpenApi.Summary, "Stop a terminal's operation")
       .annotate(OpenApi.Description, "Stops the operation in flight on a terminal (stopCurrentTransaction).")
   )
   .add(
-    HttpApiEndpoint.post("lifecycle")`/v1/lifecycle/${HttpApiSchema.param("workflow", Intake.Text)}`
+    HttpApiEndpoint.post("lifecycle")`/v1/lifecycle/${workflow}`
       .setPayload(Intake.StartLifecycle)
       .addSuccess(Intake.ExecutionView)
+      .annotate(OpenApi.Summary, "Start a terminal-less operation")
       .annotate(
         OpenApi.Description,
-        "Starts a terminal-less operation by workflow name: PreAuthorization.Increase, PreAuthorization.Decrease, PreAuthorization.Capture, Reversal.Reverse, Moto.Sale, Moto.Refund, Moto.Reverse, TipAdjustment.Adjust, DeferredTokenization.Tokenize, Batch.Close, Batch.Summary, Batch.Detail, DeviceCommand.Send. The payload's requestId is the idempotency key."
+        `Starts a terminal-less operation by workflow name: ${ApiReference.workflowNames.join(", ")}. The payload is that workflow's (LifecyclePayload); its requestId is the idempotency key. An unknown name is 404.`
       )
   )
-  .add(HttpApiEndpoint.get("devices", "/v1/devices").addSuccess(Schema.Array(Intake.DeviceView)))
+  .add(
+    HttpApiEndpoint.get("devices", "/v1/devices")
+      .addSuccess(
+        Schema.Array(Intake.DeviceView).annotations({
+          examples: [[{ serialNumber: "0821032398", terminalType: "ANDROID", merchant: "merchant-1" }]]
+        })
+      )
+      .annotate(OpenApi.Summary, "List the terminals")
+      .annotate(OpenApi.Description, "The merchant's terminals, from the service's device list.")
+  )
   .add(
     HttpApiEndpoint.get("transactionStatus")`/v1/transactions/${reference}/status`
       .setUrlParams(Schema.Struct({ selector: Schema.optional(Intake.Text) }))
-      .addSuccess(Schema.Array(Schema.Unknown))
+      .addSuccess(
+        Schema.Array(Schema.Unknown).annotations({
+          description: "the service's status rows, as it answered them",
+          examples: [
+            [
+              {
+                transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+                transactionType: "SALE",
+                finStatus: "APPROVED",
+                efttimestamp: "20251124100012006"
+              }
+            ]
+          ]
+        })
+      )
+      .annotate(OpenApi.Summary, "A transaction's status at the service")
       .annotate(
         OpenApi.Description,
         "The service's status endpoint for a transactionReference (selector first, last, all or a position)."
       )
   )
-  .middleware(IntakeAuth) {}
+  .middleware(IntakeAuth)
+  .annotate(OpenApi.Description, "Start and stop terminal operations and terminal-less workflows.") {}
 
 /** Executions: state, history, lists. */
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
   .add(
     HttpApiEndpoint.get("list", "/v1/executions")
       .setUrlParams(Schema.Struct({ ...Intake.ListQuery.fields, limit: optionalInt }))
-      .addSuccess(Schema.Array(Intake.ExecutionView))
+      .addSuccess(Schema.Array(Intake.ExecutionView).annotations({ examples: [[]] }))
+      .annotate(OpenApi.Summary, "List executions")
+      .annotate(OpenApi.Description, "Executions matching every filter given, newest first.")
   )
   .add(
     HttpApiEndpoint.get("get")`/v1/executions/${executionId}`
@@ -106,9 +180,20 @@ export class ExecutionsGroup extends HttpApiGroup.make("executions")
         Schema.Struct({ wait: Schema.optional(Schema.NumberFromString.pipe(Schema.between(0, 600))) })
       )
       .addSuccess(Intake.ExecutionView)
+      .annotate(OpenApi.Summary, "Read an execution")
+      .annotate(
+        OpenApi.Description,
+        "An execution; with wait (seconds), once it ended or when the wait is over."
+      )
   )
-  .add(HttpApiEndpoint.get("history")`/v1/executions/${executionId}/history`.addSuccess(Intake.HistoryView))
-  .middleware(IntakeAuth) {}
+  .add(
+    HttpApiEndpoint.get("history")`/v1/executions/${executionId}/history`
+      .addSuccess(Intake.HistoryView)
+      .annotate(OpenApi.Summary, "An execution's events")
+      .annotate(OpenApi.Description, "The execution's engine stream and its business (payment) stream.")
+  )
+  .middleware(IntakeAuth)
+  .annotate(OpenApi.Description, "Follow executions: their state, their history, lists.") {}
 
 /** The event log and the audit. */
 export class AuditGroup extends HttpApiGroup.make("audit")
@@ -116,11 +201,18 @@ export class AuditGroup extends HttpApiGroup.make("audit")
     HttpApiEndpoint.get("events", "/v1/events")
       .setUrlParams(Schema.Struct({ after: Schema.optional(Intake.Text), limit: optionalInt }))
       .addSuccess(Intake.EventsPage)
+      .annotate(OpenApi.Summary, "Read the event log")
+      .annotate(
+        OpenApi.Description,
+        "A page of the global event log after a position (from the start without one)."
+      )
   )
   .add(
     HttpApiEndpoint.get("verify", "/v1/audit/verify")
       .setUrlParams(Schema.Struct({ stream: Schema.optional(Intake.Text) }))
       .addSuccess(Intake.VerifyView)
+      .annotate(OpenApi.Summary, "Verify the hash chains")
+      .annotate(OpenApi.Description, "Checks every stream's hash chain, or one stream's.")
   )
   .add(
     HttpApiEndpoint.get("ledger", "/v1/audit/ledger")
@@ -131,21 +223,96 @@ export class AuditGroup extends HttpApiGroup.make("audit")
         })
       )
       .addSuccess(Intake.LedgerView)
+      .annotate(OpenApi.Summary, "The ledger summary")
+      .annotate(
+        OpenApi.Description,
+        "Folded from the log now (replay) or the live projection's latest snapshot (live)."
+      )
   )
   .add(
     HttpApiEndpoint.get("entries", "/v1/audit/entries")
       .setUrlParams(Schema.Struct({ from: Schema.optional(Intake.Text), limit: optionalInt }))
       .addSuccess(Intake.EntriesView)
+      .annotate(OpenApi.Summary, "Ledger entries")
+      .annotate(OpenApi.Description, "One entry per business fact, from a position.")
   )
-  .add(HttpApiEndpoint.get("rebuild", "/v1/audit/rebuild").addSuccess(Intake.RebuildView))
-  .add(HttpApiEndpoint.get("timeline")`/v1/audit/timeline/${reference}`.addSuccess(Intake.TimelineView))
-  .middleware(IntakeAuth) {}
+  .add(
+    HttpApiEndpoint.get("rebuild", "/v1/audit/rebuild")
+      .addSuccess(Intake.RebuildView)
+      .annotate(OpenApi.Summary, "Rebuild and compare the ledger")
+      .annotate(
+        OpenApi.Description,
+        "Rebuilds the ledger from the log and compares it with the live projection."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("timeline")`/v1/audit/timeline/${reference}`
+      .addSuccess(Intake.TimelineView)
+      .annotate(OpenApi.Summary, "One operation's story")
+      .annotate(OpenApi.Description, "By execution id, transaction reference or idempotency key.")
+  )
+  .middleware(IntakeAuth)
+  .annotate(OpenApi.Description, "The event log and the audit: chains, ledger, timelines.") {}
 
-/** Metrics and the API's own description. */
+/** Metrics, in the Prometheus text format. */
 export class SystemGroup extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("metrics", "/metrics").addSuccess(HttpApiSchema.Text()))
-  .add(HttpApiEndpoint.get("openapi", "/openapi.json").addSuccess(Schema.Unknown))
-  .middleware(IntakeAuth) {}
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(
+        HttpApiSchema.Text().annotations({
+          examples: [
+            '# HELP tillflow_executions workflow executions by workflow and status\n# TYPE tillflow_executions gauge\ntillflow_executions{workflow="TerminalOperation",status="succeeded"} 3\n'
+          ]
+        })
+      )
+      .annotate(OpenApi.Summary, "Metrics")
+      .annotate(OpenApi.Description, "Every series in the Prometheus text exposition format (0.0.4).")
+  )
+  .middleware(IntakeAuth)
+  .annotate(OpenApi.Description, "Metrics for Prometheus.") {}
+
+/** The API's own description: no authentication (it holds no secret). */
+export class ReferenceGroup extends HttpApiGroup.make("reference")
+  .add(
+    HttpApiEndpoint.get("openapi", "/openapi.json")
+      .addSuccess(
+        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+          description: "an OpenAPI 3.1 document",
+          examples: [{ openapi: "3.1.0", info: { title: "tillflow intake", version: "0.0.1" }, paths: {} }]
+        })
+      )
+      .annotate(OpenApi.Summary, "This document")
+      .annotate(
+        OpenApi.Description,
+        "The OpenAPI document of this API; the reference page at /docs shows it."
+      )
+  )
+  .annotate(OpenApi.Description, "The API's description, without authentication: it holds no secret.") {}
+
+/**
+ * The platform's own 400 (a request that does not match the schemas) with an example body,
+ * like every other body of the document: it is added by @effect/platform, not declared here.
+ */
+const withDecodeErrorExample = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const components = spec["components"] as { schemas?: Record<string, Record<string, unknown>> } | undefined
+  const decodeError = components?.schemas?.["HttpApiDecodeError"]
+  if (decodeError !== undefined) {
+    decodeError["examples"] = [
+      {
+        _tag: "HttpApiDecodeError",
+        message: "waitSeconds: Expected a number between 0 and 600, actual 900",
+        issues: [
+          {
+            _tag: "Type",
+            path: ["waitSeconds"],
+            message: "Expected a number between 0 and 600, actual 900"
+          }
+        ]
+      }
+    ]
+  }
+  return spec
+}
 
 /** The intake API. */
 export class IntakeApi extends HttpApi.make("tillflow-intake")
@@ -155,11 +322,29 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(AuditGroup)
   .add(SystemGroup)
   .add(MonitorGroup.middleware(IntakeAuth))
-  .addError(Intake.InvalidRequest)
-  .addError(Intake.NotFound)
-  .addError(Intake.IdempotencyConflict)
-  .addError(Intake.Unavailable)
+  .add(ReferenceGroup)
+  .addError(
+    withExample(
+      Intake.InvalidRequest,
+      new Intake.InvalidRequest({ message: "request.amount: is missing (sale needs amount and currency)" })
+    )
+  )
+  .addError(withExample(Intake.NotFound, new Intake.NotFound({ message: "no execution 3c1e0f4e2b7d4f0a" })))
+  .addError(
+    withExample(
+      Intake.IdempotencyConflict,
+      new Intake.IdempotencyConflict({
+        executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+        message: 'idempotencyKey "order-1042" was used for a different request'
+      })
+    )
+  )
+  .addError(
+    withExample(Intake.Unavailable, new Intake.Unavailable({ message: "the event store did not answer" }))
+  )
   .annotate(OpenApi.Title, "tillflow intake")
+  .annotate(OpenApi.Servers, [{ url: "/", description: "the worker serving this document" }])
+  .annotate(OpenApi.Transform, withDecodeErrorExample)
   .annotate(
     OpenApi.Description,
     "Start and follow payment terminal operations, each a durable workflow; read the event log and the audit ledger."

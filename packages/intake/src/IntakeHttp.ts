@@ -16,7 +16,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { ConsoleHttp, ConsoleSessions } from "@tillflow/console"
-import { CallbackRegistration } from "@tillflow/core"
+import { CallbackRegistration, LogMetrics } from "@tillflow/core"
 import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -31,6 +31,7 @@ import * as Intake from "./Intake.js"
 import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
+import * as ReferencePage from "./internal/ReferencePage.js"
 import * as Prometheus from "./Prometheus.js"
 import type * as Stack from "./Stack.js"
 
@@ -126,7 +127,9 @@ const AuditLive = HttpApiBuilder.group(IntakeApi, "audit", (handlers) =>
 const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
   Effect.gen(function* () {
     const engine = yield* DurableEngine.DurableEngine
-    const spec = OpenApi.fromApi(IntakeApi)
+    // Every documented series from the first scrape, at zero until counted.
+    yield* LogMetrics.initialize
+    yield* CallbackReceiver.initializeRefusals
     const countExecutions = Effect.gen(function* () {
       const all = yield* engine.list({})
       const names = new Set([...(yield* engine.workflowNames), ...all.map((e) => e.workflowName)])
@@ -142,16 +145,63 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`metrics: executions not counted: ${error.message}`))
     )
-    return handlers
-      .handle("metrics", () => Effect.zipRight(countExecutions, Prometheus.scrape))
-      .handle("openapi", () => Effect.succeed(spec))
+    return handlers.handle("metrics", () => Effect.zipRight(countExecutions, Prometheus.scrape))
+  })
+)
+
+const ReferenceLive = HttpApiBuilder.group(IntakeApi, "reference", (handlers) =>
+  Effect.sync(() => {
+    const spec: Readonly<Record<string, unknown>> = { ...OpenApi.fromApi(IntakeApi) }
+    return handlers.handle("openapi", () => Effect.succeed(spec))
+  })
+)
+
+/** Where the reference page is served. */
+export const docsPath = "/docs"
+
+/** Where the reference page's script is served. */
+export const docsScriptPath = "/docs/scalar.js"
+
+/**
+ * The reference page at {@link docsPath} and its script at {@link docsScriptPath}, without
+ * authentication: Scalar's API reference with the document embedded, its script served by
+ * the worker (no CDN) and read from @effect/platform on its first request, its web fonts
+ * off, so the page loads nothing from elsewhere (`ReferencePage`).
+ */
+export const docsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function* () {
+    const page = HttpServerResponse.html(ReferencePage.html(OpenApi.fromApi(IntakeApi), docsScriptPath))
+    const script = yield* ReferencePage.script
+    yield* router.get(docsPath, Effect.succeed(page))
+    yield* router.get(
+      docsScriptPath,
+      script.pipe(
+        Effect.map((source) =>
+          HttpServerResponse.text(source, {
+            contentType: "text/javascript; charset=utf-8",
+            headers: { "cache-control": "public, max-age=86400" }
+          })
+        ),
+        Effect.catchAll((error) =>
+          Effect.as(Effect.logError(error.message), refusal(500, "Unavailable", error.message))
+        )
+      )
+    )
   })
 )
 
 /** The intake API with its handlers, over an `Intake`, the engine (for metrics) and the `Monitor`. */
 export const apiLayer = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.api(IntakeApi).pipe(
-    Layer.provide([HealthLive, OperationsLive, ExecutionsLive, AuditLive, SystemLive, MonitorLive]),
+    Layer.provide([
+      HealthLive,
+      OperationsLive,
+      ExecutionsLive,
+      AuditLive,
+      SystemLive,
+      MonitorLive,
+      ReferenceLive
+    ]),
     Layer.provide(authLayer(token))
   )
 
@@ -295,6 +345,7 @@ export const serve = (
 > =>
   HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
+    Layer.provide(docsRoute),
     Layer.provide(apiLayer(token)),
     Layer.provide(callbackRoute),
     Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),

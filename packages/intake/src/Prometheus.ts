@@ -2,7 +2,10 @@
  * Effect's metric registry in the Prometheus text exposition format (version 0.0.4):
  * counters, gauges, histograms (cumulative buckets, `+Inf`, sum, count), frequencies (one
  * series per occurrence) and summaries (quantiles). Small on purpose: no client library
- * needed for one endpoint.
+ * needed for one endpoint. The exposition passes `promtool check metrics`: every family has
+ * a HELP line, every counter's name ends in `_total`, and Effect's own runtime series
+ * (which have neither a description nor that suffix, and one of which goes down) are
+ * rendered as Prometheus expects them (`runtimeSeries`).
  */
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -30,11 +33,48 @@ const number = (value: number | bigint): string =>
           ? "-Inf"
           : String(value)
 
+/**
+ * Effect's runtime series: their help, and the type they are in Prometheus' terms
+ * (`effect_fiber_active` is a counter in Effect that goes down as fibers end: a gauge).
+ */
+export const runtimeSeries: Readonly<Record<string, { readonly help: string; readonly type?: "gauge" }>> = {
+  effect_fiber_started: { help: "fibers started by the Effect runtime" },
+  effect_fiber_active: { help: "fibers of the Effect runtime running now", type: "gauge" },
+  effect_fiber_successes: { help: "fibers of the Effect runtime that ended in success" },
+  effect_fiber_failures: { help: "fibers of the Effect runtime that ended in failure" },
+  effect_fiber_lifetimes: { help: "lifetimes of the Effect runtime's fibers (in the time_unit label's unit)" }
+}
+
+type Kind = "counter" | "gauge" | "histogram" | "summary"
+
+const kindOf = (keyType: MetricPair.MetricPair.Untyped["metricKey"]["keyType"]): Kind =>
+  MetricKeyType.isCounterKey(keyType)
+    ? "counter"
+    : MetricKeyType.isGaugeKey(keyType)
+      ? "gauge"
+      : MetricKeyType.isHistogramKey(keyType)
+        ? "histogram"
+        : MetricKeyType.isSummaryKey(keyType)
+          ? "summary"
+          : "gauge"
+
+/** The family's name, type and help as exposed: counters end in `_total`; every family has help. */
+const family = (
+  metric: MetricPair.MetricPair.Untyped["metricKey"]
+): { readonly name: string; readonly type: Kind; readonly help: string } => {
+  const base = sanitizeName(metric.name)
+  const runtime = runtimeSeries[base]
+  const type = runtime?.type ?? kindOf(metric.keyType)
+  const name = type === "counter" && !base.endsWith("_total") ? `${base}_total` : base
+  const help = Option.getOrElse(metric.description, () => runtime?.help ?? `${base} (no description given)`)
+  return { name, type, help }
+}
+
 /** Renders metric pairs as Prometheus text. */
 export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
   const byName = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
   for (const pair of pairs) {
-    const name = sanitizeName(pair.metricKey.name)
+    const name = family(pair.metricKey).name
     const group = byName.get(name)
     if (group === undefined) byName.set(name, [pair])
     else group.push(pair)
@@ -43,18 +83,8 @@ export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): str
   for (const [name, group] of Array.from(byName.entries()).sort(([a], [b]) => a.localeCompare(b))) {
     const first = group[0]
     if (first === undefined) continue
-    const keyType = first.metricKey.keyType
-    const type = MetricKeyType.isCounterKey(keyType)
-      ? "counter"
-      : MetricKeyType.isGaugeKey(keyType)
-        ? "gauge"
-        : MetricKeyType.isHistogramKey(keyType)
-          ? "histogram"
-          : MetricKeyType.isSummaryKey(keyType)
-            ? "summary"
-            : "gauge"
-    const help = Option.getOrUndefined(first.metricKey.description)
-    if (help !== undefined) out.push(`# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`)
+    const { help, type } = family(first.metricKey)
+    out.push(`# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`)
     out.push(`# TYPE ${name} ${type}`)
     for (const pair of group) {
       const tags = pair.metricKey.tags.map((t) => [t.key, t.value] as const)

@@ -8,6 +8,7 @@
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { CallbackRegistration, LedgerProjection, LogMetrics, ProtocolSettings } from "@tillflow/core"
+import { Redaction } from "@tillflow/http"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -67,7 +68,7 @@ export const banner = (info: {
         `  console     ${info.intakeUrl}/console  (log in with the token; TILLFLOW_CONSOLE=false turns it off)`
       ]
     : []),
-  `  openapi     ${info.intakeUrl}/openapi.json  (bearer token required)`,
+  `  reference   ${info.intakeUrl}/docs  and  ${info.intakeUrl}/openapi.json  (no token needed)`,
   `  health      ${info.intakeUrl}/health  and  ${info.intakeUrl}/ready`,
   ...Option.match(info.token, {
     onNone: () => ["  token       from TILLFLOW_INTAKE_TOKEN"],
@@ -197,7 +198,10 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         Layer.provideMerge(engine),
         Layer.provideMerge(cloud),
         Layer.provideMerge(server),
-        Layer.provideMerge(store)
+        Layer.provideMerge(store),
+        // Built first, so every server and client of the worker (the built-in simulator's
+        // too) redacts ApiKeyCloud and AUTH-TOKEN in the headers its spans record.
+        Layer.provide(Redaction.layer)
       )
     })
   )

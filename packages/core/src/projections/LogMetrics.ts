@@ -1,7 +1,8 @@
 /**
- * Operational metrics read from the event log, as Effect `Metric`s: outcomes and latency
- * per operation, reconciliation checks by verdict, callback deliveries by result, result
- * mismatches. Because they are computed from the shared log, every process that observes
+ * Operational metrics read from the event log, as Effect `Metric`s: outcomes, latency and
+ * tillflow's own share of the latency per operation, reconciliation checks by verdict,
+ * callback deliveries by result, result mismatches. `initialize` makes each series exist
+ * at zero from the start, so a rate over the first increment is not lost. Because they are computed from the shared log, every process that observes
  * it counts the work of every worker: scrape any one of them. An exporter (the worker's
  * Prometheus endpoint) reads them from Effect's metric registry.
  *
@@ -13,8 +14,11 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Enumerations from "../model/Enumerations.js"
 import * as Money from "../model/Money.js"
+import * as RemoteError from "../model/RemoteError.js"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Reconciliation from "../terminal/Reconciliation.js"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventStore from "@tillflow/engine/EventStore"
@@ -30,6 +34,19 @@ export const latency = Metric.histogram(
   "tillflow_operation_latency_seconds",
   MetricBoundaries.fromIterable([0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900]),
   "seconds from the request to the outcome of a terminal operation"
+)
+
+/**
+ * Seconds tillflow adds to a terminal operation beyond the terminal's own time, by
+ * operation: from the request to its first POST (recording, queueing, registering the
+ * attempt), plus from the result's receipt by callback to the recorded outcome. The
+ * terminal's time (from the POST to its result, busy retries included) is not in it; by
+ * polling, the result is taken as received when the outcome is recorded.
+ */
+export const overhead = Metric.histogram(
+  "tillflow_operation_overhead_seconds",
+  MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+  "seconds tillflow adds to a terminal operation beyond the terminal's own time (request to first POST, plus result received to outcome recorded)"
 )
 
 /** Status endpoint checks during reconciliation, by verdict. */
@@ -63,6 +80,43 @@ const ended = new Set([
   PaymentEvents.TerminalUnavailable.type,
   PaymentEvents.OutcomeUnresolved.type
 ])
+
+/**
+ * Every series of these metrics at zero, for each value its labels can take (operations
+ * and endings, verdicts, reasons, results): present from the first scrape, as Prometheus
+ * expects, instead of appearing with their first increment. Idempotent.
+ */
+export const initialize: Effect.Effect<void> = Effect.suspend(() => {
+  const operations = Enumerations.OperationType.literals
+  // Reading a metric registers it (at zero) in the registry the exporter reads.
+  const touch = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>): Effect.Effect<Out> =>
+    Metric.value(metric)
+  return Effect.all(
+    [
+      ...operations.flatMap((operation) => [
+        ...Array.from(ended, (ending) =>
+          touch(Metric.tagged(Metric.tagged(outcomes, "operation", operation), "outcome", ending))
+        ),
+        touch(Metric.tagged(latency, "operation", operation)),
+        touch(Metric.tagged(overhead, "operation", operation))
+      ]),
+      ...Reconciliation.Verdict.literals.map((verdict) =>
+        touch(Metric.tagged(reconciliations, "verdict", verdict))
+      ),
+      ...[...RemoteError.UnknownReason.literals, "Interrupted"].map((reason) =>
+        touch(Metric.tagged(unknownOutcomes, "reason", reason))
+      ),
+      ...[
+        "recorded",
+        "late",
+        "undecodable",
+        ...CallbackRegistration.RefusalReason.literals.map((reason) => `refused:${reason}`)
+      ].map((result) => touch(Metric.tagged(callbackDeliveries, "result", result))),
+      touch(mismatches)
+    ],
+    { discard: true }
+  )
+})
 
 const field = (data: EventStore.Json, key: string): EventStore.Json | undefined =>
   typeof data === "object" && data !== null && !Array.isArray(data)
@@ -160,6 +214,10 @@ export interface Observer {
 export const makeObserver = (options: { readonly since: number }): Effect.Effect<Observer> =>
   Effect.sync(() => {
     const requested = new Map<string, Requested>()
+    // For the overhead: the first POST of each operation, each attempt's operation, the result's receipt.
+    const firstSent = new Map<string, number>()
+    const streamOfAttempt = new Map<string, string>()
+    const resultReceived = new Map<string, number>()
     const observe = (event: EventStore.RecordedEvent): Effect.Effect<void> =>
       Effect.suspend(() => {
         const data = event.data
@@ -167,10 +225,33 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
           requested.set(event.streamId, requestedOf(data))
           return Effect.void
         }
+        if (event.type === CallbackRegistration.AttemptRegistered.type) {
+          const stream = text(field(data, "paymentStream"))
+          const attemptId = text(field(data, "attemptId"))
+          const at = field(data, "registeredAt")
+          if (stream !== undefined && attemptId !== undefined && requested.has(stream)) {
+            streamOfAttempt.set(attemptId, stream)
+            if (!firstSent.has(stream) && typeof at === "number") firstSent.set(stream, at)
+          }
+          return Effect.void
+        }
+        if (event.type === CallbackRegistration.ResultReceived.type) {
+          const stream = streamOfAttempt.get(text(field(data, "attemptId")) ?? "")
+          if (stream !== undefined && !resultReceived.has(stream)) {
+            resultReceived.set(stream, event.recordedAt.epochMillis)
+          }
+        }
         const fresh = event.recordedAt.epochMillis >= options.since
         if (ended.has(event.type)) {
           const origin = requested.get(event.streamId)
+          const sentAt = firstSent.get(event.streamId)
+          const receivedAt = resultReceived.get(event.streamId)
           requested.delete(event.streamId)
+          firstSent.delete(event.streamId)
+          resultReceived.delete(event.streamId)
+          for (const [attemptId, stream] of streamOfAttempt) {
+            if (stream === event.streamId) streamOfAttempt.delete(attemptId)
+          }
           if (!fresh) return Effect.void
           const facts = field(data, "facts")
           const operation = text(field(facts ?? null, "operation")) ?? origin?.operation ?? "unknown"
@@ -185,6 +266,15 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
               ? Metric.update(
                   Metric.tagged(latency, "operation", operation),
                   Math.max(0, at - requestedAt) / 1000
+                )
+              : Effect.void,
+            requestedAt !== undefined &&
+            sentAt !== undefined &&
+            typeof at === "number" &&
+            PaymentEvents.outcomeTypes.includes(event.type)
+              ? Metric.update(
+                  Metric.tagged(overhead, "operation", operation),
+                  (Math.max(0, sentAt - requestedAt) + Math.max(0, at - (receivedAt ?? at))) / 1000
                 )
               : Effect.void,
             // A tokenizing sale's second outcome event (its token) is no second ending.
