@@ -17,6 +17,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("service", "/v1/monitor/service")
       .addSuccess(Monitor.ServiceView)
+      .annotate(OpenApi.Summary, "The remote service")
       .annotate(
         OpenApi.Description,
         "The remote service: the built-in simulator (with its terminals) or the real one."
@@ -25,6 +26,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("terminals", "/v1/monitor/terminals")
       .addSuccess(Schema.Array(Monitor.TerminalView))
+      .annotate(OpenApi.Summary, "Terminals and what they run")
       .annotate(
         OpenApi.Description,
         "Every terminal of the merchant, idle or busy with the operation it is running."
@@ -34,6 +36,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
     HttpApiEndpoint.get("executions", "/v1/monitor/executions")
       .setUrlParams(Monitor.SearchQuery)
       .addSuccess(Monitor.SearchView)
+      .annotate(OpenApi.Summary, "Search executions")
       .annotate(
         OpenApi.Description,
         "Executions, newest first, filtered by status, terminal, operation, workflow and creation date (from, to), and searched (q) by execution id, idempotency key, transaction reference or guid."
@@ -42,6 +45,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("alerts", "/v1/monitor/alerts")
       .addSuccess(Monitor.AlertsView)
+      .annotate(OpenApi.Summary, "Alerts")
       .annotate(
         OpenApi.Description,
         "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first."
@@ -50,8 +54,13 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("live", "/v1/monitor/live")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(OpenApi.Summary, "Live event feed (server-sent events)")
       .annotate(
         OpenApi.Description,
         "Server-sent events: one `log` event per event stored from now on ({position, streamId, type, recordedAt}, not its data), and a comment every 15 s."
       )
+  )
+  .annotate(
+    OpenApi.Description,
+    "What an operator watches (the web console reads these): the service, the terminals, a search of executions, the alerts and a live feed of the log."
   ) {}
