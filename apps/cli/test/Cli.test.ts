@@ -73,7 +73,7 @@ describe("tillflow as a process", () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
     const env = { ...process.env, TILLFLOW_DATA_DIR: dataDir }
     const run = (args: ReadonlyArray<string>) =>
-      spawnSync(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", ...args], {
+      spawnSync(process.execPath, ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args], {
         cwd: root,
         env,
         encoding: "utf8",
