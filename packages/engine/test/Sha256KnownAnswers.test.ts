@@ -18,12 +18,15 @@ describe("SHA-256 known answers (unchanged digests)", () => {
       ["x".repeat(64), "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c"],
       ["ü€𝄞 terminal/Ré-7", "f595dddd0cbb49c5397b96ae0ddbb98fe73bf89174fc27282a7ba4f8b67f7ca8"]
     ]
-    for (const [text, digest] of known) expect(HashChain.sha256HexSync(text), JSON.stringify(text)).toBe(digest)
+    for (const [text, digest] of known)
+      expect(HashChain.sha256HexSync(text), JSON.stringify(text)).toBe(digest)
   })
 
   it("a derived id, a workflow execution id and a chain link", () =>
     Effect.gen(function* () {
-      expect(DeterministicId.uuidFromSync("execution-0f3a9c/12/0")).toBe("d153ceba-877d-5046-b44e-5608ede752f5")
+      expect(DeterministicId.uuidFromSync("execution-0f3a9c/12/0")).toBe(
+        "d153ceba-877d-5046-b44e-5608ede752f5"
+      )
       expect(workflowExecutionId("Sale", "order-42")).toBe("5908b9c5591e0abbd5390770076d9da0")
       const link = yield* HashChain.link({
         previousHash: HashChain.genesis,

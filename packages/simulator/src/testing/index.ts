@@ -60,11 +60,15 @@ export interface ScriptProcess {
 export const startProcess = (options: ScriptProcess): Effect.Effect<ChildProcess, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<ChildProcess, Error>((resume) => {
-      const child = spawn(process.execPath, ["--conditions=@tillflow/source", "--import", "tsx", options.script], {
-        cwd: options.cwd,
-        env: { ...process.env, ...options.env, WORKER_ID: options.id },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@tillflow/source", "--import", "tsx", options.script],
+        {
+          cwd: options.cwd,
+          env: { ...process.env, ...options.env, WORKER_ID: options.id },
+          stdio: ["ignore", "pipe", "pipe"]
+        }
+      )
       let seen = ""
       child.stdout.on("data", (chunk: Buffer) => {
         seen += chunk.toString()
