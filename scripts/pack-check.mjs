@@ -24,7 +24,8 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import process from "node:process"
-import { fileURLToPath } from "node:url"
+import { clearTimeout, setTimeout } from "node:timers"
+import { fileURLToPath, URL } from "node:url"
 
 const repository = fileURLToPath(new URL("../", import.meta.url))
 const startTimeoutMs = 180_000
@@ -182,11 +183,11 @@ const sellThrough = async (dir, name) => {
     })
   try {
     await ready
-    const response = await fetch(`http://127.0.0.1:${port}/sales`, {
+    const response = await globalThis.fetch(`http://127.0.0.1:${port}/sales`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ amount: "10.50", currency: "EUR" }),
-      signal: AbortSignal.timeout(saleTimeoutMs)
+      signal: globalThis.AbortSignal.timeout(saleTimeoutMs)
     })
     const body = await response.text()
     if (response.status !== 200 || !body.includes('"outcome":"approved"')) {
