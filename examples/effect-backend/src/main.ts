@@ -49,7 +49,10 @@ class ShopApi extends HttpApi.make("shop").add(
   )
 ) {}
 
-// --- tillflow: a sale on a terminal, waited for to its outcome ---------------------------
+// #region effect-example
+// tillflow: one layer, and a sale on a terminal waited for to its outcome.
+const Tillflow = Stack.layerConfig({ holder: "effect-backend" })
+
 const sell = Effect.fn("Shop.sell")(function* (request: typeof SaleRequest.Type, idempotencyKey: string) {
   const amount = yield* Money.fromMajorUnitsString(request.amount, request.currency)
   const devices = yield* (yield* TerminalCloud.TerminalCloud).listDevices
@@ -74,8 +77,7 @@ const SalesLive = HttpApiBuilder.group(ShopApi, "sales", (handlers) =>
   )
 )
 
-const Tillflow = Stack.layerConfig({ holder: "effect-backend" })
-// -----------------------------------------------------------------------------------------
+// #endregion
 
 const announce = Layer.effectDiscard(
   HttpServer.addressFormattedWith((address) => Console.log(`effect-backend listening on ${address}`))
