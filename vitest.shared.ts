@@ -4,7 +4,17 @@
  */
 import { defineConfig } from "vitest/config"
 
+/**
+ * The workspace's packages export their TypeScript sources under the `@tillflow/source`
+ * condition (and their built `dist/` under `types`/`import`): tests always run the sources,
+ * whether or not `npm run build` has run. Setting the conditions replaces Vite's defaults for
+ * Node, so those follow (Vite's `defaultServerConditions`).
+ */
+const conditions = ["@tillflow/source", "module", "node", "development|production"]
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,

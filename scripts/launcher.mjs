@@ -59,6 +59,9 @@ const bundle = async (entry, outFile, metaFile) => {
     sourcemap: "linked",
     sourcesContent: false,
     external: ["@electric-sql/pglite", "pg-native"],
+    // The workspace's packages from their TypeScript sources (their `@tillflow/source` export
+    // condition), not from a `dist/` that `npm run build` may not have made or may have left stale.
+    conditions: ["@tillflow/source"],
     // Bundled CommonJS dependencies call `require`.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"

@@ -1,5 +1,5 @@
 /**
- * Builds the console's static assets into `packages/console/dist/` with esbuild (already the
+ * Builds the console's static assets into `packages/console/assets/` with esbuild (already the
  * bundler of the worker and the command line): `web/console.ts` and `web/login.ts` into one
  * minified module each, and the style sheet copied. `npm run build:console` runs it; the
  * worker's launcher (`npm start`) and CI call `ensureAssets`, which rebuilds only when an
@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 const here = path.dirname(fileURLToPath(import.meta.url))
 const web = path.join(here, "web")
 /** Where the assets are written. */
-export const dist = path.join(here, "dist")
+export const dist = path.join(here, "assets")
 const outputs = ["console.js", "login.js", "console.css"]
 
 const newest = (dir) =>

@@ -86,12 +86,16 @@ describe("tillflow as a process", () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
     const env = { ...process.env, TILLFLOW_DATA_DIR: dataDir }
     const run = (args: ReadonlyArray<string>) =>
-      spawnSync(process.execPath, ["--import", "tsx", "apps/cli/src/main.ts", ...args], {
-        cwd: root,
-        env,
-        encoding: "utf8",
-        timeout: 120_000
-      })
+      spawnSync(
+        process.execPath,
+        ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
+        {
+          cwd: root,
+          env,
+          encoding: "utf8",
+          timeout: 120_000
+        }
+      )
     const amount = run(["sale", "--serial", "X1", "--amount", "10,50"])
     expect(amount.status).toBe(2)
     expect(amount.stderr).toContain('--amount: "10,50" is not a valid EUR amount')

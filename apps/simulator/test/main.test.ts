@@ -15,7 +15,16 @@ describe("apps/simulator", () => {
           // node itself (tsx as a loader), so SIGTERM reaches the simulator and no wrapper.
           spawn(
             process.execPath,
-            ["--import", "tsx", "apps/simulator/src/main.ts", "--port", "0", "--seed", "3"],
+            [
+              "--conditions=@tillflow/source",
+              "--import",
+              "tsx",
+              "apps/simulator/src/main.ts",
+              "--port",
+              "0",
+              "--seed",
+              "3"
+            ],
             {
               cwd: root,
               env: { ...process.env, TILLFLOW_SIM_API_KEY: "key-from-env" },

@@ -21,7 +21,7 @@ const { outFile, fresh } = await ensureBundle({
 if (process.argv.includes("--build-only")) {
   // `npm run build:worker`: a deployment builds once, and every start after finds it up to date.
   process.stdout.write(`${fresh ? "up to date" : "built"} ${path.relative(process.cwd(), outFile)}\n`)
-  process.stdout.write(`${assetsBuilt ? "built" : "up to date"} packages/console/dist\n`)
+  process.stdout.write(`${assetsBuilt ? "built" : "up to date"} packages/console/assets\n`)
 } else {
   await runBundle(outFile)
 }

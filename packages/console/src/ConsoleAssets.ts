@@ -1,6 +1,6 @@
 /**
  * The console's built assets (`npm run build:console` writes them to
- * `packages/console/dist/`; `npm start` and CI build them when missing), read once when the
+ * `packages/console/assets/`; `npm start` and CI build them when missing), read once when the
  * worker starts and answered from memory: three small files. The script that logs in and
  * the style sheet are public; the console's own script is answered only to a session.
  */
@@ -35,11 +35,11 @@ export const expected: ReadonlyArray<{
 ]
 
 /**
- * `packages/console/dist`, found through the package's own name, so the worker finds it
+ * `packages/console/assets`, found through the package's own name, so the worker finds it
  * from its sources and from its bundle alike.
  */
 export const defaultDirectory = (): string =>
-  path.join(path.dirname(createRequire(import.meta.url).resolve("@tillflow/console/package.json")), "dist")
+  path.join(path.dirname(createRequire(import.meta.url).resolve("@tillflow/console/package.json")), "assets")
 
 /** The page answered when the assets were not built. */
 export const missingPage = (missing: string): string =>

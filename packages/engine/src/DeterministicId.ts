@@ -17,6 +17,6 @@ export const uuidFromSync = (text: string): string => {
 
 /**
  * A UUID derived from `text` (the same as from Web Crypto's SHA-256 before: the digest is
- * computed in TypeScript, without a promise per id).
+ * computed synchronously with @noble/hashes, without a promise per id).
  */
 export const uuidFrom = (text: string): Effect.Effect<string> => Effect.sync(() => uuidFromSync(text))

@@ -3,7 +3,7 @@
  * predecessor in the same stream, over a canonical JSON encoding of what the event says.
  * Every store implementation (memory, PostgreSQL, PGlite) computes and verifies hashes with
  * this one module, so their chains agree byte for byte. The default SHA-256 is a synchronous
- * one in plain TypeScript (core imports nothing of Node); store-sql passes `node:crypto`'s.
+ * one from @noble/hashes (the engine imports nothing of Node); store-sql passes `node:crypto`'s.
  * Both give the standard digest (a property test compares them with Web Crypto's).
  *
  * The link of event `n` of stream `s` is
@@ -186,7 +186,7 @@ const encoder = new TextEncoder()
 
 /**
  * A SHA-256 implementation: the UTF-8 bytes of `text` in, lowercase hex out. Every function
- * below takes one, defaulting to {@link sha256Hex} (synchronous, in TypeScript). An adapter
+ * below takes one, defaulting to {@link sha256Hex} (synchronous, @noble/hashes). An adapter
  * may pass a faster one (store-sql uses `node:crypto`): any correct SHA-256 gives the same
  * chain, and the contract tests check the stores agree.
  */
@@ -194,8 +194,8 @@ export type Sha256 = (text: string) => Effect.Effect<string>
 
 /**
  * SHA-256 of the UTF-8 bytes of `text`, in lowercase hex, computed synchronously in
- * TypeScript (`internal/sha256`): no promise, no hop to a thread pool, no fiber suspension
- * per digest. Slower per byte than a native digest, faster for the short texts hashed here
+ * JavaScript (@noble/hashes, `internal/sha256`): no promise, no hop to a thread pool, no
+ * fiber suspension per digest. Slower per byte than a native digest, faster for the short texts hashed here
  * (tokens, ids, one event's link); adapters with `node:crypto` pass theirs.
  */
 export const sha256HexSync = (text: string): string => hex(sha256Bytes(text))

@@ -22,7 +22,7 @@ const texts = [
 ]
 
 describe("Deterministic ids", () => {
-  it("the TypeScript SHA-256 gives Web Crypto's digests", () =>
+  it("the engine's SHA-256 (@noble/hashes) gives Web Crypto's digests", () =>
     Effect.gen(function* () {
       for (const text of texts) expect(hex(sha256(text))).toBe(yield* webCryptoSha256(text))
       // The FIPS 180-4 example.

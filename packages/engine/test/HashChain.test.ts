@@ -92,7 +92,7 @@ describe("HashChain.link", () => {
   )
 
   it.effect(
-    "the default SHA-256 (TypeScript, synchronous) is Web Crypto's digest, on any text and at every padding length",
+    "the default SHA-256 (@noble/hashes, synchronous) is Web Crypto's digest, on any text and at every padding length",
     () =>
       Effect.gen(function* () {
         // Every length from 0 to 200 bytes crosses the 55/56/64-byte padding boundaries;

@@ -28,7 +28,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
-import type * as WorkerConfig from "./WorkerConfig.js"
+import * as WorkerConfig from "./WorkerConfig.js"
 
 /** What the remote service of this process is, for the start-up banner and `/ready`. */
 export interface CloudInfo {
@@ -225,3 +225,51 @@ export const workerLayer = (config: WorkerConfig.WorkerConfig["worker"]) =>
     lease: config.lease,
     shutdownTimeout: config.shutdownTimeout
   })
+
+/** What {@link layer} provides: everything the library's operations, lifecycles and audit run on. */
+export type Services =
+  | EventStore.EventStore
+  | ExecutionQueue.ExecutionQueue
+  | WorkflowEngine
+  | TerminalCloud.TerminalCloud
+  | ProtocolSettings.ProtocolSettings
+  | Store
+  | Cloud
+
+/**
+ * The library embedded in a host, as one layer, from a configuration: the store, the
+ * remote service (or the built-in simulator), the protocol settings, the engine with the
+ * payment and lifecycle workflows registered, and an engine worker of this process that
+ * runs them. It serves no HTTP: a host calls `TerminalOperations`, `Lifecycles` and the
+ * projections over it, in its own server. Results come by polling unless a callback base
+ * URL is configured and the host mounts the callback receiver.
+ *
+ * @example
+ * const Tillflow = Stack.layerConfig() // the worker's defaults: embedded store, simulator
+ * const outcome = yield* TerminalOperations.sale(input, { idempotencyKey: "order-42" })
+ * // … provided with Effect.provide(Tillflow) or composed into the host's layers
+ */
+export const layer = (
+  config: WorkerConfig.WorkerConfig,
+  options: { readonly holder?: string | undefined } = {}
+): Layer.Layer<Services, StartupError> => {
+  const settings = settingsLayer(Option.none())
+  const workflows = workflowsLayer.pipe(Layer.provide(settings))
+  return Layer.mergeAll(workflows, workerLayer(config.worker), settings).pipe(
+    Layer.provideMerge(engineLayer),
+    Layer.provideMerge(cloudLayer(config.cloud)),
+    Layer.provideMerge(storeLayer(config.store, options.holder ?? "embedded"))
+  )
+}
+
+/**
+ * {@link layer} on the configuration read from the environment (the worker's settings and
+ * defaults: `DATABASE_URL` or the embedded store under `.tillflow/data`, the real service
+ * or the built-in simulator; docs/operations.md lists them).
+ */
+export const layerConfig = (options: { readonly holder?: string | undefined } = {}) =>
+  Layer.unwrapEffect(
+    Effect.map(WorkerConfig.load, (config) => layer(config, options)).pipe(
+      Effect.mapError((error) => new StartupError({ message: `configuration: ${error.message}` }))
+    )
+  )

@@ -55,7 +55,7 @@ afterAll(() => {
 const spawnWorker = (url: string, id: string, env: Record<string, string> = {}) =>
   Effect.sync((): WorkerProcess => {
     let output = ""
-    const child = spawn("npx", ["--no-install", "tsx", workerScript], {
+    const child = spawn("npx", ["--no-install", "tsx", "--conditions=@tillflow/source", workerScript], {
       env: { ...process.env, DATABASE_URL: url, WORKER_ID: id, LOG_LEVEL: "debug", ...env },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true

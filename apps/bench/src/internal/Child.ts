@@ -53,7 +53,7 @@ export const start = (script: string, options: Options = {}): Child => {
   const flags = [
     ...(options.nodeFlags ?? []),
     ...(options.profileDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profileDir]),
-    ...(options.tsx === false ? [] : ["--import", "tsx"])
+    ...(options.tsx === false ? [] : ["--conditions=@tillflow/source", "--import", "tsx"])
   ]
   const env: Record<string, string | undefined> = { ...process.env, ...options.env }
   for (const name of options.unsetEnv ?? []) delete env[name]

@@ -60,7 +60,7 @@ export const start = (
 ): Effect.Effect<Running, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const loader = script.endsWith(".mjs") ? [] : ["--import", "tsx"]
+      const loader = script.endsWith(".mjs") ? [] : ["--conditions=@tillflow/source", "--import", "tsx"]
       const child = spawn(process.execPath, [...loader, script, ...args], {
         cwd: root,
         env,

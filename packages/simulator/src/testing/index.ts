@@ -54,16 +54,21 @@ export interface ScriptProcess {
 /**
  * Starts `script` and waits (60 s at most) for `ready` on its standard output; SIGKILLed when
  * the scope closes, if still running. It is node itself with the tsx loader, not the tsx
- * wrapper, whose child would survive a SIGKILL of the wrapper.
+ * wrapper, whose child would survive a SIGKILL of the wrapper; the workspace's packages
+ * resolve to their sources (the `@tillflow/source` export condition).
  */
 export const startProcess = (options: ScriptProcess): Effect.Effect<ChildProcess, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<ChildProcess, Error>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", options.script], {
-        cwd: options.cwd,
-        env: { ...process.env, ...options.env, WORKER_ID: options.id },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn(
+        process.execPath,
+        ["--conditions=@tillflow/source", "--import", "tsx", options.script],
+        {
+          cwd: options.cwd,
+          env: { ...process.env, ...options.env, WORKER_ID: options.id },
+          stdio: ["ignore", "pipe", "pipe"]
+        }
+      )
       let seen = ""
       child.stdout.on("data", (chunk: Buffer) => {
         seen += chunk.toString()

@@ -1,5 +1,5 @@
 /**
- * SHA-256 with `node:crypto`: native, faster per byte than core's TypeScript default. Same
+ * SHA-256 with `node:crypto`: native, faster per byte than the engine's default (@noble/hashes, in JavaScript). Same
  * digest, so the SQL stores and the memory store (core's default) compute identical chains. `crypto.hash` (Node 20.12+), a
  * one-shot digest, where the runtime has it; a `Hash` object otherwise.
  */

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "@effect/vitest"
+import { TerminalCloud, TerminalOperations, Money } from "@tillflow/core"
+import { Stack } from "@tillflow/intake"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+const settings = (dataDir: string) =>
+  ConfigProvider.fromMap(
+    new Map([
+      ["TILLFLOW_DATA_DIR", dataDir],
+      ["TILLFLOW_SIMULATOR_FAST", "true"]
+    ]),
+    { pathDelim: "_" }
+  )
+
+describe("Stack.layerConfig: the library embedded in a host as one layer", () => {
+  it.live(
+    "on the worker's defaults (embedded store, built-in simulator) a sale is approved, and the same key joins it",
+    () => {
+      const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-stack-"))
+      return Effect.gen(function* () {
+        const store = yield* Stack.Store
+        const cloud = yield* Stack.Cloud
+        expect(store.kind).toBe("embedded")
+        expect(cloud.kind).toBe("simulator")
+        const [device] = yield* (yield* TerminalCloud.TerminalCloud).listDevices
+        if (device === undefined) return expect.fail("the simulator lists no terminal")
+        const outcome = yield* TerminalOperations.sale(
+          {
+            serialNumber: device.serialNumber,
+            terminalType: device.terminalType,
+            amount: Money.make(1050n, "EUR")
+          },
+          { idempotencyKey: "stack-test-sale" }
+        )
+        expect(outcome._tag).toBe("Approved")
+        // The engine worker of the layer ran it; the same key joins the recorded execution.
+        const again = yield* TerminalOperations.sale(
+          {
+            serialNumber: device.serialNumber,
+            terminalType: device.terminalType,
+            amount: Money.make(1050n, "EUR")
+          },
+          { idempotencyKey: "stack-test-sale" }
+        )
+        expect(again.facts.attemptId).toBe(outcome.facts.attemptId)
+      }).pipe(
+        Effect.provide(
+          Stack.layerConfig({ holder: "stack-test" }).pipe(
+            Layer.provide(Layer.setConfigProvider(settings(dataDir)))
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+      )
+    },
+    120_000
+  )
+})
