@@ -307,7 +307,20 @@ describe("Device", () => {
     expect(devices[1]?.customerReference).toBe("till 2")
     expect(String(devices[0])).not.toContain("SHARED-SECRET-1")
     expect(JSON.stringify(devices)).not.toContain("SHARED-SECRET")
-    expect(devices[0] && Redacted.value(devices[0].ssk)).toBe("SHARED-SECRET-1")
+    const ssk = devices[0]?.ssk
+    expect(ssk && Redacted.value(ssk)).toBe("SHARED-SECRET-1")
     expect(Schema.encodeSync(Device.DeviceList)(devices)).toEqual(listing)
+  })
+
+  it("a device without ssk (the service's own /initialize example has none) does not refuse the list", () => {
+    const withoutSsk = [
+      listing[0],
+      { merchant_id_alpha: "m-1", serial_number: "0821032400", terminal_type: "PAXA920" }
+    ]
+    const devices = Schema.decodeUnknownSync(Device.DeviceList)(withoutSsk)
+    expect(devices.map((d) => d.serialNumber)).toEqual(["0821032398", "0821032400"])
+    expect(devices[1]?.ssk).toBeUndefined()
+    expect(JSON.stringify(devices)).not.toContain("SHARED-SECRET")
+    expect(Schema.encodeSync(Device.DeviceList)(devices)).toEqual(withoutSsk)
   })
 })
