@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EventStore from "@tillflow/engine/EventStore"
+import { Billing } from "../model/Billing.js"
 import * as Identifiers from "../model/Identifiers.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -97,7 +98,9 @@ export const Sale = Workflow.make({
     cardToken: Identifiers.CardToken,
     amount: LifecycleEvent.MoneyJson,
     transactionReference: optional(Identifiers.TransactionReference),
-    customerReference: optional(Schema.String)
+    customerReference: optional(Schema.String),
+    /** Address verification data (spec 2.2 rule 3), sent as given. */
+    billing: optional(Schema.Struct(Billing.fields))
   },
   success: SaleOutcome,
   error: MotoError,
@@ -111,7 +114,9 @@ export const Refund = Workflow.make({
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
     amount: LifecycleEvent.MoneyJson,
-    customerReference: optional(Schema.String)
+    customerReference: optional(Schema.String),
+    /** Optional on /moto/refund (spec 4.10): a UUID v4 of the caller's, sent as given. */
+    transactionReference: optional(Identifiers.TransactionReference)
   },
   success: RefundDone,
   error: MotoError,
@@ -365,7 +370,8 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
           cardToken: Identifiers.CardToken.make(d.cardToken),
           amount: d.amount,
           transactionReference: reference,
-          customerReference: d.customerReference
+          customerReference: d.customerReference,
+          billing: payload.billing === undefined ? undefined : new Billing(payload.billing)
         }) as MotoSaleRequest
       },
       send: (request) => Effect.flatMap(cloud.motoSale(request), finalOrUnknown),
@@ -417,7 +423,8 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
         defined({
           originalGuid: guid,
           amount: (requested.data as { readonly amount: Money.Money }).amount,
-          customerReference: payload.customerReference
+          customerReference: payload.customerReference,
+          transactionReference: payload.transactionReference
         }) as MotoRefundRequest,
       send: (request) => cloud.motoRefund(request),
       onUnknown: "reconcile",
