@@ -19,6 +19,9 @@ import * as Schema from "effect/Schema"
 
 const Json = Schema.Unknown.annotations({ identifier: "Json" })
 
+/** Strict at the edge: a field a request does not take is refused with a 400 naming it. */
+const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
+
 /** The deepest nesting a request may have; the service's own payloads are a few levels deep. */
 export const maxDepth = 32
 
@@ -87,7 +90,7 @@ export const StartOperation = Schema.Struct({
   originalTransactionReference: Schema.optional(Text),
   /** Answer once the operation ended, or after this many seconds, whichever comes first. */
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StartOperation" })
+}).annotations({ identifier: "StartOperation", ...strict })
 /** @see StartOperation */
 export type StartOperation = typeof StartOperation.Type
 
@@ -98,7 +101,7 @@ export const StopOperation = Schema.Struct({
   /** Defaults to a fresh one: every stop is its own request. */
   idempotencyKey: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(200))),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StopOperation" })
+}).annotations({ identifier: "StopOperation", ...strict })
 /** @see StopOperation */
 export type StopOperation = typeof StopOperation.Type
 
@@ -110,7 +113,7 @@ export const StartLifecycle = Schema.Struct({
    */
   payload: JsonObject,
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
-}).annotations({ identifier: "StartLifecycle" })
+}).annotations({ identifier: "StartLifecycle", ...strict })
 /** @see StartLifecycle */
 export type StartLifecycle = typeof StartLifecycle.Type
 

@@ -59,7 +59,12 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
   .add(
     HttpApiEndpoint.post("stop")`/v1/terminals/${serialNumber}/stop`
       .setPayload(
-        Schema.Struct({ ...Intake.StopOperation.fields, serialNumber: Schema.optional(Intake.Text) })
+        Schema.Struct({
+          ...Intake.StopOperation.fields,
+          serialNumber: Schema.optional(Intake.Text)
+        }).annotations({
+          parseOptions: { onExcessProperty: "error", errors: "all" }
+        })
       )
       .addSuccess(Intake.ExecutionView)
       .annotate(OpenApi.Description, "Stops the operation in flight on a terminal (stopCurrentTransaction).")
