@@ -8,7 +8,7 @@
  * API answers: amounts are strings, never numbers of major units.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { Ledger, OperationReport } from "@tillflow/core"
+import { JsonLimits, Ledger, OperationReport } from "@tillflow/core"
 import { ExecutionQueue } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -22,8 +22,8 @@ const Json = Schema.Unknown.annotations({ identifier: "Json" })
 /** Strict at the edge: a field a request does not take is refused with a 400 naming it. */
 const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
 
-/** The deepest nesting a request may have; the service's own payloads are a few levels deep. */
-export const maxDepth = 32
+/** The deepest nesting a request may have: core's `JsonLimits.maxDepth`, shared with the callback receiver. */
+export const maxDepth = JsonLimits.maxDepth
 
 // Half of a surrogate pair without its other half: it has no UTF-8 form.
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
