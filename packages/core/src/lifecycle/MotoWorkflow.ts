@@ -450,7 +450,8 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
                   at: now,
                   amount: payload.amount,
                   refundGuid,
-                  reconciled
+                  reconciled,
+                  serialNumber: state.serialNumber
                 })
               )
             ]
