@@ -93,6 +93,25 @@ describe("BatchWorkflow", () => {
       )
   )
 
+  it.effect("a detail's customerReference may be an object (the spec: string or object), sent as given", () =>
+    run(
+      Effect.gen(function* () {
+        yield* atStart
+        const customerReference = { till: "7", shift: { id: 3 } }
+        yield* BatchWorkflow.ReadDetail.execute({
+          requestId: "d-obj",
+          ...terminal,
+          currency: "EUR",
+          customerReference
+        })
+        const sent = (yield* (yield* control).calls).filter((c) => c.endpoint === "batchDetail")
+        expect(sent.map((c) => (c.request as { customerReference?: unknown }).customerReference)).toEqual([
+          customerReference
+        ])
+      })
+    )
+  )
+
   it.effect(
     "a batch closes once; the close is recorded and a summary reading CLOSED records the close too",
     () =>

@@ -162,6 +162,41 @@ describe("MotoWorkflow", () => {
       )
   )
 
+  it.effect("a MOTO sale's billing (address verification) reaches /moto/sale as given", () =>
+    run(
+      Effect.gen(function* () {
+        yield* atStart
+        yield* MotoWorkflow.Sale.execute({
+          requestId: "sale-billing",
+          cardToken: token,
+          amount: eur(1050n),
+          billing: { zipCode: "28013", address: "Calle Mayor 1" }
+        })
+        const sent = (yield* (yield* control).calls).filter((c) => c.endpoint === "motoSale")
+        const wire = sent.map((c) => Schema.encodeUnknownSync(Moto.MotoSaleRequest)(c.request))
+        expect(wire.map((w) => w.billing)).toEqual([{ zipCode: "28013", address: "Calle Mayor 1" }])
+      })
+    )
+  )
+
+  it.effect("a MOTO refund's optional transactionReference reaches /moto/refund as given", () =>
+    run(
+      Effect.gen(function* () {
+        yield* atStart
+        const sale = yield* authorisedSale(eur(5000n))
+        yield* MotoWorkflow.Refund.execute({
+          requestId: "ref-with-reference",
+          originalGuid: sale,
+          amount: eur(1000n),
+          transactionReference: reference
+        })
+        const sent = (yield* (yield* control).calls).filter((c) => c.endpoint === "motoRefund")
+        const wire = sent.map((c) => Schema.encodeUnknownSync(Moto.MotoRefundRequest)(c.request))
+        expect(wire.map((w) => w.transactionReference)).toEqual([reference])
+      })
+    )
+  )
+
   it.effect("refunds add up to at most the sale, in the sale's currency", () =>
     run(
       Effect.gen(function* () {

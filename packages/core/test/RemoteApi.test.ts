@@ -10,8 +10,8 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Effect, Layer, Redacted } from "effect"
-import { Identifiers, Money, RemoteApi, RemoteError, TransactionRequest } from "@tillflow/core"
+import { Effect, Layer, Redacted } from "effect"
+import { EftTimestamp, Identifiers, Money, RemoteApi, RemoteError, TransactionRequest } from "@tillflow/core"
 
 const serial = Identifiers.SerialNumber.make("0821032398")
 const terminalType = Identifiers.TerminalType.make("PAXA920")
@@ -51,7 +51,7 @@ const TerminalLive = HttpApiBuilder.group(RemoteApi.RemoteApi, "terminal", (hand
           : Effect.succeed({
               finStatus: "AUTHORISED" as const,
               totalAmount: 1000n,
-              efttimestamp: DateTime.unsafeMake(1615374961000)
+              efttimestamp: EftTimestamp.fromEpochMillis(1615374961000)
             })
     )
     .handle("setUnattendedMode", notHere)

@@ -70,6 +70,23 @@ describe("TransactionHistory", () => {
     }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 
+  it.effect(
+    "a status result's local wall-clock time (zone unknown) opens the window at the earliest instant it can be, not as UTC",
+    () =>
+      Effect.gen(function* () {
+        const fromStatus = Schema.decodeUnknownSync(TransactionResult.TransactionStatusResult)({
+          ...Schema.encodeSync(TransactionResult.TransactionResult)(result),
+          efttimestamp: "20250301100000000"
+        })
+        const authorised = yield* TransactionHistory.preAuthorizationFromResult(fromStatus, {
+          mcc: "7011",
+          serialNumber: "0821032398"
+        })
+        // 10:00 local at UTC+14 is 20:00 UTC the day before: a window from it closes early, never late.
+        expect(DateTime.formatIso(authorised.authorisedAt)).toBe("2025-02-28T20:00:00.000Z")
+      })
+  )
+
   it("a result without guid, amount or time cannot open a history, and says what it lacks", () => {
     const noTime = Schema.decodeUnknownSync(TransactionResult.TransactionResult)({
       efttransactionID: "g",

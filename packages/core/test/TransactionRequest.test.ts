@@ -138,6 +138,7 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     ...funding,
     "duplicate_check",
     "moneyRemittanceOptions",
+    "tokenize",
     "billing"
   ],
   refund: [
@@ -146,7 +147,8 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     "transactionReference",
     ...funding,
     "duplicate_check",
-    "moneyRemittanceOptions"
+    "moneyRemittanceOptions",
+    "tokenize"
   ],
   linkedRefund: [
     "amount",
@@ -154,7 +156,8 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     "originalTransactionId",
     ...funding,
     "duplicate_check",
-    "moneyRemittanceOptions"
+    "moneyRemittanceOptions",
+    "tokenize"
   ],
   refundReversal: [
     "amount",
@@ -162,6 +165,7 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     "originalTransactionId",
     "duplicate_check",
     "moneyRemittanceOptions",
+    "tokenize",
     "cardPresent"
   ],
   saleReversal: [
@@ -170,6 +174,7 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     "originalTransactionId",
     "duplicate_check",
     "moneyRemittanceOptions",
+    "tokenize",
     "cardPresent"
   ],
   tokenizeCard: [],
@@ -183,22 +188,40 @@ const allowed: Record<string, ReadonlyArray<string>> = {
     "transactionReference",
     "duplicate_check",
     "moneyRemittanceOptions",
+    "tokenize",
     "billing"
   ],
-  moToRefund: ["amount", "currency", "transactionReference", "duplicate_check", "moneyRemittanceOptions"],
+  moToRefund: [
+    "amount",
+    "currency",
+    "transactionReference",
+    "duplicate_check",
+    "moneyRemittanceOptions",
+    "tokenize"
+  ],
   linkedMoToRefund: [
     "amount",
     "currency",
     "originalTransactionId",
     "duplicate_check",
-    "moneyRemittanceOptions"
+    "moneyRemittanceOptions",
+    "tokenize"
   ],
-  moToReversal: ["amount", "currency", "originalTransactionId", "duplicate_check"],
-  moToPreAuthorization: ["amount", "currency", "transactionReference"],
+  // The spec supports moneyRemittanceOptions on "reversals", moToReversal included.
+  moToReversal: [
+    "amount",
+    "currency",
+    "originalTransactionId",
+    "duplicate_check",
+    "moneyRemittanceOptions",
+    "tokenize"
+  ],
+  // tokenize has no "only with" rule in the spec: every operation that moves money may carry it.
+  moToPreAuthorization: ["amount", "currency", "transactionReference", "tokenize"],
   preAuthorization: ["amount", "currency", "transactionReference", "tokenize"],
-  preAuthorizationIncrease: ["amount", "currency", "originalTransactionId"],
-  preAuthorizationCapture: ["amount", "currency", "originalTransactionId"],
-  preAuthorizationReversal: ["originalTransactionId"]
+  preAuthorizationIncrease: ["amount", "currency", "originalTransactionId", "tokenize"],
+  preAuthorizationCapture: ["amount", "currency", "originalTransactionId", "tokenize"],
+  preAuthorizationReversal: ["originalTransactionId", "tokenize"]
 }
 
 /** A valid value of every optional field, to add it where it is not allowed. */
@@ -212,7 +235,7 @@ const sampleValue: Record<string, unknown> = {
   bypassOptions: { pinBypass: true },
   merchantAuth: [{ externalId: "ext-1" }],
   duplicate_check: false,
-  moneyRemittanceOptions: { fullName: "Ada Lovelace", countryCode: "GBR" },
+  moneyRemittanceOptions: { fullName: "Lovelace", countryCode: "GBR" },
   tokenize: true,
   cardPresent: true,
   billing: { zipCode: "10115" },
@@ -348,7 +371,8 @@ describe("TransactionRequest", () => {
   describe("nested objects", () => {
     it.each([
       ["digits", { fullName: "Ada 2", countryCode: "GBR" }, "fullName"],
-      ["double space", { fullName: "Ada  Lovelace", countryCode: "GBR" }, "fullName"],
+      // The spec: "fullName string required (letters only)" — a space is not a letter.
+      ["a space", { fullName: "Ada Lovelace", countryCode: "GBR" }, "fullName"],
       ["punctuation", { fullName: "O'Brien", countryCode: "IRL" }, "fullName"],
       ["two-letter country", { fullName: "Ada", countryCode: "GB" }, "countryCode"],
       ["lower-case country", { fullName: "Ada", countryCode: "gbr" }, "countryCode"],
@@ -356,14 +380,19 @@ describe("TransactionRequest", () => {
     ])("moneyRemittanceOptions with %s is refused naming %s", (_, options, field) => {
       expectRefusedNaming({ ...minimal.sale, moneyRemittanceOptions: options }, field)
     })
-    it("moneyRemittanceOptions accepts letters of any alphabet and single spaces", () => {
+    it("moneyRemittanceOptions.fullName accepts letters of any alphabet (letters only)", () => {
       expect(
-        issues({ ...minimal.sale, moneyRemittanceOptions: { fullName: "José Ñúñez", countryCode: "ESP" } })
+        issues({ ...minimal.sale, moneyRemittanceOptions: { fullName: "JoséÑúñez", countryCode: "ESP" } })
       ).toEqual([])
     })
     it("billing needs zipCode", () => {
       expectRefusedNaming({ ...minimal.sale, billing: { address: "1 Main St" } }, "zipCode")
       expect(issues({ ...minimal.sale, billing: { zipCode: "10115", address: "1 Main St" } })).toEqual([])
+    })
+    it("tipConfiguration accepts percentages over 100 (the spec sets no upper bound) but not 0 or less", () => {
+      expect(issues({ ...minimal.sale, tipConfiguration: { tipPercentages: [10, 150, 250.5] } })).toEqual([])
+      expectRefusedNaming({ ...minimal.sale, tipConfiguration: { tipPercentages: [0] } }, "tipPercentages")
+      expectRefusedNaming({ ...minimal.sale, tipConfiguration: { tipPercentages: [-5] } }, "tipPercentages")
     })
     it("tipConfiguration needs at least one percentage", () => {
       expectRefusedNaming({ ...minimal.sale, tipConfiguration: { tipPercentages: [] } }, "tipPercentages")

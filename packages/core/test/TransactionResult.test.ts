@@ -92,18 +92,33 @@ describe("TransactionResult (lenient decoding)", () => {
     expect(r.unMaskedPan).toBeUndefined()
   })
 
-  it("reads efttimestamp as epoch ms, as YYYYMMDDHHmmssSSS, and as a numeric string — one instant", () => {
-    const fromNumber = decodeResult({ efttimestamp: 1615374961000 }).efttimestamp
-    const fromWallClock = decodeStatus({ efttimestamp: "20210310111601000" }).efttimestamp
-    const fromNumericString = decodeResult({ efttimestamp: "1615374961000" }).efttimestamp
-    expect(fromNumber && DateTime.toEpochMillis(fromNumber)).toBe(1615374961000)
-    expect(fromWallClock && DateTime.toEpochMillis(fromWallClock)).toBe(1615374961000)
-    expect(fromNumericString && DateTime.toEpochMillis(fromNumericString)).toBe(1615374961000)
+  it("reads efttimestamp as epoch ms and as a numeric string: an instant, written back as it came", () => {
+    const fromNumber = decodeResult({ efttimestamp: 1615374961000 })
+    const fromNumericString = decodeResult({ efttimestamp: "1615374961000" })
+    for (const r of [fromNumber, fromNumericString]) {
+      const at = r.efttimestamp && Option.getOrUndefined(EftTimestamp.instant(r.efttimestamp))
+      expect(at && DateTime.toEpochMillis(at)).toBe(1615374961000)
+    }
+    expect(Schema.encodeSync(TransactionResult.TransactionResult)(fromNumber).efttimestamp).toBe(
+      1615374961000
+    )
+    expect(Schema.encodeSync(TransactionResult.TransactionResult)(fromNumericString).efttimestamp).toBe(
+      "1615374961000"
+    )
   })
 
-  it("reads the status sample's wall-clock timestamp to the millisecond and writes it back as it came", () => {
+  it("keeps the wall-clock efttimestamp as the terminal's local time: never read as UTC, written back as it came", () => {
+    // A status sample from a terminal in Madrid (UTC+2 in May) reads 11:01 local, 09:01 UTC.
     const r = decodeStatus({ efttimestamp: "20230511110113006", finStatus: "AUTHORISED" })
-    expect(r.efttimestamp && DateTime.formatIso(r.efttimestamp)).toBe("2023-05-11T11:01:13.006Z")
+    const at = r.efttimestamp
+    expect(at?._tag).toBe("TerminalLocal")
+    expect(at && Option.isNone(EftTimestamp.instant(at))).toBe(true)
+    expect(at && EftTimestamp.describe(at)).toBe(
+      "2023-05-11 11:01:13.006 (terminal local time, zone unknown)"
+    )
+    expect(at && EftTimestamp.describe(at)).not.toContain("Z")
+    // Where a rule needs an instant, the earliest it can be: the local time at UTC+14.
+    expect(at && DateTime.formatIso(EftTimestamp.earliestInstant(at))).toBe("2023-05-10T21:01:13.006Z")
     expect(Schema.encodeSync(TransactionResult.TransactionStatusResult)(r).efttimestamp).toBe(
       "20230511110113006"
     )
@@ -307,7 +322,20 @@ describe("Device", () => {
     expect(devices[1]?.customerReference).toBe("till 2")
     expect(String(devices[0])).not.toContain("SHARED-SECRET-1")
     expect(JSON.stringify(devices)).not.toContain("SHARED-SECRET")
-    expect(devices[0] && Redacted.value(devices[0].ssk)).toBe("SHARED-SECRET-1")
+    const ssk = devices[0]?.ssk
+    expect(ssk && Redacted.value(ssk)).toBe("SHARED-SECRET-1")
     expect(Schema.encodeSync(Device.DeviceList)(devices)).toEqual(listing)
+  })
+
+  it("a device without ssk (the service's own /initialize example has none) does not refuse the list", () => {
+    const withoutSsk = [
+      listing[0],
+      { merchant_id_alpha: "m-1", serial_number: "0821032400", terminal_type: "PAXA920" }
+    ]
+    const devices = Schema.decodeUnknownSync(Device.DeviceList)(withoutSsk)
+    expect(devices.map((d) => d.serialNumber)).toEqual(["0821032398", "0821032400"])
+    expect(devices[1]?.ssk).toBeUndefined()
+    expect(JSON.stringify(devices)).not.toContain("SHARED-SECRET")
+    expect(Schema.encodeSync(Device.DeviceList)(devices)).toEqual(withoutSsk)
   })
 })

@@ -51,8 +51,9 @@ describe("HttpTerminalCloud over real HTTP", () => {
           expect(devices).toHaveLength(1)
           expect(devices[0]!.serialNumber).toBe("0821032398")
           expect(devices[0]!.terminalType).toBe("PAXA920")
-          expect(Redacted.isRedacted(devices[0]!.ssk)).toBe(true)
-          expect(Redacted.value(devices[0]!.ssk)).toBe(F.SSK)
+          const ssk = devices[0]!.ssk
+          expect(ssk !== undefined && Redacted.isRedacted(ssk)).toBe(true)
+          expect(ssk && Redacted.value(ssk)).toBe(F.SSK)
           const [sent] = script.to("listDevices")
           expect(sent!.host).toBe("base")
           expect(sent!.method).toBe("GET")
@@ -96,6 +97,30 @@ describe("HttpTerminalCloud over real HTTP", () => {
         // Refused by the contract's ApiKeyAuth middleware, before any handler.
         expect(script.received).toHaveLength(0)
       })
+    )
+
+    it.scopedLive(
+      "a listed device without ssk (as in the service's /initialize example) is read, not the whole list refused",
+      () =>
+        Effect.gen(function* () {
+          const { script, cloud } = yield* setup()
+          script.answer(
+            "listDevices",
+            Server.respond(200, [
+              {
+                merchant_id_alpha: "MERCHANT01",
+                serial_number: "0821032398",
+                ssk: F.SSK,
+                terminal_type: "PAXA920"
+              },
+              { merchant_id_alpha: "MERCHANT01", serial_number: "0821032399", terminal_type: "PAXA920" }
+            ])
+          )
+          const devices = yield* cloud.listDevices
+          expect(devices.map((d) => d.serialNumber)).toEqual(["0821032398", "0821032399"])
+          expect(devices[1]?.ssk).toBeUndefined()
+          expect(JSON.stringify(devices)).not.toContain(F.SSK)
+        })
     )
 
     it.scopedLive(

@@ -8,7 +8,7 @@
  * API answers: amounts are strings, never numbers of major units.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { Ledger, OperationReport } from "@tillflow/core"
+import { JsonLimits, Ledger, OperationReport } from "@tillflow/core"
 import { ExecutionQueue } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -20,8 +20,11 @@ import * as ApiReference from "./internal/ApiReference.js"
 
 const Json = Schema.Unknown.annotations({ identifier: "Json" })
 
-/** The deepest nesting a request may have; the service's own payloads are a few levels deep. */
-export const maxDepth = 32
+/** Strict at the edge: a field a request does not take is refused with a 400 naming it. */
+const strict = { parseOptions: { onExcessProperty: "error", errors: "all" } } as const
+
+/** The deepest nesting a request may have: core's `JsonLimits.maxDepth`, shared with the callback receiver. */
+export const maxDepth = JsonLimits.maxDepth
 
 // Half of a surrogate pair without its other half: it has no UTF-8 form.
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
@@ -87,6 +90,7 @@ export const StartOperation = Schema.Struct({
   /** Answer once the operation ended, or after this many seconds, whichever comes first. */
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({
+  ...strict,
   identifier: "StartOperation",
   title: "Start a terminal operation",
   description: "A terminal operation under an idempotency key, and how to deliver and wait for its result.",
@@ -121,6 +125,7 @@ export const StopOperation = Schema.Struct({
   idempotencyKey: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(200))),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({
+  ...strict,
   identifier: "StopOperation",
   description: "Stop the operation in flight on a terminal.",
   examples: [{ serialNumber: "0821032398", waitSeconds: 30 }]
@@ -137,6 +142,7 @@ export const StartLifecycle = Schema.Struct({
   payload: ApiReference.documentedAs(JsonObject, ApiReference.LifecyclePayload),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({
+  ...strict,
   identifier: "StartLifecycle",
   title: "Start a terminal-less operation",
   description: "The payload of the workflow named in the path, and how long to wait for its end.",

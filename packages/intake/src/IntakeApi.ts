@@ -111,7 +111,8 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
         }).annotations({
           identifier: "StopRequest",
           description: "How to stop: the terminal is the path's; every field is optional.",
-          examples: [{ waitSeconds: 30 }]
+          examples: [{ waitSeconds: 30 }],
+          parseOptions: { onExcessProperty: "error", errors: "all" }
         })
       )
       .addSuccess(Intake.ExecutionView)

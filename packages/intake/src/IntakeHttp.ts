@@ -29,6 +29,7 @@ import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as Intake from "./Intake.js"
 import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
 import * as ReferencePage from "./internal/ReferencePage.js"
@@ -248,10 +249,41 @@ const routeNotFound = (cause: Cause.Cause<unknown>): boolean =>
     (error) => HttpServerError.isServerError(error) && error._tag === "RouteNotFound"
   )
 
+const isIssue = (u: unknown): u is { _tag: string; path: ReadonlyArray<PropertyKey>; message: string } =>
+  typeof u === "object" &&
+  u !== null &&
+  "_tag" in u &&
+  typeof u._tag === "string" &&
+  "path" in u &&
+  Array.isArray(u.path) &&
+  "message" in u &&
+  typeof u.message === "string"
+
+/**
+ * A request that does not decode fails with the platform's `HttpApiDecodeError`, its
+ * message a tree of the schema: said instead as the intake's `InvalidRequest`, one line
+ * per field (`waitSecond: unknown field; allowed: idempotencyKey, request, …`).
+ */
+const undecodable = (cause: Cause.Cause<unknown>): Option.Option<string> =>
+  Option.flatMap(Cause.failureOption(cause), (error) => {
+    if (
+      typeof error !== "object" ||
+      error === null ||
+      !("_tag" in error) ||
+      error._tag !== "HttpApiDecodeError"
+    )
+      return Option.none()
+    const issues = "issues" in error && Array.isArray(error.issues) ? error.issues.filter(isIssue) : []
+    return issues.length === 0
+      ? Option.none()
+      : Option.some(issues.map((i) => `${issuePath("", i.path)}: ${issueMessage(i)}`).join("; "))
+  })
+
 /**
  * Answers what the API's handlers never see with a JSON error like theirs: a body above
  * {@link maxBodyBytes} (413, refused by its length before it is read, or when reading
- * passes the limit), a body that is not JSON (400) and a route that does not exist (404).
+ * passes the limit), a body that is not JSON (400), a body that does not decode (400,
+ * field by field) and a route that does not exist (404).
  */
 export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
   Effect.gen(function* () {
@@ -266,6 +298,8 @@ export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
         if (routeNotFound(cause)) {
           return refusal(404, "NotFound", `no route ${request.method} ${request.url}`)
         }
+        const invalid = undecodable(cause)
+        if (Option.isSome(invalid)) return refusal(400, "InvalidRequest", invalid.value)
         const unreadable = unreadableBody(cause)
         if (Option.isSome(unreadable)) {
           return String(unreadable.value.cause).includes("maxBytes exceeded")

@@ -5,7 +5,7 @@
  * either a result (`ResultReceived`) or, when it does not decode as one, the raw body as
  * `ResultUndecodable` with where it failed: a payment outcome is never dropped.
  */
-import { CallbackRegistration, ResultRedaction, TransactionResult } from "@tillflow/core"
+import { CallbackRegistration, JsonLimits, ResultRedaction, TransactionResult } from "@tillflow/core"
 import { EventStore, type HashChain } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -33,12 +33,8 @@ export type ResultBody =
     }
   | { readonly _tag: "Received"; readonly received: Received; readonly event: EventStore.NewEvent }
 
-/**
- * The deepest nesting of arrays and objects a body may have. A result is a few levels deep;
- * the steps after the parse (sanitising, hashing, decoding) walk the value recursively, and
- * a body of a few hundred KiB can nest 100,000 deep: past the call stack.
- */
-export const maxDepth = 32
+/** The deepest nesting a body may have: core's `JsonLimits.maxDepth`, shared with the intake. */
+export const maxDepth = JsonLimits.maxDepth
 
 /** Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped). */
 const nestsDeeperThan = (text: string, max: number): boolean => {

@@ -14,6 +14,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Batch from "../model/Batch.js"
 import {
   BatchDetailRequest,
   type BatchDetailResponse,
@@ -150,7 +151,8 @@ export const ReadDetail = Workflow.make({
     ...terminal,
     currency: Currency.Currency,
     rrn: optional(Schema.String),
-    customerReference: optional(Schema.String)
+    /** A string or an object (spec 2.4), sent as given. */
+    customerReference: optional(Batch.CustomerReference)
   },
   success: Detail,
   error: BatchError,

@@ -60,6 +60,12 @@ export type ReversalTarget = typeof ReversalTarget.Type
 
 const request = { requestId: Schema.String, at: Instant }
 
+/**
+ * The terminal of the transaction a terminal-less fact acted on, when it was made on one:
+ * the ledger books the fact on that terminal's row (absent in facts recorded before it was).
+ */
+const onTerminal = { serialNumber: optional(Schema.String) }
+
 // ---------------------------------------------------------------------------------------
 // Opening a transaction's stream
 
@@ -112,6 +118,7 @@ export const HoldIncreased = EventRegistry.define(
   "HoldIncreased",
   Schema.Struct({
     ...request,
+    ...onTerminal,
     delta: MoneyJson,
     tip: optional(MoneyJson),
     hold: MoneyJson,
@@ -129,6 +136,7 @@ export const HoldDecreased = EventRegistry.define(
   "HoldDecreased",
   Schema.Struct({
     ...request,
+    ...onTerminal,
     delta: MoneyJson,
     hold: MoneyJson,
     gatewayGuid: optional(Schema.String),
@@ -157,6 +165,7 @@ export const PreAuthorizationCaptured = EventRegistry.define(
   "PreAuthorizationCaptured",
   Schema.Struct({
     ...request,
+    ...onTerminal,
     total: MoneyJson,
     captureGuid: optional(Schema.String),
     reconciled: Schema.Boolean
@@ -183,6 +192,7 @@ export const Reversed = EventRegistry.define(
   "Reversed",
   Schema.Struct({
     ...request,
+    ...onTerminal,
     target: ReversalTarget,
     amount: MoneyJson,
     gatewayGuid: optional(Schema.String),
@@ -199,6 +209,7 @@ export const Refunded = EventRegistry.define(
   "Refunded",
   Schema.Struct({
     ...request,
+    ...onTerminal,
     amount: MoneyJson,
     refundGuid: optional(Schema.String),
     reconciled: Schema.Boolean
@@ -212,7 +223,7 @@ export const TipAdjustmentRequested = EventRegistry.define(
 /** The tip now stands at `tip`, replacing the earlier one (`replaces`) if any. */
 export const TipAdjusted = EventRegistry.define(
   "TipAdjusted",
-  Schema.Struct({ ...request, tip: MoneyJson, replaces: optional(MoneyJson) })
+  Schema.Struct({ ...request, ...onTerminal, tip: MoneyJson, replaces: optional(MoneyJson) })
 )
 /** A deferred tokenization was decided and is about to be sent. */
 export const TokenizationRequested = EventRegistry.define("TokenizationRequested", Schema.Struct(request))

@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EventStore from "@tillflow/engine/EventStore"
+import { Billing } from "../model/Billing.js"
 import * as Identifiers from "../model/Identifiers.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -102,7 +103,9 @@ export const Sale = Workflow.make({
      * The merchant's virtual terminal that books terminal-less MOTO sales (spec §1): the
      * sale is recorded on it, so its batch closing ends the MOTO reversal window.
      */
-    serialNumber: optional(Identifiers.SerialNumber)
+    serialNumber: optional(Identifiers.SerialNumber),
+    /** Address verification data (spec 2.2 rule 3), sent as given. */
+    billing: optional(Schema.Struct(Billing.fields))
   },
   success: SaleOutcome,
   error: MotoError,
@@ -116,7 +119,9 @@ export const Refund = Workflow.make({
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
     amount: LifecycleEvent.RequestedMoneyJson,
-    customerReference: optional(Schema.String)
+    customerReference: optional(Schema.String),
+    /** Optional on /moto/refund (spec 4.10): a UUID v4 of the caller's, sent as given. */
+    transactionReference: optional(Identifiers.TransactionReference)
   },
   success: RefundDone,
   error: MotoError,
@@ -388,7 +393,8 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
           cardToken: Identifiers.CardToken.make(d.cardToken),
           amount: d.amount,
           transactionReference: reference,
-          customerReference: d.customerReference
+          customerReference: d.customerReference,
+          billing: payload.billing === undefined ? undefined : new Billing(payload.billing)
         }) as MotoSaleRequest
       },
       send: (request) => Effect.flatMap(cloud.motoSale(request), finalOrUnknown),
@@ -440,7 +446,8 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
         defined({
           originalGuid: guid,
           amount: (requested.data as { readonly amount: Money.Money }).amount,
-          customerReference: payload.customerReference
+          customerReference: payload.customerReference,
+          transactionReference: payload.transactionReference
         }) as MotoRefundRequest,
       send: (request) => cloud.motoRefund(request),
       onUnknown: "reconcile",
@@ -466,7 +473,8 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
                   at: now,
                   amount: payload.amount,
                   refundGuid,
-                  reconciled
+                  reconciled,
+                  serialNumber: state.serialNumber
                 })
               )
             ]

@@ -239,7 +239,8 @@ const changeHold = (
                   tip: payload.tip,
                   hold,
                   gatewayGuid,
-                  reconciled
+                  reconciled,
+                  serialNumber: state.serialNumber
                 })
               )
             : LifecycleEvent.HoldDecreased.make(
@@ -249,7 +250,8 @@ const changeHold = (
                   delta: payload.amount,
                   hold,
                   gatewayGuid,
-                  reconciled
+                  reconciled,
+                  serialNumber: state.serialNumber
                 })
               )
         return Either.right({
@@ -373,7 +375,14 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
             expected: "any",
             events: [
               LifecycleEvent.PreAuthorizationCaptured.make(
-                defined({ requestId: payload.requestId, at: now, total: data.total, captureGuid, reconciled })
+                defined({
+                  requestId: payload.requestId,
+                  at: now,
+                  total: data.total,
+                  captureGuid,
+                  reconciled,
+                  serialNumber: state.serialNumber
+                })
               )
             ]
           }

@@ -264,7 +264,15 @@ export const reversed = (
         expected: "any" as const,
         events: [
           LifecycleEvent.Reversed.make(
-            defined({ requestId, at: now, target: data.target, amount, gatewayGuid, reconciled })
+            defined({
+              requestId,
+              at: now,
+              target: data.target,
+              amount,
+              gatewayGuid,
+              reconciled,
+              serialNumber: state.serialNumber
+            })
           )
         ]
       }

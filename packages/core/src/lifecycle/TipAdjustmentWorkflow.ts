@@ -159,7 +159,13 @@ const adjust = (payload: Workflow.Workflow.Payload<typeof Adjust>) =>
               expected: "any",
               events: [
                 LifecycleEvent.TipAdjusted.make(
-                  defined({ requestId: payload.requestId, at: now, tip: payload.tip, replaces })
+                  defined({
+                    requestId: payload.requestId,
+                    at: now,
+                    tip: payload.tip,
+                    replaces,
+                    serialNumber: state.serialNumber
+                  })
                 )
               ]
             }

@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Either from "effect/Either"
 import * as Currency from "../model/Currency.js"
+import * as EftTimestamp from "../model/EftTimestamp.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { defined } from "./internal/defined.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
@@ -431,7 +432,9 @@ const essentials = (result: TransactionResult, what: string) => {
     return Either.left(
       new ResultIncomplete({ message: `the ${what} result ${guid} carries no efttimestamp` })
     )
-  return Either.right({ guid, amount: Money.make(minor, currency), at })
+  // A status-endpoint result gives the terminal's local time, zone unknown: the windows
+  // are measured from the earliest instant it can be, so they close early, never late.
+  return Either.right({ guid, amount: Money.make(minor, currency), at: EftTimestamp.earliestInstant(at) })
 }
 
 /**

@@ -20,15 +20,21 @@ export class BatchRequest extends Schema.Class<BatchRequest>("BatchRequest")(
   }).annotations(strict)
 ) {}
 
+/** A batch detail's `customerReference`: the spec allows a string or an object; echoed. */
+export const CustomerReference = Schema.Union(
+  Schema.String,
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ identifier: "BatchCustomerReference" })
+/** @see CustomerReference */
+export type CustomerReference = typeof CustomerReference.Type
+
 /** `POST /batch/detail`. `customerReference` may be a string or an object; echoed. */
 export class BatchDetailRequest extends Schema.Class<BatchDetailRequest>("BatchDetailRequest")(
   Schema.Struct({
     serialNumber: Identifiers.SerialNumber,
     deviceType: Identifiers.TerminalType,
     batchNumber: Identifiers.BatchNumber,
-    customerReference: Strict.optional(
-      Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-    ),
+    customerReference: Strict.optional(CustomerReference),
     rrn: Strict.optional(Schema.String)
   }).annotations(strict)
 ) {}

@@ -6,11 +6,13 @@ import * as Schema from "effect/Schema"
 import * as Strict from "./internal/Strict.js"
 import * as Money from "./Money.js"
 
-/** A tip percentage offered on the terminal (a rate, not an amount: above 0, at most 100). */
+/**
+ * A tip percentage offered on the terminal (a rate, not an amount): above 0. The spec sets
+ * no upper bound, so none is imposed (a 150 % tip is the merchant's choice to offer).
+ */
 export const TipPercentage = Schema.Number.pipe(
-  Schema.finite(),
-  Schema.greaterThan(0, { message: () => "a tip percentage must be above 0" }),
-  Schema.lessThanOrEqualTo(100, { message: () => "a tip percentage must be at most 100" })
+  Schema.finite({ message: () => "a tip percentage must be a finite number" }),
+  Schema.greaterThan(0, { message: () => "a tip percentage must be above 0" })
 ).annotations({ identifier: "TipPercentage" })
 
 /** Tip configuration as we send it. */

@@ -165,6 +165,12 @@ const duplicateCheck = {
   duplicateCheck: Strict.optional(Schema.Boolean).pipe(Schema.fromKey("duplicate_check"))
 }
 const remittance = { moneyRemittanceOptions: Strict.optional(MoneyRemittanceOptions) }
+/**
+ * `tokenize` (spec 2.2, from 2.20.0) carries no "only with" rule, unlike tipConfiguration
+ * or bypassOptions: every operation that moves money may carry it. The utilities
+ * (printReceipt, pingDevice, stopCurrentTransaction, cardPan, tokenizeCard) do not.
+ */
+const tokenize = { tokenize: Strict.optional(Schema.Boolean) }
 const funding = {
   bypassOptions: Strict.optional(BypassOptions),
   merchantAuth: Strict.optional(MerchantAuth)
@@ -178,8 +184,8 @@ export const Sale = variant(
     ...funding,
     ...duplicateCheck,
     ...remittance,
+    ...tokenize,
     tipConfiguration: Strict.optional(TipConfiguration),
-    tokenize: Strict.optional(Schema.Boolean),
     billing: Strict.optional(Billing)
   },
   money.required
@@ -195,6 +201,7 @@ export const SaleAndTokenizeCard = variant(
     ...funding,
     ...duplicateCheck,
     ...remittance,
+    ...tokenize,
     tipConfiguration: Strict.optional(TipConfiguration),
     billing: Strict.optional(Billing)
   },
@@ -206,7 +213,7 @@ export type SaleAndTokenizeCard = typeof SaleAndTokenizeCard.Type
 /** An unlinked refund: an original operation with its own reference. */
 export const Refund = variant(
   "refund",
-  { ...reference, ...funding, ...duplicateCheck, ...remittance },
+  { ...reference, ...funding, ...duplicateCheck, ...remittance, ...tokenize },
   money.required
 )
 /** @see Refund */
@@ -215,7 +222,7 @@ export type Refund = typeof Refund.Type
 /** A refund linked to the sale it refunds: no transactionReference of its own. */
 export const LinkedRefund = variant(
   "refund",
-  { ...original, ...funding, ...duplicateCheck, ...remittance },
+  { ...original, ...funding, ...duplicateCheck, ...remittance, ...tokenize },
   money.required
 )
 /** @see LinkedRefund */
@@ -224,7 +231,13 @@ export type LinkedRefund = typeof LinkedRefund.Type
 /** refundReversal: reverses a refund, linked by originalTransactionId. */
 export const RefundReversal = variant(
   "refundReversal",
-  { ...original, ...duplicateCheck, ...remittance, cardPresent: Strict.optional(Schema.Boolean) },
+  {
+    ...original,
+    ...duplicateCheck,
+    ...remittance,
+    ...tokenize,
+    cardPresent: Strict.optional(Schema.Boolean)
+  },
   money.required
 )
 /** @see RefundReversal */
@@ -233,7 +246,13 @@ export type RefundReversal = typeof RefundReversal.Type
 /** saleReversal: reverses a sale, linked by originalTransactionId. */
 export const SaleReversal = variant(
   "saleReversal",
-  { ...original, ...duplicateCheck, ...remittance, cardPresent: Strict.optional(Schema.Boolean) },
+  {
+    ...original,
+    ...duplicateCheck,
+    ...remittance,
+    ...tokenize,
+    cardPresent: Strict.optional(Schema.Boolean)
+  },
   money.required
 )
 /** @see SaleReversal */
@@ -275,7 +294,7 @@ export type StopCurrentTransaction = typeof StopCurrentTransaction.Type
 /** moToSale on a terminal: an original operation. */
 export const MotoSale = variant(
   "moToSale",
-  { ...reference, ...duplicateCheck, ...remittance, billing: Strict.optional(Billing) },
+  { ...reference, ...duplicateCheck, ...remittance, ...tokenize, billing: Strict.optional(Billing) },
   money.required
 )
 /** @see MotoSale */
@@ -284,7 +303,7 @@ export type MotoSale = typeof MotoSale.Type
 /** An unlinked moToRefund: an original operation with its own reference. */
 export const MotoRefund = variant(
   "moToRefund",
-  { ...reference, ...duplicateCheck, ...remittance },
+  { ...reference, ...duplicateCheck, ...remittance, ...tokenize },
   money.required
 )
 /** @see MotoRefund */
@@ -293,43 +312,62 @@ export type MotoRefund = typeof MotoRefund.Type
 /** A moToRefund linked to its sale. */
 export const LinkedMotoRefund = variant(
   "moToRefund",
-  { ...original, ...duplicateCheck, ...remittance },
+  { ...original, ...duplicateCheck, ...remittance, ...tokenize },
   money.required
 )
 /** @see LinkedMotoRefund */
 export type LinkedMotoRefund = typeof LinkedMotoRefund.Type
 
-/** moToReversal: within 24 h or until the daily batch; amount only for a partial one. */
-export const MotoReversal = variant("moToReversal", { ...original, ...duplicateCheck }, money.optional)
+/**
+ * moToReversal: within 24 h or until the daily batch; amount only for a partial one.
+ * moneyRemittanceOptions is allowed: the spec supports it on "reversals".
+ */
+export const MotoReversal = variant(
+  "moToReversal",
+  { ...original, ...duplicateCheck, ...remittance, ...tokenize },
+  money.optional
+)
 /** @see MotoReversal */
 export type MotoReversal = typeof MotoReversal.Type
 
 /** moToPreAuthorization: an original operation. */
-export const MotoPreAuthorization = variant("moToPreAuthorization", { ...reference }, money.required)
+export const MotoPreAuthorization = variant(
+  "moToPreAuthorization",
+  { ...reference, ...tokenize },
+  money.required
+)
 /** @see MotoPreAuthorization */
 export type MotoPreAuthorization = typeof MotoPreAuthorization.Type
 
 /** preAuthorization: an original operation that holds funds. */
-export const PreAuthorization = variant(
-  "preAuthorization",
-  { ...reference, tokenize: Strict.optional(Schema.Boolean) },
-  money.required
-)
+export const PreAuthorization = variant("preAuthorization", { ...reference, ...tokenize }, money.required)
 /** @see PreAuthorization */
 export type PreAuthorization = typeof PreAuthorization.Type
 
 /** preAuthorizationIncrease: a delta on the hold; negative releases part of it. */
-export const PreAuthorizationIncrease = variant("preAuthorizationIncrease", { ...original }, money.signed)
+export const PreAuthorizationIncrease = variant(
+  "preAuthorizationIncrease",
+  { ...original, ...tokenize },
+  money.signed
+)
 /** @see PreAuthorizationIncrease */
 export type PreAuthorizationIncrease = typeof PreAuthorizationIncrease.Type
 
 /** preAuthorizationCapture: captures once; amount optional (the full hold when absent). */
-export const PreAuthorizationCapture = variant("preAuthorizationCapture", { ...original }, money.optional)
+export const PreAuthorizationCapture = variant(
+  "preAuthorizationCapture",
+  { ...original, ...tokenize },
+  money.optional
+)
 /** @see PreAuthorizationCapture */
 export type PreAuthorizationCapture = typeof PreAuthorizationCapture.Type
 
 /** preAuthorizationReversal: releases the whole hold or reverses a capture before settlement. */
-export const PreAuthorizationReversal = variant("preAuthorizationReversal", { ...original }, money.none)
+export const PreAuthorizationReversal = variant(
+  "preAuthorizationReversal",
+  { ...original, ...tokenize },
+  money.none
+)
 /** @see PreAuthorizationReversal */
 export type PreAuthorizationReversal = typeof PreAuthorizationReversal.Type
 

@@ -40,7 +40,8 @@ export const Kind = Schema.Literal(
   "increase",
   "release",
   "capture",
-  "decline"
+  "decline",
+  "tip"
 )
 /** @see Kind */
 export type Kind = typeof Kind.Type
@@ -58,7 +59,9 @@ export const netSign: Readonly<Record<Kind, -1n | 0n | 1n>> = {
   preAuthorization: 0n,
   increase: 0n,
   release: 0n,
-  decline: 0n
+  decline: 0n,
+  /** A tip adjustment: what it changed the standing tip by (the last one wins). */
+  tip: 1n
 }
 
 /** One line of the ledger: a business fact with its amount and where it belongs. */
@@ -155,21 +158,25 @@ const lifecycleTypes: ReadonlySet<string> = new Set([
   "HoldIncreased",
   "HoldDecreased",
   "Reversed",
-  "Refunded"
+  "Refunded",
+  "TipAdjusted"
 ])
 
 /**
  * The entry of a terminal-less fact (`LifecycleEvent`): MOTO sales and their declines,
- * captures, hold changes, reversals and refunds made without a terminal. They belong to
- * no terminal ("-"); the facts of operations made on terminals come from their outcome
- * events instead, so nothing is counted twice.
+ * captures, hold changes, reversals, refunds and tip adjustments made without a terminal.
+ * A fact on a transaction made on a terminal (a reversal of a terminal sale) is booked on
+ * that terminal (the fact names it); the others belong to no terminal ("-"). The facts of
+ * operations made on terminals come from their outcome events instead, so nothing is
+ * counted twice.
  */
 export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefined => {
   // Folded from a linked operation sent to a terminal: its outcome event counts it.
   if (LinkedTerminalRules.isFromTerminal(event)) return undefined
   const recorded = event.recorded
+  const onTerminal = (event.data as { readonly serialNumber?: string | undefined }).serialNumber
   const base = {
-    terminal: "-",
+    terminal: nonEmpty(onTerminal) ?? "-",
     merchant: "-",
     transactionReference: undefined,
     streamId: recorded.streamId,
@@ -249,6 +256,22 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
         finStatus: "REFUNDED",
         reconciled: event.data.reconciled
       }
+    case "TipAdjusted": {
+      const { tip, replaces } = event.data
+      return {
+        ...base,
+        ...when(event.data.at),
+        kind: "tip",
+        operation: "tip-adjustment",
+        // The adjustment replaces the standing tip: the net moves by the difference.
+        amount:
+          replaces === undefined || replaces.currency !== tip.currency
+            ? tip
+            : Money.make(tip.minorUnits - replaces.minorUnits, tip.currency),
+        finStatus: "AUTHORISED",
+        reconciled: false
+      }
+    }
     default:
       return undefined
   }

@@ -104,8 +104,10 @@ export const make = (
           Effect.mapError(unavailable("event store"))
         )
         const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
+        // Strict at the edge: a field the workflow does not take is refused, not dropped.
         const decoded = Schema.decodeUnknownEither(
-          workflow.payloadSchema as unknown as Schema.Schema<object, unknown>
+          workflow.payloadSchema as unknown as Schema.Schema<object, unknown>,
+          { onExcessProperty: "error", errors: "all" }
         )(json)
         if (Either.isLeft(decoded)) {
           return yield* new Intake.InvalidRequest({ message: describeIssues(decoded.left, "payload") })

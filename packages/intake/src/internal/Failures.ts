@@ -24,8 +24,23 @@ export const remoteFailure =
         ? new Intake.Unavailable({ message: `${what}: the service did not answer (${error.message})` })
         : new Intake.InvalidRequest({ message: `${what}: ${error.message}` })
 
+/**
+ * One issue's message, readable: an excess property (`is unexpected, expected: "a" | "b"`)
+ * becomes `unknown field; allowed: a, b`.
+ */
+export const issueMessage = (issue: { readonly _tag: string; readonly message: string }): string => {
+  if (issue._tag !== "Unexpected") return issue.message
+  const expected = /expected: (.*)$/s.exec(issue.message)?.[1]
+  const allowed = expected === undefined ? [] : Array.from(expected.matchAll(/"([^"]*)"/g), (m) => m[1])
+  return allowed.length === 0 ? "unknown field" : `unknown field; allowed: ${allowed.join(", ")}`
+}
+
+/** An issue's path under `root` (`request.amount`). */
+export const issuePath = (root: string, path: ReadonlyArray<PropertyKey>): string =>
+  [root, ...path.map(String)].filter((part) => part !== "").join(".")
+
 /** A refused decoding, said field by field (`request.amount: …; request.currency: …`). */
 export const describeIssues = (error: ParseResult.ParseError, root: string): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => `${root}${issue.path.length === 0 ? "" : `.${issue.path.join(".")}`}: ${issue.message}`)
+    .map((issue) => `${issuePath(root, issue.path)}: ${issueMessage(issue)}`)
     .join("; ")

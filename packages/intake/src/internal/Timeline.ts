@@ -1,8 +1,9 @@
 /**
  * One operation's story for an operator: found by execution id, transaction reference,
  * idempotency key or gateway guid, told from its own events, then from the terminal-less
- * history it acted on (a transaction, a MOTO sale, a terminal's batches or commands) and
- * from what happened to its transaction afterwards without the terminal.
+ * history it acted on (a transaction, a MOTO sale, a terminal's batches or commands), the
+ * terminal operations linked to it (refunds, reversals, captures naming it as original),
+ * and what happened to its transaction afterwards without the terminal.
  */
 import { LifecycleEvent, OperationTimeline, PaymentProtocol, Timeline } from "@tillflow/core"
 import { DurableEngine, type EngineEvent, EventStore } from "@tillflow/engine"
@@ -82,6 +83,36 @@ export const make = (
         return [title, ...lines.map((line) => `  ${line}`)]
       })
 
+    /**
+     * The terminal operations linked to this one (a refund, a reversal, a capture naming it
+     * as their original, by its guid or its transaction reference), each told in turn.
+     */
+    const linkedLines = (executionId: string, guid: Option.Option<string>, reference: string | undefined) =>
+      Effect.gen(function* () {
+        const queries: Array<Readonly<Record<string, string>>> = []
+        if (Option.isSome(guid)) queries.push({ originalTransactionId: guid.value })
+        if (reference !== undefined) queries.push({ originalTransactionReference: reference })
+        const seen = new Set([executionId])
+        const lines: Array<string> = []
+        for (const attributes of queries) {
+          const linked = yield* engine
+            .list({ attributes })
+            .pipe(Effect.mapError(unavailable("execution queue")))
+          for (const execution of linked) {
+            if (seen.has(execution.executionId)) continue
+            seen.add(execution.executionId)
+            const story = yield* provideStore(OperationTimeline.read(execution.executionId)).pipe(
+              Effect.mapError(unavailable("event store"))
+            )
+            lines.push(
+              `linked: ${execution.attributes["operation"] ?? execution.workflowName} ${execution.executionId} (${execution.status}):`,
+              ...story.map((line) => `  ${line}`)
+            )
+          }
+        }
+        return lines
+      })
+
     return (reference: string) =>
       Effect.gen(function* () {
         const resolved = yield* Effect.either(resolve(reference))
@@ -105,6 +136,7 @@ export const make = (
         const stream = lifecycleStreamOf(info.workflowName, Option.getOrUndefined(record.payload))
         if (stream !== undefined) lines.push(...(yield* lifecycleLines(stream, `${stream}:`)))
         const guid = guidOf(record.exit)
+        lines.push(...(yield* linkedLines(executionId, guid, info.attributes["transactionReference"])))
         if (Option.isSome(guid)) {
           lines.push(
             ...(yield* lifecycleLines(

@@ -224,6 +224,7 @@ const inspection = (shared: Shared): Pick<Admin, "state" | "deliveries" | "count
   transactions: Effect.sync(() =>
     Array.from(shared.store.txns.values()).map((t) => ({
       ...Results.statusRow(t),
+      ...(t.billing === undefined || t.billing === null ? {} : { billing: t.billing }),
       operation: t.operation,
       terminal: t.terminalSerial,
       merchant: t.merchantId

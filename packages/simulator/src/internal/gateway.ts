@@ -79,6 +79,7 @@ export const record = (store: Store, input: NewTxn): Txn => {
     reversedAmount: 0n,
     reversed: false,
     cardToken: undefined,
+    billing: undefined,
     hold: 0n,
     increased: 0n,
     captured: undefined,

@@ -95,6 +95,7 @@ const motoSale = (shared: Shared) =>
       customerReference: b.customerReference
     })
     txn.cardToken = tokenValue
+    txn.billing = b.billing
     Gateway.freeze(shared.store, txn)
     return motoResponse(shared, txn, undefined)
   })

@@ -169,6 +169,7 @@ const authorization = (
     customerReference: req.raw.customerReference,
     guid: host.guid
   })
+  txn.billing = req.raw.billing
   if (req.tipConfiguration && txn.approved > 0n) txn.tipAmount = terminal.tipMinor
   if ((op === "saleAndTokenizeCard" || req.tokenize) && txn.approved > 0n)
     txn.cardToken = Gateway.tokenFor(store, merchant.id, card)

@@ -189,6 +189,8 @@ export interface Txn {
   reversedAmount: bigint
   reversed: boolean
   cardToken: string | undefined
+  /** The address verification data (`billing`) the request carried, as received. */
+  billing: unknown
   /** Pre-authorizations: amount currently held, sum of increases, captured amount. */
   hold: bigint
   increased: bigint
