@@ -96,7 +96,9 @@ const boundaries = [
 ]
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", "**/build/**", "**/dist/**", "packages/console/assets/**", ".tillflow/**"] },
+  {
+    ignores: ["**/node_modules/**", "**/build/**", "**/dist/**", "packages/console/assets/**", ".tillflow/**"]
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
