@@ -13,8 +13,11 @@ import { EngineWorker } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { adminClient } from "@tillflow/simulator/testing"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -25,7 +28,7 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
 )
 
 const services = Layer.mergeAll(
-  Stack.workflowsLayer,
+  Stack.workflowsLayerFor(Option.some("7011")),
   Stack.receiverLayer,
   IntakeLocal.layer({ merchantMcc: Option.some("7011") })
 ).pipe(
@@ -533,6 +536,62 @@ describe("every intake route against a running worker and the simulator", () => 
           )
         }),
       120_000
+    )
+
+    it.effect(
+      "an operation on an original approved a moment ago waits for the log to show it, instead of refusing it as never recorded (terminal-less and linked on the terminal)",
+      () =>
+        Effect.gen(function* () {
+          const sim = yield* simulator
+          const sql = yield* SqlClient.SqlClient
+          // An older transaction still open anywhere on the server hides every event appended
+          // after it from the global log (read in commit-safe order) until it ends: `first`
+          // runs while one is open, `then` is asked while it still is, and it ends 1 s later.
+          const whileHidden = <A, B, R1, R2>(
+            first: Effect.Effect<A, never, R1>,
+            then: (a: A) => Effect.Effect<B, never, R2>
+          ): Effect.Effect<B, never, R1 | R2> =>
+            Effect.gen(function* () {
+              const release = yield* Deferred.make<void>()
+              const opened = yield* Deferred.make<void>()
+              const blocker = yield* Effect.fork(
+                sql.withTransaction(
+                  Effect.gen(function* () {
+                    yield* sql`SELECT pg_current_xact_id()`
+                    yield* Deferred.succeed(opened, undefined)
+                    yield* Deferred.await(release)
+                  })
+                )
+              )
+              yield* Deferred.await(opened)
+              const a = yield* first
+              yield* Effect.fork(Effect.delay(Deferred.succeed(release, undefined), "1 second"))
+              const b = yield* then(a)
+              yield* Fiber.join(blocker).pipe(Effect.orDie)
+              return b
+            })
+          const on = { serial_number: sim.serial, currency: "EUR" }
+
+          const tipped = yield* whileHidden(
+            operation("sale-then-tip", { operation: "sale", ...on, amount: "2100", duplicate_check: false }),
+            (sale) =>
+              lifecycle("TipAdjustment.Adjust", { originalGuid: sale.facts.efttransactionID, tip: eur(200) })
+          )
+          expect(tipped.tip).toEqual(eur(200))
+
+          const increased = yield* whileHidden(
+            operation("preauth-then-increase", { operation: "preAuthorization", ...on, amount: "5100" }),
+            (preauth) =>
+              operation("increase-right-after", {
+                operation: "preAuthorizationIncrease",
+                ...on,
+                amount: "700",
+                originalTransactionId: preauth.facts.efttransactionID
+              })
+          )
+          expect(increased.facts.efttransactionID).toEqual(expect.any(String))
+        }),
+      60_000
     )
   })
 })

@@ -17,6 +17,7 @@
  * )
  */
 import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -41,6 +42,8 @@ import type * as TransactionHistory from "./TransactionHistory.js"
 export interface Options {
   /** The merchant category code, with which approved pre-authorizations open their history. */
   readonly mcc: Option.Option<string>
+  /** How long to wait for the original's history to show in the log (`TerminalOutcomeRecorder.catchUpFor`). */
+  readonly historyWait?: Duration.DurationInput | undefined
 }
 
 const terminalPrefix = "terminal-"
@@ -337,8 +340,9 @@ export const make = (
       Effect.gen(function* () {
         const plan = planOf(linked, yield* ReversalWorkflow.AcquirerCapabilities)
         if (plan === undefined) return
-        // Terminal operations approved so far become histories (the original's among them).
-        yield* TerminalOutcomeRecorder.catchUp({ mcc: options.mcc })
+        // Terminal operations approved so far become histories (the original's among them),
+        // waited for a moment if the log does not show the original's yet.
+        yield* TerminalOutcomeRecorder.catchUpFor({ mcc: options.mcc }, plan.guid, options.historyWait)
         yield* Guarded.admit(plan.decision).pipe(
           Effect.catchIf(
             (error): error is Refusal => error._tag !== "EventStoreError",

@@ -8,6 +8,7 @@
  * once, or a replay, record nothing twice.
  */
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -15,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as OperationOutcome from "../terminal/OperationOutcome.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as TransactionHistory from "./TransactionHistory.js"
 
 /** The stream of the recorder's checkpoints. */
@@ -137,3 +139,33 @@ export const catchUp = (
     }
     return recorded
   }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))
+
+/**
+ * How long `catchUpFor` waits for an original's history: a transaction older than the
+ * original's outcome still open on the server (another writer, another database's) holds it
+ * back from the global log for as long as it lasts.
+ */
+export const defaultHistoryWait: Duration.Duration = Duration.seconds(5)
+
+/**
+ * `catchUp`, and while the history of `guid` is not there yet, again every 100 ms for up to
+ * `wait`. The global log shows an event only once every transaction older than its own has
+ * ended, anywhere on the server, so an original approved a moment ago can still be hidden:
+ * without the wait, a capture, a tip or a reversal asked right after it is refused as never
+ * recorded. Without `guid`, one catch-up.
+ */
+export const catchUpFor = (
+  options: Options,
+  guid: string | undefined,
+  wait: Duration.DurationInput = defaultHistoryWait
+): Effect.Effect<void, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const rounds = Math.ceil(Duration.toMillis(Duration.decode(wait)) / 100)
+    for (let round = 0; ; round++) {
+      yield* catchUp(options)
+      if (guid === undefined || round >= rounds) return
+      if ((yield* store.streamVersion(LifecycleEvent.transactionStream(guid))) > 0) return
+      yield* Effect.sleep("100 millis")
+    }
+  })

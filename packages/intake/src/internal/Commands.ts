@@ -90,6 +90,16 @@ export const make = (
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.stop"))
 
+    /**
+     * The histories caught up with the log, waiting a moment for the original's if the payload
+     * names one the log does not show yet (`TerminalOutcomeRecorder.catchUpFor`).
+     */
+    const recordedHistory = (payload: Intake.StartLifecycle["payload"]) =>
+      TerminalOutcomeRecorder.catchUpFor(
+        { mcc: merchantMcc },
+        typeof payload.originalGuid === "string" ? payload.originalGuid : undefined
+      ).pipe(Effect.provideService(EventStore.EventStore, store), Effect.mapError(unavailable("event store")))
+
     const lifecycle = (name: string, input: Intake.StartLifecycle) =>
       Effect.gen(function* () {
         const workflow = LifecycleWorkflows.byName.get(name)
@@ -99,10 +109,7 @@ export const make = (
           })
         }
         // Terminal operations approved so far become histories the lifecycles can act on.
-        yield* TerminalOutcomeRecorder.catchUp({ mcc: merchantMcc }).pipe(
-          Effect.provideService(EventStore.EventStore, store),
-          Effect.mapError(unavailable("event store"))
-        )
+        yield* recordedHistory(input.payload)
         const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
         // Strict at the edge: a field the workflow does not take is refused, not dropped.
         const decoded = Schema.decodeUnknownEither(
