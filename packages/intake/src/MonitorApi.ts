@@ -16,7 +16,13 @@ import * as Monitor from "./Monitor.js"
 export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("service", "/v1/monitor/service")
-      .addSuccess(Monitor.ServiceView)
+      .addSuccess(
+        Monitor.ServiceView.annotations({
+          examples: [
+            { kind: "simulator", terminals: [{ serialNumber: "0821032398", terminalType: "ANDROID" }] }
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "The remote service")
       .annotate(
         OpenApi.Description,
@@ -25,7 +31,21 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   )
   .add(
     HttpApiEndpoint.get("terminals", "/v1/monitor/terminals")
-      .addSuccess(Schema.Array(Monitor.TerminalView))
+      .addSuccess(
+        Schema.Array(Monitor.TerminalView).annotations({
+          examples: [
+            [
+              {
+                serialNumber: "0821032398",
+                terminalType: "ANDROID",
+                merchant: "merchant-1",
+                state: "idle",
+                queued: 0
+              }
+            ]
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "Terminals and what they run")
       .annotate(
         OpenApi.Description,
@@ -35,7 +55,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("executions", "/v1/monitor/executions")
       .setUrlParams(Monitor.SearchQuery)
-      .addSuccess(Monitor.SearchView)
+      .addSuccess(Monitor.SearchView.annotations({ examples: [{ executions: [], total: 0 }] }))
       .annotate(OpenApi.Summary, "Search executions")
       .annotate(
         OpenApi.Description,
@@ -44,7 +64,23 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   )
   .add(
     HttpApiEndpoint.get("alerts", "/v1/monitor/alerts")
-      .addSuccess(Monitor.AlertsView)
+      .addSuccess(
+        Monitor.AlertsView.annotations({
+          examples: [
+            {
+              alerts: [
+                {
+                  kind: "mismatch",
+                  executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+                  at: 1767225600000,
+                  message: "a callback result says DECLINED but the recorded outcome is AUTHORISED"
+                }
+              ],
+              caughtUp: true
+            }
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "Alerts")
       .annotate(
         OpenApi.Description,
@@ -53,7 +89,13 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   )
   .add(
     HttpApiEndpoint.get("live", "/v1/monitor/live")
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .addSuccess(
+        HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+          examples: [
+            'event: log\ndata: {"position":"1042","streamId":"payment-3c1e","type":"PaymentAuthorised","recordedAt":1767225600000}\n\n'
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "Live event feed (server-sent events)")
       .annotate(
         OpenApi.Description,
