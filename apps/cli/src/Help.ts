@@ -193,3 +193,36 @@ const commandList = (elements: ReadonlyArray<HelpDoc.HelpDoc>): ReadonlyArray<st
     return [`  ${row.name.padEnd(width)}${first.trimStart()}`, ...rest]
   })
 }
+
+/** Every command's path below the root (`[]`, `["sale"]`, `["executions", "list"]` …). */
+export const commandPaths = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>
+): ReadonlyArray<ReadonlyArray<string>> => {
+  const below = (descriptor: Descriptor.Command<unknown>): ReadonlyArray<ReadonlyArray<string>> =>
+    Array.from(HashMap.toEntries(Descriptor.getSubcommands(descriptor)))
+      .filter(([, child]) => child !== descriptor)
+      .flatMap(([name, child]) => [[name], ...below(child).map((path) => [name, ...path])])
+  return [[], ...below(root.descriptor)]
+}
+
+/**
+ * The help of every command, plain and with colour, by its path (`"executions list"`):
+ * written beside the bundle when it is built, so `bin/tillflow.mjs` answers `--help` without
+ * loading the command line (`helpIndex.json`).
+ */
+export const index = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>,
+  app: { readonly name: string; readonly version: string }
+) =>
+  Effect.forEach(commandPaths(root), (path) =>
+    Effect.all([
+      render(root, app, [...path, "--help"], false),
+      render(root, app, [...path, "--help"], true)
+    ]).pipe(
+      Effect.map(([plain, colour]) =>
+        Option.isSome(plain) && Option.isSome(colour)
+          ? Option.some([path.join(" "), { plain: plain.value, colour: colour.value }] as const)
+          : Option.none()
+      )
+    )
+  ).pipe(Effect.map((entries) => Object.fromEntries(entries.flatMap(Option.toArray))))

@@ -15,7 +15,7 @@
  * | 7 | partially approved: part of the amount is still due |
  * | 130, 143 | stopped by SIGINT, SIGTERM: the operation goes on (`Handler.processExitCode`) |
  */
-import type { Intake } from "@tillflow/intake"
+import type * as Intake from "@tillflow/intake/Intake"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

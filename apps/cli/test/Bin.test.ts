@@ -26,8 +26,8 @@ const ansi = /\u001b\[/
 describe("the tillflow executable", () => {
   it("bundles the command line on first use and answers --help with usage lines that start with tillflow", async () => {
     const text = await help(["--help"])
-    expect(Fs.existsSync(Path.join(buildDir, "main.mjs"))).toBe(true)
-    expect(Fs.existsSync(Path.join(buildDir, "main.mjs.map"))).toBe(true)
+    expect(Fs.existsSync(Path.join(buildDir, "main.cjs"))).toBe(true)
+    expect(Fs.existsSync(Path.join(buildDir, "main.cjs.map"))).toBe(true)
     const meta = JSON.parse(Fs.readFileSync(Path.join(buildDir, "main.meta.json"), "utf8")) as {
       readonly inputs: Record<string, unknown>
     }

@@ -1,7 +1,7 @@
 /** `tillflow events tail`: the event log, from its last events or a checkpoint, followed with `-f`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -4,7 +4,7 @@
  * code it ends with. Terminal operations (`runOperation`) and terminal-less ones
  * (`runLifecycle`, `onTerminal`) share the loop.
  */
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -33,7 +33,11 @@ const worker = Options.text("worker").pipe(
   ),
   Options.optional
 )
-export const common = { json, worker }
+const verbose = Options.boolean("verbose").pipe(
+  Options.withAlias("v"),
+  Options.withDescription("also say which worker the command talks to (or TILLFLOW_VERBOSE=1)")
+)
+export const common = { json, worker, verbose }
 
 export const serial = Options.text("serial").pipe(
   Options.withAlias("s"),
@@ -105,6 +109,7 @@ export const reference = Options.text("reference").pipe(
 export type RunOptions = {
   readonly json: boolean
   readonly worker: Option.Option<string>
+  readonly verbose: boolean
   readonly serial: string
   readonly terminalType: Option.Option<string>
   readonly key: Option.Option<string>
@@ -118,6 +123,7 @@ export type RunOptions = {
 export type LifecycleOptions = {
   readonly json: boolean
   readonly worker: Option.Option<string>
+  readonly verbose: boolean
   readonly key: Option.Option<string>
   readonly detach: boolean
   readonly wait: number
