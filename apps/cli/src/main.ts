@@ -16,11 +16,15 @@ import * as Option from "effect/Option"
 import { configLayer, tillflow } from "./Commands.js"
 import * as Handler from "./Handler.js"
 import * as Help from "./Help.js"
+import * as Output from "./Output.js"
 
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
   process.stderr.write(`tillflow ${logLevel.label.toLowerCase()}: ${text}\n`)
 })
+
+Output.plainUnlessColour(process.stdout, process.env)
+Output.plainUnlessColour(process.stderr, process.env)
 
 const app = { name: "tillflow", version: "0.0.0" }
 const cli = Command.run(tillflow, app)

@@ -34,6 +34,11 @@ const tail = Command.make(
   "tail",
   {
     ...common,
+    json: Options.boolean("json").pipe(
+      Options.withDescription(
+        "print NDJSON: one JSON document per event, one per line, as stored (amounts in minor units)"
+      )
+    ),
     from: Options.text("from").pipe(
       Options.withDescription("a checkpoint (transactionId:position) or start"),
       Options.optional

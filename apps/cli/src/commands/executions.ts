@@ -9,19 +9,19 @@ import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
+import * as Presentation from "../Presentation.js"
 import { common, withShownDefault } from "../internal/options.js"
 
-/** One execution as a line of the list. */
-const executionLine = (v: Intake.ExecutionView): string =>
-  [
-    v.executionId,
-    v.status.padEnd(10),
-    new Date(v.createdAt).toISOString(),
-    (v.attributes["operation"] ?? v.workflow).padEnd(16),
-    v.attributes["serialNumber"] ?? "",
-    v.attributes["amount"] === undefined ? "" : `${v.attributes["amount"]} ${v.attributes["currency"] ?? ""}`,
-    v.report?.verdict ?? v.progress?.phase ?? ""
-  ].join("  ")
+/** One execution as a row of the list. */
+const executionRow = (v: Intake.ExecutionView): ReadonlyArray<string> => [
+  v.executionId,
+  new Date(v.createdAt).toISOString().replace("T", " ").slice(0, 19),
+  v.attributes["operation"] ?? v.workflow,
+  v.attributes["serialNumber"] ?? "-",
+  v.attributes["amount"] === undefined ? "-" : `${v.attributes["amount"]} ${v.attributes["currency"] ?? ""}`,
+  Presentation.statusOf(v) +
+    (v.report === undefined && v.progress !== undefined ? ` (${v.progress.phase})` : "")
+]
 
 const list = Command.make(
   "list",
@@ -45,8 +45,13 @@ const list = Command.make(
           ...(Option.isSome(o.workflow) ? { workflow: o.workflow.value } : {}),
           limit: o.limit
         })
-        yield* Output.print(o.json, found, () =>
-          found.length === 0 ? ["no execution"] : found.map(executionLine)
+        yield* Output.print(o.json, found.map(Presentation.executionJson), () =>
+          found.length === 0
+            ? ["no execution"]
+            : Presentation.table(
+                ["execution", "created (UTC)", "operation", "serial", "amount", "status"],
+                found.map(executionRow)
+              )
         )
         return Output.ExitCode.ok
       })
@@ -71,7 +76,9 @@ const show = Command.make(
         const history = o.history ? Option.some(yield* intake.history(o.executionId)) : Option.none()
         yield* Output.print(
           o.json,
-          Option.isSome(history) ? { ...view, history: history.value } : view,
+          Option.isSome(history)
+            ? { ...(Presentation.executionJson(view) as object), history: history.value }
+            : Presentation.executionJson(view),
           () => [
             ...Output.describeExecution(view),
             ...(Option.isSome(history)

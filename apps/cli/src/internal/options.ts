@@ -128,3 +128,30 @@ export type LifecycleOptions = {
   readonly detach: boolean
   readonly wait: number
 }
+
+/** `--customer-reference`: the integrator's own reference, echoed by the service. */
+export const customerReference = Options.text("customer-reference").pipe(
+  Options.withDescription("customerReference: your own reference, echoed unchanged in the result"),
+  Options.optional
+)
+
+/** The `customerReference` field of a request, when `--customer-reference` gives one. */
+export const customerReferenceField = (value: Option.Option<string>) =>
+  Option.isSome(value) ? { customerReference: value.value } : {}
+
+/** `--billing-zip-code` and `--billing-address`: the card holder's billing address (sales). */
+export const billing = {
+  billingZipCode: Options.text("billing-zip-code").pipe(
+    Options.withDescription("billing.zipCode of the card holder (address verification)"),
+    Options.optional
+  ),
+  billingAddress: Options.text("billing-address").pipe(
+    Options.withDescription("billing.address of the card holder; needs --billing-zip-code"),
+    Options.optional
+  )
+}
+
+/** `--duplicate-check`: the service refuses a same-amount transaction on the terminal shortly after. */
+export const duplicateCheck = Options.boolean("duplicate-check").pipe(
+  Options.withDescription("duplicate_check: let the service refuse a repeat of the same amount")
+)
