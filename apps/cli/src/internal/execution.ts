@@ -69,7 +69,8 @@ const startAndFollow = <E>(
       )
       yield* Output.printExecution(options.json, final)
       const code = Output.exitCodeOf(final)
-      if (info.simulator && original !== undefined && code === Output.ExitCode.failed) {
+      const unknownThere = /not found|invalid guid/i.test(final.report?.summary ?? "")
+      if (info.simulator && original !== undefined && code === Output.ExitCode.failed && unknownThere) {
         yield* Output.note(simulatorGone(original))
       }
       return code
