@@ -82,6 +82,34 @@ describe("the tillflow executable's start-up", () => {
   }, 240_000)
 })
 
+describe("tillflow's usage errors", () => {
+  it("a bad option value is refused with its flag and what is allowed (exit 2), before any store is opened", async () => {
+    const dataDir = Path.join(buildDir, "never-created")
+    for (const [args, message] of [
+      [["executions", "list", "--limit", "0"], "--limit must be from 1 to 10000"],
+      [["events", "tail", "--last", "-3"], "--last must be 0 or more"],
+      [
+        ["sale", "--serial", "X1", "--amount", "1.00", "--deadline", "0"],
+        "--deadline must be from 1 to 86400"
+      ],
+      [
+        ["device", "set-screen-brightness", "--serial", "X1", "--min", "0", "--max", "300"],
+        "--max 300: a brightness level is an integer from 0 to 100"
+      ],
+      [["reverse", "--serial", "X1", "--original-transaction-id", "g"], "--amount is required with --serial"],
+      [
+        ["sale", "--serial", "X1", "--amount", "1.00", "--billing-address", "Main St 1"],
+        "--billing-address needs --billing-zip-code"
+      ]
+    ] as const) {
+      const refused = await Bin.run(buildDir, args, { TILLFLOW_DATA_DIR: dataDir })
+      expect(refused.status, `${args.join(" ")}: ${refused.stderr}`).toBe(2)
+      expect(refused.stderr).toContain(message)
+    }
+    expect(Fs.existsSync(dataDir)).toBe(false)
+  }, 240_000)
+})
+
 describe("tillflow's help", () => {
   it("fits 100 columns, at the top and for a command with many options", async () => {
     expect(wider(await help(["--help"]))).toEqual([])

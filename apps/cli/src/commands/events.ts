@@ -9,7 +9,7 @@ import * as Ref from "effect/Ref"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common, withShownDefault } from "../internal/options.js"
+import { boundedInteger, common, withShownDefault } from "../internal/options.js"
 
 const eventLine = (e: Intake.EventView): string =>
   `${e.position.padEnd(14)} ${e.recordedAt}  ${e.streamId}@${e.version}  ${e.type}`
@@ -43,7 +43,7 @@ const tail = Command.make(
       Options.withDescription("a checkpoint (transactionId:position) or start"),
       Options.optional
     ),
-    last: Options.integer("last").pipe(
+    last: boundedInteger("last", 0, Number.MAX_SAFE_INTEGER).pipe(
       Options.withDescription("start with the last N events"),
       withShownDefault(20)
     ),

@@ -10,7 +10,7 @@ import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
 import * as Presentation from "../Presentation.js"
-import { common, withShownDefault } from "../internal/options.js"
+import { boundedInteger, common, withShownDefault } from "../internal/options.js"
 
 /** One execution as a row of the list. */
 const executionRow = (v: Intake.ExecutionView): ReadonlyArray<string> => [
@@ -31,7 +31,10 @@ const list = Command.make(
     serialNumber: Options.text("serial").pipe(Options.optional),
     operation: Options.text("operation").pipe(Options.optional),
     workflow: Options.text("workflow").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(withShownDefault(20))
+    limit: boundedInteger("limit", 1, 10_000).pipe(
+      Options.withDescription("how many, 1 to 10000"),
+      withShownDefault(20)
+    )
   },
   Handler.make((o) =>
     Backend.provide(

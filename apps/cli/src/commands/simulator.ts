@@ -7,14 +7,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { withShownDefault } from "../internal/options.js"
+import { boundedInteger, withShownDefault } from "../internal/options.js"
 
 export const simulator = Command.make(
   "simulator",
   {
-    port: Options.integer("port").pipe(withShownDefault(7070)),
+    port: boundedInteger("port", 0, 65_535).pipe(withShownDefault(7070)),
     seed: Options.integer("seed").pipe(Options.optional),
-    terminals: Options.integer("terminals").pipe(withShownDefault(3)),
+    terminals: boundedInteger("terminals", 1, 10_000).pipe(withShownDefault(3)),
     host: Options.text("host").pipe(withShownDefault("127.0.0.1"))
   },
   Handler.make((o) =>

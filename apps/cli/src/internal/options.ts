@@ -26,6 +26,18 @@ export const waitSeconds = Options.integer("wait").pipe(
   )
 )
 
+/**
+ * An integer option within bounds, refused as the command line is parsed (exit 2, before any
+ * store or worker is reached) with the flag and the allowed range.
+ */
+export const boundedInteger = (name: string, min: number, max: number) =>
+  Options.integer(name).pipe(
+    Options.filterMap(
+      (value) => (value >= min && value <= max ? Option.some(value) : Option.none()),
+      `--${name} must be ${max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`}`
+    )
+  )
+
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document instead of lines"))
 const worker = Options.text("worker").pipe(
   Options.withDescription(
@@ -61,8 +73,8 @@ const delivery = Options.choice("delivery", ["callback", "polling"]).pipe(
   Options.withDescription("how the result comes back (default: the configured one)"),
   Options.optional
 )
-const deadline = Options.integer("deadline").pipe(
-  Options.withDescription("seconds a busy, offline or queued terminal may be waited for"),
+const deadline = boundedInteger("deadline", 1, 86_400).pipe(
+  Options.withDescription("seconds a busy, offline or queued terminal may be waited for, 1 to 86400"),
   Options.optional
 )
 const detach = Options.boolean("detach").pipe(
