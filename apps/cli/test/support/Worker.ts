@@ -25,12 +25,17 @@ export interface TestWorker {
 /** Starts a worker with the executable of `buildDir`; resolves once its intake listens. */
 export const start = async (buildDir: string): Promise<TestWorker> => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-worker-"))
-  const running = Bin.start(buildDir, ["worker"], {
-    TILLFLOW_DATA_DIR: Path.join(dir, "data"),
-    TILLFLOW_INTAKE_PORT: "0",
-    TILLFLOW_INTAKE_TOKEN: token,
-    TILLFLOW_SIMULATOR_FAST: "true"
-  })
+  const running = Bin.start(
+    buildDir,
+    ["worker"],
+    {
+      TILLFLOW_DATA_DIR: Path.join(dir, "data"),
+      TILLFLOW_INTAKE_PORT: "0",
+      TILLFLOW_INTAKE_TOKEN: token,
+      TILLFLOW_SIMULATOR_FAST: "true"
+    },
+    0
+  )
   const match = await running.waitForStderr(/intake\s+(http:\/\/\S+)/)
   const url = match[1] ?? ""
   return {
@@ -38,7 +43,11 @@ export const start = async (buildDir: string): Promise<TestWorker> => {
     cli: (args, extra = {}) =>
       Bin.run(buildDir, args, { TILLFLOW_WORKER_URL: url, TILLFLOW_INTAKE_TOKEN: token, ...extra }),
     stop: async () => {
-      if (running.pid !== undefined) process.kill(running.pid, "SIGTERM")
+      try {
+        if (running.pid !== undefined) process.kill(running.pid, "SIGTERM")
+      } catch {
+        // Already gone: its end below is what the test waits for.
+      }
       await running.ended
       Fs.rmSync(dir, { recursive: true, force: true })
     }
