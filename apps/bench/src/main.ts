@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import * as CallbackBench from "./CallbackBench.js"
+import * as CliStartBench from "./CliStartBench.js"
 import * as ColdStartBench from "./ColdStartBench.js"
 import * as ConsoleBench from "./ConsoleBench.js"
 import * as EndToEndBench from "./EndToEndBench.js"
@@ -32,7 +33,8 @@ const sections: ReadonlyArray<Section.Section> = [
   CallbackBench.section,
   EndToEndBench.section,
   ColdStartBench.section,
-  ConsoleBench.section
+  ConsoleBench.section,
+  CliStartBench.section
 ]
 
 const usage = `usage: npm run bench -- [--only ${sections.map((s) => s.name).join(",")}] [--quick] [--write] [--rounds N] [--profile DIR]

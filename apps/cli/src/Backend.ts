@@ -2,26 +2,35 @@
  * Where a command runs. The `Intake` a command uses is either a running worker's, over
  * HTTP — when `--worker`/`TILLFLOW_WORKER_URL` names one, or when a live worker holds the
  * embedded store (PGlite allows one process per data directory; the worker publishes its
- * address in the directory's lock) — or the library in this process, on the configured
- * store and remote service, with an engine worker of its own while the command runs.
- * Commands that only read the store never start the remote service.
+ * address in the directory's lock) — or the library in this process (`LocalBackend`, loaded
+ * only then), on the configured store and remote service, with an engine worker of its own
+ * while the command runs. Commands that only read the store never start the remote service.
  */
-import { type RemoteError, TerminalCloud } from "@tillflow/core"
-import { PgliteLock } from "@tillflow/store-sql"
-import { Intake, IntakeClient, IntakeLocal, Stack, WorkerConfig } from "@tillflow/intake"
+import * as IntakeClient from "@tillflow/intake/IntakeClient"
+import type * as Intake from "@tillflow/intake/Intake"
+import type * as Stack from "@tillflow/intake/Stack"
+import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
+import * as PgliteLock from "@tillflow/store-sql/PgliteLock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Path from "node:path"
 import * as Output from "./Output.js"
 
 /** What the command runs against, said on stderr. */
 export class BackendInfo extends Context.Tag("tillflow/cli/BackendInfo")<
   BackendInfo,
-  { readonly description: string; readonly remote: boolean }
+  {
+    readonly description: string
+    /** A running worker's intake, over HTTP. */
+    readonly remote: boolean
+    /** The built-in simulator in this process: what it knows ends with the process. */
+    readonly simulator: boolean
+  }
 >() {}
 
 /** What a command needs. */
@@ -32,51 +41,39 @@ export interface Needs {
   readonly worker: boolean
 }
 
-const noCloud: TerminalCloud.Service = (() => {
-  const refuse = Effect.dieMessage("this command does not use the remote service") as Effect.Effect<
-    never,
-    RemoteError.RemoteError
-  >
-  return {
-    listDevices: refuse,
-    sendTransaction: () => refuse,
-    transactionResult: () => refuse,
-    transactionStatus: () => refuse,
-    deviceCommand: () => refuse,
-    tipAdjustment: () => refuse,
-    deferredToken: () => refuse,
-    reversal: () => refuse,
-    preAuthorizationIncrease: () => refuse,
-    preAuthorizationCapture: () => refuse,
-    motoSale: () => refuse,
-    motoRefund: () => refuse,
-    motoReversal: () => refuse,
-    batchClose: () => refuse,
-    batchSummary: () => refuse,
-    batchDetail: () => refuse
-  }
-})()
+/** The command line cannot reach what it runs against (exit 1). */
+export class BackendError extends Schema.TaggedError<BackendError>()("BackendError", {
+  message: Schema.String
+}) {}
 
 const remote = (baseUrl: string, token: string, why: string) =>
   Layer.merge(
     IntakeClient.layer({ baseUrl, token: Redacted.make(token) }),
-    Layer.succeed(BackendInfo, { description: `the worker at ${baseUrl} (${why})`, remote: true })
+    Layer.succeed(BackendInfo, {
+      description: `the worker at ${baseUrl} (${why})`,
+      remote: true,
+      simulator: false
+    })
   )
 
 /** The intake for a command, chosen as the module says. */
 export const layer = (
   options: { readonly worker: Option.Option<string> },
   needs: Needs
-): Layer.Layer<Intake.Intake | BackendInfo, Stack.StartupError> =>
+): Layer.Layer<Intake.Intake | BackendInfo, BackendError | Stack.StartupError> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
-      const config = yield* WorkerConfig.load
-      const fromEnv = yield* Config.option(Config.nonEmptyString("TILLFLOW_WORKER_URL"))
+      const config = yield* WorkerConfig.load.pipe(
+        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+      )
+      const fromEnv = yield* Config.option(Config.nonEmptyString("TILLFLOW_WORKER_URL")).pipe(
+        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+      )
       const workerUrl = Option.orElse(options.worker, () => fromEnv)
       const token = Option.map(config.intake.token, Redacted.value)
       if (Option.isSome(workerUrl)) {
         if (Option.isNone(token)) {
-          return yield* new Stack.StartupError({
+          return yield* new BackendError({
             message: `talking to the worker at ${workerUrl.value} needs its token: set TILLFLOW_INTAKE_TOKEN`
           })
         }
@@ -92,7 +89,7 @@ export const layer = (
           if (url !== undefined && Option.isSome(usable)) {
             return remote(url, usable.value, `it holds ${dataDir}`)
           }
-          return yield* new Stack.StartupError({
+          return yield* new BackendError({
             message:
               `${new PgliteLock.DataDirLocked({ dataDir, holder: holder.value }).message}. ` +
               (url === undefined
@@ -101,61 +98,25 @@ export const layer = (
           })
         }
       }
-      const store = Stack.storeLayer(config.store, "cli")
-      const cloud = needs.cloud
-        ? Stack.cloudLayer(config.cloud)
-        : Layer.merge(
-            Layer.succeed(TerminalCloud.TerminalCloud, noCloud),
-            Layer.succeed(Stack.Cloud, {
-              kind: "remote" as const,
-              baseUrl: "",
-              transactionsUrl: "",
-              terminals: []
-            })
-          )
-      const settings = Stack.settingsLayer(Option.none())
-      const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
-      const engineWorker = needs.worker
-        ? Stack.workerLayer({ ...config.worker, concurrency: Math.min(config.worker.concurrency, 4) })
-        : Layer.empty
-      const describe = Layer.effect(
-        BackendInfo,
-        Effect.gen(function* () {
-          const storeInfo = yield* Stack.Store
-          const cloudInfo = yield* Stack.Cloud
-          const where =
-            storeInfo.kind === "postgres" ? "PostgreSQL" : `the embedded store in ${storeInfo.dataDir ?? "?"}`
-          const service = !needs.cloud
-            ? ""
-            : cloudInfo.kind === "simulator"
-              ? `, the built-in simulator (in this process, not a real payment service)`
-              : `, the service at ${cloudInfo.baseUrl}`
-          return { description: `this process on ${where}${service}`, remote: false }
-        })
-      )
-      return Layer.mergeAll(IntakeLocal.layer({ merchantMcc: config.merchantMcc }), describe).pipe(
-        Layer.provideMerge(Layer.merge(workflows, engineWorker)),
-        Layer.provideMerge(Stack.engineLayer),
-        Layer.provideMerge(cloud),
-        Layer.provideMerge(store)
-      )
-    }).pipe(
-      Effect.mapError((error) =>
-        error._tag === "StartupError"
-          ? error
-          : new Stack.StartupError({ message: `configuration: ${error.message}` })
-      )
-    )
+      const local = yield* Effect.promise(() => import("./internal/LocalBackend.js"))
+      return local.layer(config, needs)
+    })
   )
 
-/** Runs a command's body on its intake, first saying on stderr which one it is. */
+/**
+ * Runs a command's body on its intake. Which one it is is said on stderr when it is this
+ * process (its store and, for operations, which remote service), and for a worker only
+ * with `--verbose` or `TILLFLOW_VERBOSE=1`: a script or a shell calling a worker again
+ * and again is not told the same address every time.
+ */
 export const provide = <A, E>(
-  options: { readonly worker: Option.Option<string> },
+  options: { readonly worker: Option.Option<string>; readonly verbose?: boolean },
   needs: Needs,
   body: Effect.Effect<A, E, Intake.Intake | BackendInfo>
-): Effect.Effect<A, E | Stack.StartupError> =>
+): Effect.Effect<A, E | BackendError | Stack.StartupError> =>
   Effect.gen(function* () {
     const info = yield* BackendInfo
-    yield* Output.note(`tillflow: running against ${info.description}`)
+    const verbose = options.verbose === true || (process.env["TILLFLOW_VERBOSE"] ?? "") === "1"
+    if (!info.remote || verbose) yield* Output.note(`tillflow: running against ${info.description}`)
     return yield* body
   }).pipe(Effect.provide(layer({ worker: options.worker }, needs)))

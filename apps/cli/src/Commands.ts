@@ -7,7 +7,7 @@
  * `--json`) and ends with its exit code (`Handler`, `Output`).
  */
 import * as Command from "@effect/cli/Command"
-import { WorkerConfig } from "@tillflow/intake"
+import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { audit } from "./commands/audit.js"
 import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"

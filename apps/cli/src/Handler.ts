@@ -6,17 +6,19 @@
  * code from how the run ended.
  */
 import * as ValidationError from "@effect/cli/ValidationError"
-import type { Intake, Stack } from "@tillflow/intake"
+import type * as Intake from "@tillflow/intake/Intake"
+import type * as Stack from "@tillflow/intake/Stack"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Os from "node:os"
+import type * as Backend from "./Backend.js"
 import * as Output from "./Output.js"
 
 /** What a command's body may fail with. */
-export type Failure = Intake.IntakeError | Output.UsageError | Stack.StartupError
+export type Failure = Intake.IntakeError | Output.UsageError | Stack.StartupError | Backend.BackendError
 
 /** A command ended with this exit code (never 0: a command that ends with 0 succeeds). */
 export class Exited extends Data.TaggedError("Exited")<{ readonly code: number }> {}
@@ -27,7 +29,9 @@ export const report = <R>(body: Effect.Effect<number, Failure, R>): Effect.Effec
     Effect.gen(function* () {
       yield* Output.clearProgress
       yield* Output.note(`tillflow: ${error.message}`)
-      return error._tag === "StartupError" ? Output.ExitCode.internal : Output.exitCodeOfError(error)
+      return error._tag === "StartupError" || error._tag === "BackendError"
+        ? Output.ExitCode.internal
+        : Output.exitCodeOfError(error)
     })
   )
 

@@ -20,6 +20,7 @@ import * as Doc from "@effect/printer/Doc"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import * as Examples from "./Examples.js"
 
 /** The widest line help prints. */
 export const lineWidth = 100
@@ -65,6 +66,8 @@ export const render = <Name extends string, R, E, A>(
           ? Command.getHelp(root, CliConfig.make({ ...config, showBuiltIns: true }))
           : directive.option.helpDoc
       const bold = (text: string) => (colour ? AnsiDoc.render(heading(text), { style: "pretty" }) : text)
+      const key = [...path.slice(1), ...(leaf === app.name ? [] : [leaf])].join(" ")
+      const shown = Examples.examples[key] ?? []
       return Option.some(
         [
           `${app.name} ${app.version}`,
@@ -74,11 +77,19 @@ export const render = <Name extends string, R, E, A>(
           ...usages.map((usage) => usageLine([...path, usage].join(" "))),
           "",
           ...blocks(body).flatMap((doc) => block(doc, bold)),
+          ...(shown.length === 0 ? [] : [bold("EXAMPLES"), "", ...shown.flatMap(exampleLines), ""]),
           ""
         ].join("\n")
       )
     })
   )
+
+/** An example as shell lines within `lineWidth`: long ones go on with ` \\` as a shell reads them. */
+const exampleLines = (example: string): ReadonlyArray<string> => {
+  const words = example.split(" ").filter((word) => word !== "")
+  const lines = wrap(["$", ...words], 2, 4, lineWidth - 2)
+  return lines.map((line, i) => (i < lines.length - 1 ? `${line} \\` : line))
+}
 
 const heading = (text: string): AnsiDoc.AnsiDoc => Doc.annotate(Doc.text(text), Ansi.bold)
 
@@ -87,12 +98,17 @@ const heading = (text: string): AnsiDoc.AnsiDoc => Doc.annotate(Doc.text(text), 
  * `hang`. By hand: @effect/printer's layout weighs every break of a long document against
  * the rest, which took tens of seconds (and overflowed the stack) on the command list.
  */
-const wrap = (words: ReadonlyArray<string>, indent: number, hang: number): ReadonlyArray<string> => {
+const wrap = (
+  words: ReadonlyArray<string>,
+  indent: number,
+  hang: number,
+  width: number = lineWidth
+): ReadonlyArray<string> => {
   const out: Array<string> = []
   let line = " ".repeat(indent)
   let empty = true
   for (const word of words) {
-    if (!empty && line.length + 1 + word.length > lineWidth) {
+    if (!empty && line.length + 1 + word.length > width) {
       out.push(line)
       line = " ".repeat(indent + hang) + word
     } else {
@@ -193,3 +209,63 @@ const commandList = (elements: ReadonlyArray<HelpDoc.HelpDoc>): ReadonlyArray<st
     return [`  ${row.name.padEnd(width)}${first.trimStart()}`, ...rest]
   })
 }
+
+/**
+ * A command descriptor as @effect/cli builds it (its variants are not exported): a command
+ * (`Standard`, `GetUserInput`), one mapped (`Map`), or one with subcommands (`Subcommands`).
+ */
+interface DescriptorNode {
+  readonly _tag: string
+  readonly name?: string
+  readonly command?: DescriptorNode
+  readonly parent?: DescriptorNode
+  readonly children?: ReadonlyArray<DescriptorNode>
+}
+
+/** A descriptor's name and the descriptors of its subcommands. */
+const node = (
+  d: DescriptorNode
+): { readonly name: string; readonly children: ReadonlyArray<DescriptorNode> } => {
+  switch (d._tag) {
+    case "Map":
+      return d.command === undefined ? { name: "", children: [] } : node(d.command)
+    case "Subcommands":
+      return { name: d.parent === undefined ? "" : node(d.parent).name, children: d.children ?? [] }
+    default:
+      return { name: d.name ?? "", children: [] }
+  }
+}
+
+/** Every command's path below the root (`[]`, `["sale"]`, `["executions", "list"]` …). */
+export const commandPaths = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>
+): ReadonlyArray<ReadonlyArray<string>> => {
+  const below = (d: DescriptorNode): ReadonlyArray<ReadonlyArray<string>> =>
+    node(d).children.flatMap((child) => {
+      const name = node(child).name
+      return [[name], ...below(child).map((path) => [name, ...path])]
+    })
+  return [[], ...below(root.descriptor as unknown as DescriptorNode)]
+}
+
+/**
+ * The help of every command, plain and with colour, by its path (`"executions list"`):
+ * written beside the bundle when it is built, so `bin/tillflow.mjs` answers `--help` without
+ * loading the command line (`helpIndex.json`).
+ */
+export const index = <Name extends string, R, E, A>(
+  root: Command.Command<Name, R, E, A>,
+  app: { readonly name: string; readonly version: string }
+) =>
+  Effect.forEach(commandPaths(root), (path) =>
+    Effect.all([
+      render(root, app, [...path, "--help"], false),
+      render(root, app, [...path, "--help"], true)
+    ]).pipe(
+      Effect.map(([plain, colour]) =>
+        Option.isSome(plain) && Option.isSome(colour)
+          ? Option.some([path.join(" "), { plain: plain.value, colour: colour.value }] as const)
+          : Option.none()
+      )
+    )
+  ).pipe(Effect.map((entries) => Object.fromEntries(entries.flatMap(Option.toArray))))

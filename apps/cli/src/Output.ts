@@ -15,10 +15,11 @@
  * | 7 | partially approved: part of the amount is still due |
  * | 130, 143 | stopped by SIGINT, SIGTERM: the operation goes on (`Handler.processExitCode`) |
  */
-import type { Intake } from "@tillflow/intake"
+import type * as Intake from "@tillflow/intake/Intake"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Presentation from "./Presentation.js"
 
 /** The exit codes (see the module's table). */
 export const ExitCode = {
@@ -84,16 +85,7 @@ const verdictMark: Record<string, string> = {
   error: "ERROR"
 }
 
-/** The facts of a terminal operation's stored result, if it has them. */
-const resultFacts = (result: unknown): Readonly<Record<string, unknown>> => {
-  const value =
-    typeof result === "object" && result !== null ? (result as Record<string, unknown>)["value"] : undefined
-  const facts =
-    typeof value === "object" && value !== null ? (value as Record<string, unknown>)["facts"] : undefined
-  return typeof facts === "object" && facts !== null ? (facts as Record<string, unknown>) : {}
-}
-
-/** Human lines of an execution. */
+/** Human lines of an execution: its verdict and summary, then what identifies it. */
 export const describeExecution = (view: Intake.ExecutionView): ReadonlyArray<string> => {
   const a = view.attributes
   const what = [
@@ -105,21 +97,24 @@ export const describeExecution = (view: Intake.ExecutionView): ReadonlyArray<str
     .join(" ")
   const head =
     view.report !== undefined
-      ? `${verdictMark[view.report.verdict] ?? view.report.verdict}${view.report.reconciled && view.report.verdict === "approved" ? " (after reconciliation)" : ""}  ${view.report.summary}`
+      ? `${verdictMark[view.report.verdict] ?? view.report.verdict}${view.report.reconciled && view.report.verdict === "approved" ? " (after reconciliation)" : ""}  ${Presentation.summaryOf(view)}`
       : `${view.status.toUpperCase()}  ${what}${view.progress === undefined ? "" : `: ${view.progress.phase}, waiting for ${view.progress.waitingFor}`}`
-  const facts = resultFacts(view.result)
+  const guid = Presentation.transactionIdOf(view)
   return [
     head,
-    `  execution    ${view.executionId} (${view.workflow}, ${view.status})`,
-    ...(facts["efttransactionID"] === undefined
+    `  execution    ${view.executionId} (${view.workflow}, ${view.status === "succeeded" ? "completed" : view.status})`,
+    ...(guid === undefined
       ? []
-      : [
-          `  guid         ${String(facts["efttransactionID"])}  (--original-transaction-id of later operations)`
-        ]),
+      : [`  guid         ${guid}  (--original-transaction-id of later operations)`]),
     ...(a["transactionReference"] === undefined ? [] : [`  reference    ${a["transactionReference"]}`]),
-    ...(a["idempotencyKey"] === undefined ? [] : [`  key          ${a["idempotencyKey"]}`])
+    ...(a["idempotencyKey"] === undefined ? [] : [`  key          ${a["idempotencyKey"]}`]),
+    ...Presentation.batchLines(view)
   ]
 }
+
+/** Prints an execution: its `--json` document, or its human lines. */
+export const printExecution = (json: boolean, view: Intake.ExecutionView): Effect.Effect<void> =>
+  print(json, Presentation.executionJson(view), () => describeExecution(view))
 
 /** Prints a value: JSON, or the human lines. */
 export const print = (
@@ -165,4 +160,23 @@ export const progressLine = (view: Intake.ExecutionView, elapsedMs: number, tick
   const attempt =
     view.progress !== undefined && view.progress.attempt > 1 ? ` (attempt ${view.progress.attempt})` : ""
   return `${spinner[tick % spinner.length] ?? "*"} ${what}: ${phase}${attempt}, ${(elapsedMs / 1000).toFixed(1)} s, waiting for ${waiting}`
+}
+
+/** A colour (SGR) escape: `\x1b[1m`, `\x1b[0;31m` … Cursor moves (the progress line) are not colours. */
+// eslint-disable-next-line no-control-regex
+const colourEscape = /\u001b\[[0-9;]*m/g
+
+/**
+ * Makes a stream drop colour escapes when it is not a terminal or `NO_COLOR` is set
+ * (no-color.org): @effect/cli prints some of its validation errors in colour whatever the
+ * stream, which a script reading stderr would get as `\x1b[1m` noise.
+ */
+export const plainUnlessColour = (stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): void => {
+  if (stream.isTTY === true && (env["NO_COLOR"] ?? "") === "") return
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: Array<unknown>) => boolean
+  stream.write = ((chunk: unknown, ...rest: Array<unknown>) =>
+    write(
+      typeof chunk === "string" ? chunk.replace(colourEscape, "") : chunk,
+      ...rest
+    )) as typeof stream.write
 }

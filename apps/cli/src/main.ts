@@ -5,8 +5,9 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
+import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -15,11 +16,15 @@ import * as Option from "effect/Option"
 import { configLayer, tillflow } from "./Commands.js"
 import * as Handler from "./Handler.js"
 import * as Help from "./Help.js"
+import * as Output from "./Output.js"
 
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
   process.stderr.write(`tillflow ${logLevel.label.toLowerCase()}: ${text}\n`)
 })
+
+Output.plainUnlessColour(process.stdout, process.env)
+Output.plainUnlessColour(process.stderr, process.env)
 
 const app = { name: "tillflow", version: "0.0.0" }
 const cli = Command.run(tillflow, app)
@@ -46,6 +51,18 @@ const program = Effect.flatMap(help, (text) =>
   )
 )
 
+/**
+ * The help of every command written to a file instead of running one (`bin/tillflow.mjs`
+ * asks for it once per build, to answer `--help` without loading the command line).
+ */
+const writeHelpIndex = (file: string, bundle: string) =>
+  Effect.flatMap(Help.index(tillflow, app), (help) =>
+    Effect.sync(() => {
+      Fs.writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify({ bundle, help }))
+      Fs.renameSync(`${file}.${process.pid}.tmp`, file)
+    })
+  ).pipe(Effect.provide(NodeContext.layer))
+
 // `runMain` interrupts the program on SIGINT and SIGTERM without saying which came: keep it
 // for the exit code. Both listeners go with the first signal, as `runMain`'s do: a second
 // signal then ends the process at once.
@@ -59,13 +76,18 @@ const listeners = (["SIGINT", "SIGTERM"] as const).map((name) => {
 })
 for (const [name, listener] of listeners) process.on(name, listener)
 
-NodeRuntime.runMain(program, {
-  disableErrorReporting: true,
-  disablePrettyLogger: true,
-  teardown: (exit, onExit) => {
-    const code = Handler.processExitCode(exit, signal, Handler.stopsOnSignal(args))
-    onExit(code)
-    // Something (a keep-alive socket) may hold the event loop: leave once output is written.
-    setTimeout(() => process.exit(code), 200).unref()
-  }
-})
+const helpIndexFile = process.env["TILLFLOW_CLI_HELP_INDEX"]
+if (helpIndexFile !== undefined) {
+  void Effect.runPromise(writeHelpIndex(helpIndexFile, process.env["TILLFLOW_CLI_BUNDLE_IDENTITY"] ?? ""))
+} else {
+  NodeRuntime.runMain(program, {
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown: (exit, onExit) => {
+      const code = Handler.processExitCode(exit, signal, Handler.stopsOnSignal(args))
+      onExit(code)
+      // Something (a keep-alive socket) may hold the event loop: leave once output is written.
+      setTimeout(() => process.exit(code), 200).unref()
+    }
+  })
+}

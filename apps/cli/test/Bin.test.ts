@@ -6,6 +6,11 @@
  * `NO_COLOR`, looking for what an option falls back to.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { tillflow } from "@tillflow/cli/Commands"
+import * as Help from "@tillflow/cli/Help"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Bin from "./support/Bin.js"
@@ -26,8 +31,8 @@ const ansi = /\u001b\[/
 describe("the tillflow executable", () => {
   it("bundles the command line on first use and answers --help with usage lines that start with tillflow", async () => {
     const text = await help(["--help"])
-    expect(Fs.existsSync(Path.join(buildDir, "main.mjs"))).toBe(true)
-    expect(Fs.existsSync(Path.join(buildDir, "main.mjs.map"))).toBe(true)
+    expect(Fs.existsSync(Path.join(buildDir, "main.cjs"))).toBe(true)
+    expect(Fs.existsSync(Path.join(buildDir, "main.cjs.map"))).toBe(true)
     const meta = JSON.parse(Fs.readFileSync(Path.join(buildDir, "main.meta.json"), "utf8")) as {
       readonly inputs: Record<string, unknown>
     }
@@ -35,6 +40,73 @@ describe("the tillflow executable", () => {
     const usage = Bin.usageLines(text)
     expect(usage.length).toBeGreaterThan(0)
     for (const line of usage) expect(line).toMatch(/^\$ tillflow\b/)
+  }, 240_000)
+})
+
+describe("the tillflow executable's start-up", () => {
+  it("answers --help of a command from help.json, the same text the command line renders", async () => {
+    const fromIndex = await help(["executions", "list", "--help"])
+    const index = JSON.parse(Fs.readFileSync(Path.join(buildDir, "help.json"), "utf8")) as {
+      readonly help: Record<string, { readonly plain: string }>
+    }
+    expect(fromIndex).toBe(`${index.help["executions list"]?.plain}\n`)
+    // What the command line renders for it in this process, from the sources.
+    const rendered = await Effect.runPromise(
+      Help.render(
+        tillflow,
+        { name: "tillflow", version: "0.0.0" },
+        ["executions", "list", "--help"],
+        false
+      ).pipe(Effect.provide(NodeContext.layer))
+    )
+    expect(fromIndex).toBe(`${Option.getOrThrow(rendered)}\n`)
+  }, 240_000)
+
+  it("keeps a V8 code cache of the bundle beside it once a command ran", async () => {
+    const run = await Bin.run(buildDir, ["sale", "--serial", "X1", "--amount", "1,00"])
+    expect(run.status).toBe(2)
+    const caches = Fs.readdirSync(buildDir).filter((name) => /^main\.cjs\..+\.cache$/.test(name))
+    expect(caches.length).toBe(1)
+  }, 240_000)
+
+  it("prints no colour escapes in the command line's own validation errors into a pipe", async () => {
+    for (const args of [
+      ["sale", "--serial", "X1", "--amount", "1.00", "--delivery", "pigeon"],
+      ["sale", "--serial", "X1"],
+      ["nosuch"]
+    ]) {
+      const run = await Bin.run(buildDir, args)
+      expect(run.status, args.join(" ")).toBe(2)
+      expect(run.stderr + run.stdout).not.toMatch(ansi)
+    }
+  }, 240_000)
+})
+
+describe("tillflow's usage errors", () => {
+  it("a bad option value is refused with its flag and what is allowed (exit 2), before any store is opened", async () => {
+    const dataDir = Path.join(buildDir, "never-created")
+    for (const [args, message] of [
+      [["executions", "list", "--limit", "0"], "--limit must be from 1 to 10000"],
+      [["events", "tail", "--last", "-3"], "--last must be 0 or more"],
+      [
+        ["sale", "--serial", "X1", "--amount", "1.00", "--deadline", "0"],
+        "--deadline must be from 1 to 86400"
+      ],
+      [
+        ["device", "set-screen-brightness", "--serial", "X1", "--min", "0", "--max", "300"],
+        "--max 300: a brightness level is an integer from 0 to 100"
+      ],
+      [["reverse", "--serial", "X1", "--original-transaction-id", "g"], "--amount is required with --serial"],
+      [
+        ["sale", "--serial", "X1", "--amount", "1.00", "--billing-address", "Main St 1"],
+        "--billing-address needs --billing-zip-code"
+      ]
+    ] as const) {
+      const refused = await Bin.run(buildDir, args, { TILLFLOW_DATA_DIR: dataDir })
+      expect(refused.status, `${args.join(" ")}: ${refused.stderr}`).toBe(2)
+      expect(refused.stderr).toContain(message)
+    }
+    expect(Fs.existsSync(dataDir)).toBe(false)
   }, 240_000)
 })
 

@@ -7,7 +7,8 @@
  * simulator. Secrets (database URL, API key, intake token) are `Redacted` from the moment
  * they are read. docs/operations.md is the reference of every key.
  */
-import { TerminalCloudConfig } from "@tillflow/http"
+// The module, not the package: the command line reads the configuration without loading the HTTP client.
+import * as TerminalCloudConfig from "@tillflow/http/TerminalCloudConfig"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"

@@ -5,7 +5,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"

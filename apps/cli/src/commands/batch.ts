@@ -4,7 +4,14 @@ import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
 import * as Handler from "../Handler.js"
 import { onTerminal } from "../internal/execution.js"
-import { currency, lifecycleRun, serial, terminalType } from "../internal/options.js"
+import {
+  currency,
+  customerReference,
+  customerReferenceField,
+  lifecycleRun,
+  serial,
+  terminalType
+} from "../internal/options.js"
 
 const batchOptions = {
   ...lifecycleRun,
@@ -29,15 +36,24 @@ const summary = Command.make(
 
 const detail = Command.make(
   "detail",
-  { ...batchOptions, currency, rrn: Options.text("rrn").pipe(Options.optional) },
+  {
+    ...batchOptions,
+    currency,
+    customerReference,
+    rrn: Options.text("rrn").pipe(
+      Options.withDescription("only the transaction of this RRN"),
+      Options.optional
+    )
+  },
   Handler.make((o) =>
     onTerminal(o, "Batch.Detail", {
       batchNumber: o.batch,
       currency: o.currency.toUpperCase(),
-      ...(Option.isSome(o.rrn) ? { rrn: o.rrn.value } : {})
+      ...(Option.isSome(o.rrn) ? { rrn: o.rrn.value } : {}),
+      ...customerReferenceField(o.customerReference)
     })
   )
-).pipe(Command.withDescription("a batch's transactions"))
+).pipe(Command.withDescription("a batch's transactions, one line each"))
 
 export const batch = Command.make("batch").pipe(
   Command.withDescription("a terminal's batches"),

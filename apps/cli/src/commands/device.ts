@@ -5,8 +5,12 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
+import { DeviceCommand } from "@tillflow/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
@@ -63,6 +67,40 @@ const deviceOptions = {
   force: Options.boolean("force").pipe(Options.withDescription("reboot: even while an operation runs"))
 }
 
+/** The body's schema of each command (the spec's ranges), and the flag of each field. */
+const bodySchema = {
+  "set-unattended-mode": DeviceCommand.SetUnattendedMode,
+  "set-password-protected": DeviceCommand.SetPasswordProtected,
+  "set-locale": DeviceCommand.SetLocale,
+  "set-screen-brightness": DeviceCommand.SetScreenBrightness,
+  "set-reboot-time": DeviceCommand.SetRebootTime,
+  reboot: DeviceCommand.Reboot
+} as const
+const flagOf: Record<string, string> = {
+  minimumBrightnessLevel: "--min",
+  maximumBrightnessLevel: "--max",
+  hour: "--hour",
+  locale: "--locale",
+  status: "--on",
+  force: "--force"
+}
+
+/**
+ * A body checked against the spec's ranges (core's schemas) before anything starts, each
+ * refusal said with its flag and value: `--max 300: a brightness level is an integer from 0
+ * to 100` (exit 2), not a parse tree, and no execution stored for it.
+ */
+const checked = (command: (typeof commands)[number], body: Record<string, unknown>) => {
+  const decoded = Schema.decodeUnknownEither(bodySchema[command] as Schema.Schema<unknown, unknown>)(body)
+  if (Either.isRight(decoded)) return Effect.succeed(body)
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((issue) => {
+    const field = String(issue.path[0] ?? "")
+    const flag = flagOf[field]
+    return flag === undefined ? issue.message : `${flag} ${String(body[field])}: ${issue.message}`
+  })
+  return Effect.fail(new Output.UsageError({ message: `${command}: ${issues.join("; ")}` }))
+}
+
 /** The body of a device command, from the options its command takes. */
 const bodyOf = (o: {
   readonly command: (typeof commands)[number]
@@ -101,6 +139,9 @@ export const device = Command.make(
   "device",
   deviceOptions,
   Handler.make((o) =>
-    Effect.flatMap(bodyOf(o), (body) => onTerminal(o, "DeviceCommand.Send", { command: o.command, body }))
+    Effect.flatMap(
+      Effect.flatMap(bodyOf(o), (body) => checked(o.command, body)),
+      (body) => onTerminal(o, "DeviceCommand.Send", { command: o.command, body })
+    )
   )
 ).pipe(Command.withDescription("sends a device command (values checked against the spec's ranges first)"))

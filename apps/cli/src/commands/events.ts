@@ -1,7 +1,7 @@
 /** `tillflow events tail`: the event log, from its last events or a checkpoint, followed with `-f`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -9,7 +9,7 @@ import * as Ref from "effect/Ref"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common, withShownDefault } from "../internal/options.js"
+import { boundedInteger, common, withShownDefault } from "../internal/options.js"
 
 const eventLine = (e: Intake.EventView): string =>
   `${e.position.padEnd(14)} ${e.recordedAt}  ${e.streamId}@${e.version}  ${e.type}`
@@ -34,11 +34,16 @@ const tail = Command.make(
   "tail",
   {
     ...common,
+    json: Options.boolean("json").pipe(
+      Options.withDescription(
+        "print NDJSON: one JSON document per event, one per line, as stored (amounts in minor units)"
+      )
+    ),
     from: Options.text("from").pipe(
       Options.withDescription("a checkpoint (transactionId:position) or start"),
       Options.optional
     ),
-    last: Options.integer("last").pipe(
+    last: boundedInteger("last", 0, Number.MAX_SAFE_INTEGER).pipe(
       Options.withDescription("start with the last N events"),
       withShownDefault(20)
     ),

@@ -3,25 +3,25 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { ExecutionQueue } from "@tillflow/engine"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common, withShownDefault } from "../internal/options.js"
+import * as Presentation from "../Presentation.js"
+import { boundedInteger, common, withShownDefault } from "../internal/options.js"
 
-/** One execution as a line of the list. */
-const executionLine = (v: Intake.ExecutionView): string =>
-  [
-    v.executionId,
-    v.status.padEnd(10),
-    new Date(v.createdAt).toISOString(),
-    (v.attributes["operation"] ?? v.workflow).padEnd(16),
-    v.attributes["serialNumber"] ?? "",
-    v.attributes["amount"] === undefined ? "" : `${v.attributes["amount"]} ${v.attributes["currency"] ?? ""}`,
-    v.report?.verdict ?? v.progress?.phase ?? ""
-  ].join("  ")
+/** One execution as a row of the list. */
+const executionRow = (v: Intake.ExecutionView): ReadonlyArray<string> => [
+  v.executionId,
+  new Date(v.createdAt).toISOString().replace("T", " ").slice(0, 19),
+  v.attributes["operation"] ?? v.workflow,
+  v.attributes["serialNumber"] ?? "-",
+  v.attributes["amount"] === undefined ? "-" : `${v.attributes["amount"]} ${v.attributes["currency"] ?? ""}`,
+  Presentation.statusOf(v) +
+    (v.report === undefined && v.progress !== undefined ? ` (${v.progress.phase})` : "")
+]
 
 const list = Command.make(
   "list",
@@ -31,7 +31,10 @@ const list = Command.make(
     serialNumber: Options.text("serial").pipe(Options.optional),
     operation: Options.text("operation").pipe(Options.optional),
     workflow: Options.text("workflow").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(withShownDefault(20))
+    limit: boundedInteger("limit", 1, 10_000).pipe(
+      Options.withDescription("how many, 1 to 10000"),
+      withShownDefault(20)
+    )
   },
   Handler.make((o) =>
     Backend.provide(
@@ -45,8 +48,13 @@ const list = Command.make(
           ...(Option.isSome(o.workflow) ? { workflow: o.workflow.value } : {}),
           limit: o.limit
         })
-        yield* Output.print(o.json, found, () =>
-          found.length === 0 ? ["no execution"] : found.map(executionLine)
+        yield* Output.print(o.json, found.map(Presentation.executionJson), () =>
+          found.length === 0
+            ? ["no execution"]
+            : Presentation.table(
+                ["execution", "created (UTC)", "operation", "serial", "amount", "status"],
+                found.map(executionRow)
+              )
         )
         return Output.ExitCode.ok
       })
@@ -71,7 +79,9 @@ const show = Command.make(
         const history = o.history ? Option.some(yield* intake.history(o.executionId)) : Option.none()
         yield* Output.print(
           o.json,
-          Option.isSome(history) ? { ...view, history: history.value } : view,
+          Option.isSome(history)
+            ? { ...(Presentation.executionJson(view) as object), history: history.value }
+            : Presentation.executionJson(view),
           () => [
             ...Output.describeExecution(view),
             ...(Option.isSome(history)

@@ -6,7 +6,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { Ledger } from "@tillflow/core"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Fs from "node:fs"

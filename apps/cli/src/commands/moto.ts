@@ -11,7 +11,19 @@ import * as Output from "../Output.js"
 import { parseAmount } from "../internal/amount.js"
 import { optionalRef, runLifecycle, runOperation, terminalOptions } from "../internal/execution.js"
 import { linked } from "../internal/linked.js"
-import { amount, currency, dual, originalId, reference } from "../internal/options.js"
+import {
+  amount,
+  billing,
+  currency,
+  customerReference,
+  customerReferenceField,
+  dual,
+  duplicateCheck,
+  originalId,
+  reference,
+  run
+} from "../internal/options.js"
+import { billingField } from "../internal/requestFields.js"
 
 const sale = Command.make(
   "sale",
@@ -20,6 +32,9 @@ const sale = Command.make(
     amount,
     currency,
     reference,
+    customerReference,
+    duplicateCheck,
+    ...billing,
     cardToken: Options.text("card-token").pipe(
       Options.withDescription("terminal-less: the card token (from tokenize or a tokenizing sale)"),
       Options.optional
@@ -28,6 +43,7 @@ const sale = Command.make(
   Handler.make((o) =>
     Effect.gen(function* () {
       const money = yield* parseAmount(o.amount, o.currency)
+      const billed = yield* billingField(o)
       if (Option.isSome(o.serial) === Option.isSome(o.cardToken)) {
         return yield* new Output.UsageError({
           message:
@@ -38,20 +54,38 @@ const sale = Command.make(
         ? runOperation(terminalOptions(o, o.serial.value), {
             operation: "moToSale",
             ...money,
-            ...optionalRef(o.reference)
+            ...optionalRef(o.reference),
+            ...customerReferenceField(o.customerReference),
+            ...(o.duplicateCheck ? { duplicate_check: true } : {}),
+            ...billed
           })
-        : runLifecycle(o, "Moto.Sale", {
-            cardToken: Option.getOrElse(o.cardToken, () => ""),
-            amount: money,
-            ...optionalRef(o.reference)
-          })
+        : o.duplicateCheck
+          ? Effect.fail(
+              new Output.UsageError({
+                message: "--duplicate-check goes with --serial (a terminal's moToSale)"
+              })
+            )
+          : runLifecycle(o, "Moto.Sale", {
+              cardToken: Option.getOrElse(o.cardToken, () => ""),
+              amount: money,
+              ...optionalRef(o.reference),
+              ...customerReferenceField(o.customerReference),
+              ...billed
+            })
     })
   )
 ).pipe(Command.withDescription("a MOTO sale"))
 
 const refund = Command.make(
   "refund",
-  { ...dual, amount, currency, reference, originalTransactionId: Options.optional(originalId) },
+  {
+    ...dual,
+    amount,
+    currency,
+    reference,
+    customerReference,
+    originalTransactionId: Options.optional(originalId)
+  },
   Handler.make((o) =>
     Effect.gen(function* () {
       const money = yield* parseAmount(o.amount, o.currency)
@@ -66,11 +100,14 @@ const refund = Command.make(
             ...money,
             ...(Option.isSome(o.originalTransactionId)
               ? { originalTransactionId: o.originalTransactionId.value }
-              : optionalRef(o.reference))
+              : optionalRef(o.reference)),
+            ...customerReferenceField(o.customerReference)
           })
         : runLifecycle(o, "Moto.Refund", {
             originalGuid: Option.getOrElse(o.originalTransactionId, () => ""),
-            amount: money
+            amount: money,
+            ...optionalRef(o.reference),
+            ...customerReferenceField(o.customerReference)
           })
     })
   )
@@ -80,7 +117,22 @@ const reverse = linked("reverse", "reverses a MOTO sale within 24 h", () => "moT
   terminalLess: ({ originalGuid }) => Effect.succeed({ workflow: "Moto.Reverse", payload: { originalGuid } })
 })
 
+const preauth = Command.make(
+  "preauth",
+  { ...run, amount, currency, reference, customerReference },
+  Handler.make((o) =>
+    Effect.flatMap(parseAmount(o.amount, o.currency), (money) =>
+      runOperation(o, {
+        operation: "moToPreAuthorization",
+        ...money,
+        ...optionalRef(o.reference),
+        ...customerReferenceField(o.customerReference)
+      })
+    )
+  )
+).pipe(Command.withDescription("a MOTO pre-authorization (moToPreAuthorization), keyed on a terminal"))
+
 export const moto = Command.make("moto").pipe(
   Command.withDescription("MOTO: keyed on a terminal with --serial, or terminal-less with a card token"),
-  Command.withSubcommands([sale, refund, reverse])
+  Command.withSubcommands([sale, refund, reverse, preauth])
 )

@@ -11,14 +11,26 @@ import * as Output from "../Output.js"
 import { parseAmount } from "../internal/amount.js"
 import { optionalRef, runOperation } from "../internal/execution.js"
 import { linked } from "../internal/linked.js"
-import { amount, currency, reference, run } from "../internal/options.js"
+import {
+  amount,
+  currency,
+  customerReference,
+  customerReferenceField,
+  reference,
+  run
+} from "../internal/options.js"
 
 const open = Command.make(
   "open",
-  { ...run, amount, currency, reference },
+  { ...run, amount, currency, reference, customerReference },
   Handler.make((o) =>
     Effect.flatMap(parseAmount(o.amount, o.currency), (money) =>
-      runOperation(o, { operation: "preAuthorization", ...money, ...optionalRef(o.reference) })
+      runOperation(o, {
+        operation: "preAuthorization",
+        ...money,
+        ...optionalRef(o.reference),
+        ...customerReferenceField(o.customerReference)
+      })
     )
   )
 ).pipe(Command.withDescription("opens a pre-authorization (a hold) on a terminal"))
@@ -29,17 +41,36 @@ const increase = linked(
   () => "preAuthorizationIncrease",
   "signed",
   {
-    terminalLess: ({ money, originalGuid }) =>
+    tip: true,
+    terminalLess: ({ money, originalGuid, tip, customerReference }) =>
       money === undefined
         ? Effect.fail(new Output.UsageError({ message: "--amount is required" }))
-        : Effect.succeed(
-            money.amount.startsWith("-")
-              ? {
-                  workflow: "PreAuthorization.Decrease",
-                  payload: { originalGuid, amount: { ...money, amount: money.amount.slice(1) } }
-                }
-              : { workflow: "PreAuthorization.Increase", payload: { originalGuid, amount: money } }
-          )
+        : money.amount.startsWith("-") && tip !== undefined
+          ? Effect.fail(
+              new Output.UsageError({
+                message: "--tip goes with an increase: a decrease (negative --amount) takes none"
+              })
+            )
+          : Effect.succeed(
+              money.amount.startsWith("-")
+                ? {
+                    workflow: "PreAuthorization.Decrease",
+                    payload: {
+                      originalGuid,
+                      amount: { ...money, amount: money.amount.slice(1) },
+                      ...customerReferenceField(customerReference)
+                    }
+                  }
+                : {
+                    workflow: "PreAuthorization.Increase",
+                    payload: {
+                      originalGuid,
+                      amount: money,
+                      ...(tip === undefined ? {} : { tip }),
+                      ...customerReferenceField(customerReference)
+                    }
+                  }
+            )
   }
 )
 
@@ -49,12 +80,23 @@ const capture = linked(
   () => "preAuthorizationCapture",
   "optional",
   {
-    terminalLess: ({ money, originalGuid }) =>
+    tip: true,
+    terminalLess: ({ money, originalGuid, tip, customerReference }) =>
       money === undefined
-        ? Effect.fail(new Output.UsageError({ message: "--amount is required for a terminal-less capture" }))
+        ? Effect.fail(
+            new Output.UsageError({
+              message:
+                "--amount is required for a terminal-less capture (without --serial): the amount to capture; through a terminal (--serial) it is optional"
+            })
+          )
         : Effect.succeed({
             workflow: "PreAuthorization.Capture",
-            payload: { originalGuid, amount: money }
+            payload: {
+              originalGuid,
+              amount: money,
+              ...(tip === undefined ? {} : { tip }),
+              ...customerReferenceField(customerReference)
+            }
           })
   }
 )

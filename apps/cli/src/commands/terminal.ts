@@ -5,7 +5,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
@@ -14,10 +14,15 @@ import * as Output from "../Output.js"
 import { parseAmount } from "../internal/amount.js"
 import { optionalRef, runOperation } from "../internal/execution.js"
 import { linked } from "../internal/linked.js"
+import { billingField } from "../internal/requestFields.js"
 import {
   amount,
+  billing,
   common,
   currency,
+  customerReference,
+  customerReferenceField,
+  duplicateCheck,
   key,
   originalId,
   originalReference,
@@ -36,18 +41,26 @@ export const sale = Command.make(
     amount,
     currency,
     reference,
+    customerReference,
+    duplicateCheck,
+    ...billing,
     tokenize: Options.boolean("tokenize").pipe(
       Options.withDescription("also return a card token (saleAndTokenizeCard)")
     )
   },
   Handler.make((o) =>
-    Effect.flatMap(parseAmount(o.amount, o.currency), (money) =>
-      runOperation(o, {
+    Effect.gen(function* () {
+      const money = yield* parseAmount(o.amount, o.currency)
+      const billed = yield* billingField(o)
+      return yield* runOperation(o, {
         operation: o.tokenize ? "saleAndTokenizeCard" : "sale",
         ...money,
-        ...optionalRef(o.reference)
+        ...optionalRef(o.reference),
+        ...customerReferenceField(o.customerReference),
+        ...(o.duplicateCheck ? { duplicate_check: true } : {}),
+        ...billed
       })
-    )
+    })
   )
 ).pipe(Command.withDescription("a card payment on a terminal"))
 
@@ -58,6 +71,8 @@ export const refund = Command.make(
     amount,
     currency,
     reference,
+    customerReference,
+    duplicateCheck,
     originalTransactionId: Options.optional(originalId),
     originalReference
   },
@@ -82,7 +97,9 @@ export const refund = Command.make(
           ...money,
           ...(Option.isSome(o.originalTransactionId)
             ? { originalTransactionId: o.originalTransactionId.value }
-            : optionalRef(o.reference))
+            : optionalRef(o.reference)),
+          ...customerReferenceField(o.customerReference),
+          ...(o.duplicateCheck ? { duplicate_check: true } : {})
         },
         { originalTransactionReference: Option.getOrUndefined(o.originalReference) }
       )
@@ -97,6 +114,8 @@ export const reverse = linked(
   "optional",
   {
     refundFlag: true,
+    amountOnTerminal:
+      "--amount is required with --serial: a saleReversal (or refundReversal) through the terminal carries the amount it reverses, the original's full amount. Without --serial the reversal is terminal-less and --amount is optional (in full when left out)",
     terminalLess: ({ money, originalGuid, reason }) =>
       Effect.succeed({
         workflow: "Reversal.Reverse",
@@ -161,7 +180,7 @@ export const stop = Command.make(
           ...(Option.isSome(o.key) ? { idempotencyKey: o.key.value } : {}),
           waitSeconds: o.wait
         })
-        yield* Output.print(o.json, view, () => Output.describeExecution(view))
+        yield* Output.printExecution(o.json, view)
         return Output.exitCodeOf(view)
       })
     )

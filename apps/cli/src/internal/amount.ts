@@ -11,9 +11,10 @@ import * as Output from "../Output.js"
 export const parseAmount = (
   input: string,
   currencyCode: string,
-  options: { readonly signed?: boolean } = {}
+  options: { readonly signed?: boolean; readonly flag?: string } = {}
 ): Effect.Effect<{ readonly amount: string; readonly currency: string }, Output.UsageError> => {
   const code = currencyCode.toUpperCase()
+  const flag = options.flag ?? "--amount"
   if (!Currency.isCurrency(code)) {
     return Effect.fail(
       new Output.UsageError({
@@ -23,7 +24,7 @@ export const parseAmount = (
   }
   const parsed = Money.fromMajorUnitsString(input, code)
   if (Either.isLeft(parsed))
-    return Effect.fail(new Output.UsageError({ message: `--amount: ${parsed.left.message}` }))
+    return Effect.fail(new Output.UsageError({ message: `${flag}: ${parsed.left.message}` }))
   const money = parsed.right
   const bounded = Money.checkLimit(money)
   if (Either.isLeft(bounded))
@@ -31,7 +32,7 @@ export const parseAmount = (
   if (options.signed === true ? money.minorUnits === 0n : money.minorUnits <= 0n) {
     return Effect.fail(
       new Output.UsageError({
-        message: `--amount must be ${options.signed === true ? "non-zero (negative to decrease)" : "positive"}, got ${input}`
+        message: `${flag} must be ${options.signed === true ? "non-zero (negative to decrease)" : "positive"}, got ${input}`
       })
     )
   }

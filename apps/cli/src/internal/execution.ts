@@ -4,7 +4,7 @@
  * code it ends with. Terminal operations (`runOperation`) and terminal-less ones
  * (`runLifecycle`, `onTerminal`) share the loop.
  */
-import { Intake } from "@tillflow/intake"
+import * as Intake from "@tillflow/intake/Intake"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -40,7 +40,8 @@ const follow = (started: Intake.ExecutionView, waitSeconds: number) =>
  */
 const startAndFollow = <E>(
   options: LifecycleOptions,
-  start: Effect.Effect<Intake.ExecutionView, E, Intake.Intake>
+  start: Effect.Effect<Intake.ExecutionView, E, Intake.Intake>,
+  original: string | undefined = undefined
 ) =>
   Backend.provide(
     options,
@@ -49,7 +50,7 @@ const startAndFollow = <E>(
       const info = yield* Backend.BackendInfo
       const started = yield* start
       if (options.detach) {
-        yield* Output.print(options.json, started, () => Output.describeExecution(started))
+        yield* Output.printExecution(options.json, started)
         return Output.ExitCode.ok
       }
       const id = started.executionId
@@ -66,10 +67,26 @@ const startAndFollow = <E>(
           )
         )
       )
-      yield* Output.print(options.json, final, () => Output.describeExecution(final))
-      return Output.exitCodeOf(final)
+      yield* Output.printExecution(options.json, final)
+      const code = Output.exitCodeOf(final)
+      const unknownThere = /not found|invalid guid/i.test(final.report?.summary ?? "")
+      if (info.simulator && original !== undefined && code === Output.ExitCode.failed && unknownThere) {
+        yield* Output.note(simulatorGone(original))
+      }
+      return code
     })
   )
+
+/**
+ * Why a follow-up failed, when it ran on this process's built-in simulator: the transaction
+ * it refers to was most likely made by another command, on that command's own simulator,
+ * whose state ended with it ("Transaction … not found").
+ */
+export const simulatorGone = (original: string): string =>
+  `tillflow: this command ran on a built-in simulator of its own, which knows only what this process did: ` +
+  `if ${original} was made by an earlier command, it was made on that command's simulator, which ended with it. ` +
+  `Run commands through a worker (npm start or tillflow worker, then the commands find it through the data ` +
+  `directory or --worker/TILLFLOW_WORKER_URL), or point at a simulator process (tillflow simulator) or the real service.`
 
 /** Runs a terminal operation from its JSON request: start, follow, print, exit code. */
 export const runOperation = (
@@ -96,7 +113,8 @@ export const runOperation = (
           : { originalTransactionReference: extra.originalTransactionReference }),
         waitSeconds: 0
       })
-    })
+    }),
+    typeof request["originalTransactionId"] === "string" ? request["originalTransactionId"] : undefined
   )
 
 /** Runs a terminal-less operation (a `Lifecycles` workflow) by name: start, follow, print, exit code. */
@@ -116,7 +134,10 @@ export const runLifecycle = (
         payload: { ...payload, ...(Option.isSome(options.key) ? { requestId: options.key.value } : {}) },
         waitSeconds: 0
       })
-    })
+    }),
+    Effect.isEffect(payloadOf) || typeof payloadOf["originalGuid"] !== "string"
+      ? undefined
+      : payloadOf["originalGuid"]
   )
 
 /** The terminal type of a serial: given, or looked up in the device list. */

@@ -11,7 +11,15 @@ import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
 import { parseAmount } from "./amount.js"
 import { runLifecycle, runOperation, terminalOptions } from "./execution.js"
-import { amount, currency, dual, originalId, originalReference } from "./options.js"
+import {
+  amount,
+  currency,
+  customerReference,
+  customerReferenceField,
+  dual,
+  originalId,
+  originalReference
+} from "./options.js"
 
 /** How a linked command takes `--amount`. */
 export type MoneyOption = "required" | "optional" | "none" | "signed"
@@ -21,13 +29,25 @@ export type TerminalLess = (input: {
   readonly originalGuid: string
   readonly money: { readonly amount: string; readonly currency: string } | undefined
   readonly reason: Option.Option<string>
+  readonly tip: { readonly amount: string; readonly currency: string } | undefined
+  readonly customerReference: Option.Option<string>
 }) => Effect.Effect<
   { readonly workflow: string; readonly payload: Record<string, unknown> },
   Output.UsageError
 >
 
-/** `--refund` (refundReversal through the terminal), and the terminal-less workflow if there is one. */
-export type Flags = { readonly refundFlag?: boolean; readonly terminalLess?: TerminalLess }
+/**
+ * `--refund` (refundReversal through the terminal), `--tip` (a pre-authorization's increase
+ * and capture), whether the operation through the terminal needs `--amount` (the spec's
+ * saleReversal and refundReversal carry the amount they reverse), and the terminal-less
+ * workflow if there is one.
+ */
+export type Flags = {
+  readonly refundFlag?: boolean
+  readonly tip?: boolean
+  readonly amountOnTerminal?: string
+  readonly terminalLess?: TerminalLess
+}
 
 const optionsOf = (money: MoneyOption, flags: Flags) => ({
   ...dual,
@@ -46,6 +66,14 @@ const optionsOf = (money: MoneyOption, flags: Flags) => ({
           Options.withDescription("reverse a refund (refundReversal) instead of a sale; with --serial only")
         )
       : Options.none.pipe(Options.map(() => false)),
+  tip:
+    flags.tip === true
+      ? Options.text("tip").pipe(
+          Options.withDescription("a tip in major units (same currency), added to the hold or the capture"),
+          Options.optional
+        )
+      : Options.none.pipe(Options.map(() => Option.none<string>())),
+  customerReference,
   reason:
     flags.terminalLess === undefined
       ? Options.none.pipe(Options.map(() => Option.none<string>()))
@@ -77,10 +105,26 @@ export const linked = (
         const parsed = Option.isSome(value)
           ? yield* parseAmount(value.value, o.currency, { signed: money === "signed" })
           : undefined
+        const tip = Option.isSome(o.tip)
+          ? yield* parseAmount(o.tip.value, o.currency, { flag: "--tip" })
+          : undefined
         if (Option.isSome(o.serial)) {
+          if (tip !== undefined) {
+            return yield* new Output.UsageError({
+              message: `--tip is for the terminal-less ${name} (without --serial, POST /preauthorization/...): the terminal's ${operation(o)} takes no tip`
+            })
+          }
+          if (parsed === undefined && flags.amountOnTerminal !== undefined) {
+            return yield* new Output.UsageError({ message: flags.amountOnTerminal })
+          }
           return yield* runOperation(
             terminalOptions(o, o.serial.value),
-            { operation: operation(o), originalTransactionId: o.originalTransactionId, ...(parsed ?? {}) },
+            {
+              operation: operation(o),
+              originalTransactionId: o.originalTransactionId,
+              ...(parsed ?? {}),
+              ...customerReferenceField(o.customerReference)
+            },
             { originalTransactionReference: Option.getOrUndefined(o.originalReference) }
           )
         }
@@ -97,7 +141,9 @@ export const linked = (
         const call = yield* flags.terminalLess({
           originalGuid: o.originalTransactionId,
           money: parsed,
-          reason: o.reason
+          reason: o.reason,
+          tip,
+          customerReference: o.customerReference
         })
         return yield* runLifecycle(o, call.workflow, call.payload)
       })

@@ -26,6 +26,18 @@ export const waitSeconds = Options.integer("wait").pipe(
   )
 )
 
+/**
+ * An integer option within bounds, refused as the command line is parsed (exit 2, before any
+ * store or worker is reached) with the flag and the allowed range.
+ */
+export const boundedInteger = (name: string, min: number, max: number) =>
+  Options.integer(name).pipe(
+    Options.filterMap(
+      (value) => (value >= min && value <= max ? Option.some(value) : Option.none()),
+      `--${name} must be ${max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`}`
+    )
+  )
+
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document instead of lines"))
 const worker = Options.text("worker").pipe(
   Options.withDescription(
@@ -33,7 +45,11 @@ const worker = Options.text("worker").pipe(
   ),
   Options.optional
 )
-export const common = { json, worker }
+const verbose = Options.boolean("verbose").pipe(
+  Options.withAlias("v"),
+  Options.withDescription("also say which worker the command talks to (or TILLFLOW_VERBOSE=1)")
+)
+export const common = { json, worker, verbose }
 
 export const serial = Options.text("serial").pipe(
   Options.withAlias("s"),
@@ -57,8 +73,8 @@ const delivery = Options.choice("delivery", ["callback", "polling"]).pipe(
   Options.withDescription("how the result comes back (default: the configured one)"),
   Options.optional
 )
-const deadline = Options.integer("deadline").pipe(
-  Options.withDescription("seconds a busy, offline or queued terminal may be waited for"),
+const deadline = boundedInteger("deadline", 1, 86_400).pipe(
+  Options.withDescription("seconds a busy, offline or queued terminal may be waited for, 1 to 86400"),
   Options.optional
 )
 const detach = Options.boolean("detach").pipe(
@@ -105,6 +121,7 @@ export const reference = Options.text("reference").pipe(
 export type RunOptions = {
   readonly json: boolean
   readonly worker: Option.Option<string>
+  readonly verbose: boolean
   readonly serial: string
   readonly terminalType: Option.Option<string>
   readonly key: Option.Option<string>
@@ -118,7 +135,35 @@ export type RunOptions = {
 export type LifecycleOptions = {
   readonly json: boolean
   readonly worker: Option.Option<string>
+  readonly verbose: boolean
   readonly key: Option.Option<string>
   readonly detach: boolean
   readonly wait: number
 }
+
+/** `--customer-reference`: the integrator's own reference, echoed by the service. */
+export const customerReference = Options.text("customer-reference").pipe(
+  Options.withDescription("customerReference: your own reference, echoed unchanged in the result"),
+  Options.optional
+)
+
+/** The `customerReference` field of a request, when `--customer-reference` gives one. */
+export const customerReferenceField = (value: Option.Option<string>) =>
+  Option.isSome(value) ? { customerReference: value.value } : {}
+
+/** `--billing-zip-code` and `--billing-address`: the card holder's billing address (sales). */
+export const billing = {
+  billingZipCode: Options.text("billing-zip-code").pipe(
+    Options.withDescription("billing.zipCode of the card holder (address verification)"),
+    Options.optional
+  ),
+  billingAddress: Options.text("billing-address").pipe(
+    Options.withDescription("billing.address of the card holder; needs --billing-zip-code"),
+    Options.optional
+  )
+}
+
+/** `--duplicate-check`: the service refuses a same-amount transaction on the terminal shortly after. */
+export const duplicateCheck = Options.boolean("duplicate-check").pipe(
+  Options.withDescription("duplicate_check: let the service refuse a repeat of the same amount")
+)

@@ -38,7 +38,9 @@ export interface Running {
 export const start = (
   buildDir: string,
   args: ReadonlyArray<string>,
-  extra: Record<string, string> = {}
+  extra: Record<string, string> = {},
+  /** Killed (SIGTERM) after this long; a process the test stops itself (a worker) passes 0: never. */
+  timeoutMs = 180_000
 ): Running => {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(env)) {
@@ -48,7 +50,7 @@ export const start = (
     cwd: root,
     env: { ...env, TILLFLOW_CLI_BUILD_DIR: buildDir, ...extra },
     stdio: ["ignore", "pipe", "pipe"],
-    timeout: 180_000
+    ...(timeoutMs > 0 ? { timeout: timeoutMs } : {})
   })
   let stdout = ""
   let stderr = ""

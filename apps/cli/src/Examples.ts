@@ -1,0 +1,79 @@
+/**
+ * One or two examples per command, shown at the end of its `--help` (`Help`), by the
+ * command's path. Serials and guids are the built-in simulator's kind (`tillflow devices`
+ * lists the real ones); a test checks that every command has an entry.
+ */
+
+const guid = "578ad974-5fa2-1705-bffc-0bb60949358e"
+const serial = "0404090209"
+
+/** Examples by command path (`""` is `tillflow` itself). */
+export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "": ["tillflow devices", `tillflow sale --serial ${serial} --amount 10.50`],
+  devices: ["tillflow devices", "tillflow devices --json --worker http://127.0.0.1:7080"],
+  sale: [
+    `tillflow sale --serial ${serial} --amount 10.50`,
+    `tillflow sale -s ${serial} -a 1500 -c JPY --customer-reference order-42 --json`
+  ],
+  refund: [
+    `tillflow refund --serial ${serial} --amount 5.00 --original-transaction-id ${guid}`,
+    `tillflow refund --serial ${serial} --amount 5.00   # unlinked`
+  ],
+  reverse: [
+    `tillflow reverse --original-transaction-id ${guid}   # terminal-less, in full`,
+    `tillflow reverse --serial ${serial} --original-transaction-id ${guid} --amount 10.50`
+  ],
+  tokenize: [`tillflow tokenize --serial ${serial}`],
+  print: [`tillflow print --serial ${serial} "<p>Thank you</p>"`],
+  ping: [`tillflow ping --serial ${serial}`, `tillflow ping --serial ${serial} --device-info`],
+  "card-pan": [`tillflow card-pan --serial ${serial}`],
+  stop: [`tillflow stop --serial ${serial}`],
+  preauth: [`tillflow preauth open --serial ${serial} --amount 100.00`],
+  "preauth open": [`tillflow preauth open --serial ${serial} --amount 100.00`],
+  "preauth increase": [
+    `tillflow preauth increase --original-transaction-id ${guid} --amount 20.00`,
+    `tillflow preauth increase --original-transaction-id ${guid} --amount 20.00 --tip 2.00`
+  ],
+  "preauth capture": [
+    `tillflow preauth capture --original-transaction-id ${guid} --amount 95.00`,
+    `tillflow preauth capture --original-transaction-id ${guid} --amount 95.00 --tip 5.00`
+  ],
+  "preauth reverse": [`tillflow preauth reverse --original-transaction-id ${guid}`],
+  moto: [`tillflow moto sale --serial ${serial} --amount 25.00`],
+  "moto sale": [
+    `tillflow moto sale --serial ${serial} --amount 25.00`,
+    "tillflow moto sale --card-token TOKEN --amount 25.00 --billing-zip-code 28001"
+  ],
+  "moto refund": [`tillflow moto refund --original-transaction-id ${guid} --amount 5.00`],
+  "moto reverse": [`tillflow moto reverse --original-transaction-id ${guid}`],
+  "moto preauth": [`tillflow moto preauth --serial ${serial} --amount 80.00`],
+  "tip-adjust": [`tillflow tip-adjust --original-transaction-id ${guid} --tip 2.50`],
+  token: [`tillflow token --original-transaction-id ${guid}`],
+  batch: [`tillflow batch detail --serial ${serial} --batch 1`],
+  "batch close": [`tillflow batch close --serial ${serial} --batch 1`],
+  "batch summary": [`tillflow batch summary --serial ${serial} --batch 1`],
+  "batch detail": [`tillflow batch detail --serial ${serial} --batch 1 --json`],
+  device: [
+    `tillflow device set-screen-brightness --serial ${serial} --min 10 --max 90`,
+    `tillflow device reboot --serial ${serial} --force`
+  ],
+  status: ["tillflow status 96674397-90c8-4b37-9837-f14bdf3e57e1 --selector all"],
+  executions: ["tillflow executions list --status suspended"],
+  "executions list": [
+    "tillflow executions list",
+    `tillflow executions list --serial ${serial} --limit 5 --json`
+  ],
+  "executions show": ["tillflow executions show 3fbcbde8de67f89cfde611dfd05bbad3 --history"],
+  events: ["tillflow events tail -f"],
+  "events tail": ["tillflow events tail --last 50", "tillflow events tail -f --json | jq .type"],
+  audit: ["tillflow audit verify"],
+  "audit ledger": [
+    "tillflow audit ledger --by day,terminal",
+    "tillflow audit ledger --format csv --out ledger.csv"
+  ],
+  "audit verify": ["tillflow audit verify"],
+  "audit rebuild": ["tillflow audit rebuild"],
+  "audit timeline": ["tillflow audit timeline 3fbcbde8de67f89cfde611dfd05bbad3"],
+  simulator: ["tillflow simulator --port 7070 --terminals 5"],
+  worker: ["TILLFLOW_INTAKE_TOKEN=a-token-of-16-chars tillflow worker"]
+}
