@@ -79,7 +79,12 @@ const bundle = async (entry, outFile, metaFile, format) => {
             js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
           }
         }
-      : {}),
+      : {
+          // `import.meta.url` is empty in CommonJS: the bundle's own file URL stands in for it
+          // (the console's assets and the reference page's script are found from it).
+          banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+          define: { "import.meta.url": "__importMetaUrl" }
+        }),
     metafile: true,
     write: false,
     logLevel: "warning"

@@ -26,7 +26,7 @@ const stderrLogger = Logger.make(({ logLevel, message }) => {
 Output.plainUnlessColour(process.stdout, process.env)
 Output.plainUnlessColour(process.stderr, process.env)
 
-const app = { name: "tillflow", version: "0.0.0" }
+const app = { name: "tillflow", version: "0.1.0" }
 const cli = Command.run(tillflow, app)
 
 // Help is printed by `Help` (100 columns, `tillflow …` usage, no colour outside a terminal);

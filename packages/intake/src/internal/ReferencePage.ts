@@ -10,7 +10,7 @@
 import type * as OpenApi from "@effect/platform/OpenApi"
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
-import { pathToFileURL } from "node:url"
+import * as path from "node:path"
 
 const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
@@ -47,9 +47,12 @@ export const html = (spec: OpenApi.OpenAPISpec, scriptPath: string): string => `
 export const script: Effect.Effect<Effect.Effect<string, Error>> = Effect.cached(
   Effect.tryPromise({
     try: async () => {
-      const entry = createRequire(import.meta.url).resolve("@effect/platform/HttpApiScalar")
-      const internal = new URL("./internal/httpApiScalar.js", pathToFileURL(entry))
-      const loaded: unknown = await import(internal.href)
+      // Required, not imported: a dynamic import() does not work in the command line's
+      // CommonJS bundle run from V8's code cache, and the CommonJS build of the module is the
+      // one `require.resolve` finds.
+      const require = createRequire(import.meta.url)
+      const entry = require.resolve("@effect/platform/HttpApiScalar")
+      const loaded: unknown = require(path.join(path.dirname(entry), "internal", "httpApiScalar.js"))
       const source =
         typeof loaded === "object" && loaded !== null && "javascript" in loaded
           ? loaded.javascript
