@@ -4,7 +4,7 @@ import { CallbackRegistration } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as TestClock from "effect/TestClock"
-import { layer, post, register, streamOf } from "./support.js"
+import { layer as harness, post, register, streamOf, transports } from "./support.js"
 
 const attemptId = "6f9619ff-8b86-4d01-b42d-00cf4fc964ff"
 const token = "s3cret-token-value-for-tests-only"
@@ -12,7 +12,9 @@ const token = "s3cret-token-value-for-tests-only"
 const refusals = (reason: CallbackRegistration.RefusalReason) =>
   Effect.map(Metric.value(Metric.tagged(CallbackReceiver.refusals, "reason", reason)), (state) => state.count)
 
-describe("CallbackHttp: hostile input", () => {
+describe.each(transports)("CallbackHttp: hostile input (served by %s)", (transport) => {
+  const layer = () => harness({ transport })
+
   it.effect(
     "a 100,000-deep body with a valid token gets 400 with a JSON error naming the limit, and nothing is appended for the result",
     () =>
