@@ -118,7 +118,11 @@ export const layer = (options: Options = {}) => {
     options.loseForwarding === true
       ? CallbackReceiver.layer.pipe(Layer.provide(losingForwarding))
       : CallbackReceiver.layer
-  const served: Layer.Layer<HttpClient.HttpClient, ServeError, CallbackReceiver.CallbackReceiver> =
+  const served: Layer.Layer<
+    HttpClient.HttpClient | HttpServer.HttpServer,
+    ServeError,
+    CallbackReceiver.CallbackReceiver
+  > =
     options.transport === "platform"
       ? CallbackHttp.serve.pipe(Layer.provideMerge(NodeHttpServer.layerTest))
       : listenerServer

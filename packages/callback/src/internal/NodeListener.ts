@@ -80,8 +80,11 @@ export const make = (
     ) =>
       run(effect, {
         // The receiver answers every failure itself (503); a defect is the server's error.
-        onExit: (exit) =>
-          exit._tag === "Success" ? write(response, exit.value, close) : empty(response, 500)
+        onExit: (exit) => {
+          if (exit._tag === "Success") return write(response, exit.value, close)
+          empty(response, 500)
+          run(Effect.logError("a callback delivery failed unexpectedly", exit.cause))
+        }
       })
 
     return (request, response) => {
