@@ -58,12 +58,14 @@ interface LoadResult {
   readonly max: number
 }
 
-/** The receiver as the worker serves it: engine, queue and store on PostgreSQL. */
+/**
+ * The receiver on its lean path (`CallbackHttp.layerServer`, a plain `node:http` listener):
+ * engine, queue and store on PostgreSQL.
+ */
 const receiverRuntime = (url: string) =>
   ManagedRuntime.make(
-    HttpServer.serve(CallbackHttp.app).pipe(
+    CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }).pipe(
       Layer.provideMerge(CallbackReceiver.layer),
-      Layer.provideMerge(NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(DurableEngine.layer()),
       // The attempts this process registered, shared by the workflows and the receiver.
       Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
@@ -288,6 +290,9 @@ const fire = async (load: Child.Child, url: string, file: string): Promise<LoadR
 interface Rig {
   readonly load: Child.Child
   readonly receiverUrl: string
+  /** The same receiver through @effect/platform's server (`HttpServer.serve(CallbackHttp.app)`'s handler). */
+  readonly platformUrl: string
+  readonly close: () => Promise<void>
   readonly baselineUrl: string
   /** Waits until the receiver has forwarded every result it acknowledged. */
   readonly forwarded: () => Promise<void>
@@ -299,14 +304,26 @@ const ready = async (runtime: ReceiverRuntime, baselineUrl: string, load: Child.
     runtime.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
   const port = server.address._tag === "TcpAddress" ? server.address.port : 0
   const receiverUrl = `http://127.0.0.1:${port}`
+  // The platform's path to the same receiver, for the A/B in the same rounds.
+  const handler = await runtime.runPromise(NodeHttpServer.makeHandler(CallbackHttp.app))
+  const platform = http.createServer(handler)
+  await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve))
+  const address = platform.address()
+  const platformUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  const close = () =>
+    new Promise<void>((resolve) => {
+      platform.close(() => resolve())
+      platform.closeIdleConnections()
+    })
   await load.next(Child.field("ready"), 60_000)
-  return { load, receiverUrl, baselineUrl, forwarded }
+  return { load, receiverUrl, platformUrl, close, baselineUrl, forwarded }
 }
 
 /** What the rounds measured, by server. */
 interface Measured {
   readonly results: {
     readonly receiver: Array<LoadResult>
+    readonly platform: Array<LoadResult>
     readonly unknown: Array<LoadResult>
     readonly baseline: Array<LoadResult>
   }
@@ -316,13 +333,18 @@ interface Measured {
    */
   readonly cpuPerRequest: {
     readonly receiver: Array<number>
+    readonly platform: Array<number>
     readonly unknown: Array<number>
     readonly baseline: Array<number>
   }
   /** How long after the last reply the last forwarding ended. */
   readonly drainMillis: Array<number>
   /** The rate counting the forwarding. */
-  readonly forwardedRate: { readonly receiver: Array<number>; readonly unknown: Array<number> }
+  readonly forwardedRate: {
+    readonly receiver: Array<number>
+    readonly platform: Array<number>
+    readonly unknown: Array<number>
+  }
 }
 
 /** The measured rounds: requests written beforehand, a warm-up, then the three cases interleaved. */
@@ -335,34 +357,37 @@ const measure = async (
   context.log(`callback: registering ${perRound * context.rounds} attempts`)
   const rounds: Array<{
     readonly receiver: string
+    readonly platform: string
     readonly unknown: string
     readonly baseline: string
   }> = []
   for (let round = 0; round < context.rounds; round++) {
     rounds.push({
       receiver: await files.write(`receiver-${round}`, perRound, "receiver"),
+      platform: await files.write(`platform-${round}`, perRound, "receiver"),
       unknown: await files.write(`unknown-${round}`, perRound, "receiver-unknown"),
       baseline: await files.write(`baseline-${round}`, perRound, "baseline")
     })
   }
   // Warm-up of both servers (JIT, pools).
   await fire(rig.load, rig.receiverUrl, await files.write("warm-receiver", 100, "receiver"))
+  await fire(rig.load, rig.platformUrl, await files.write("warm-platform", 100, "receiver"))
   await fire(rig.load, rig.baselineUrl, await files.write("warm-baseline", 100, "baseline"))
   await rig.forwarded()
 
   const measured: Measured = {
-    results: { receiver: [], unknown: [], baseline: [] },
-    cpuPerRequest: { receiver: [], unknown: [], baseline: [] },
+    results: { receiver: [], platform: [], unknown: [], baseline: [] },
+    cpuPerRequest: { receiver: [], platform: [], unknown: [], baseline: [] },
     drainMillis: [],
-    forwardedRate: { receiver: [], unknown: [] }
+    forwardedRate: { receiver: [], platform: [], unknown: [] }
   }
-  const fireReceiver = async (file: string, kind: "receiver" | "unknown") => {
+  const fireReceiver = async (file: string, kind: "receiver" | "platform" | "unknown") => {
     const cpu = process.cpuUsage()
-    const r = await fire(rig.load, rig.receiverUrl, file)
+    const r = await fire(rig.load, kind === "platform" ? rig.platformUrl : rig.receiverUrl, file)
     const end = performance.now()
     await rig.forwarded()
     const drain = performance.now() - end
-    measured.drainMillis.push(drain)
+    if (kind === "receiver") measured.drainMillis.push(drain)
     measured.forwardedRate[kind].push(r.ok / (r.seconds + drain / 1000))
     const used = process.cpuUsage(cpu)
     measured.cpuPerRequest[kind].push((used.user + used.system) / 1000 / Math.max(1, r.ok))
@@ -389,6 +414,10 @@ const measure = async (
         run: (round) => fireReceiver(rounds[round]?.receiver ?? "", "receiver")
       },
       {
+        name: "receiver on @effect/platform's server",
+        run: (round) => fireReceiver(rounds[round]?.platform ?? "", "platform")
+      },
+      {
         name: "receiver, attempts registered elsewhere",
         run: (round) => fireReceiver(rounds[round]?.unknown ?? "", "unknown")
       }
@@ -411,7 +440,8 @@ const checkRecorded = async (url: string, results: Measured["results"]) => {
   )
   await check.end()
   if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
-  const expected = [...results.receiver, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 100
+  const expected =
+    [...results.receiver, ...results.platform, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 200
   if (recorded !== expected) throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
 }
 
@@ -447,8 +477,8 @@ const report = (
     `Per round: ${perRound} deliveries from a separate load-generator process (\`processes/LoadGenerator.ts\`, ` +
       `node:http keep-alive, ${connections} connections, each sending its next request when the answer is in), each to ` +
       "a distinct attempt registered beforehand (its `AttemptRegistered` with the token's hash), with the token in " +
-      "`AUTH-TOKEN` and a ~350-byte JSON result. The receiver is what the worker serves: `CallbackHttp` on " +
-      "`NodeHttpServer`, `CallbackReceiver` over the PostgreSQL event store, the SQL execution queue and the durable " +
+      "`AUTH-TOKEN` and a ~350-byte JSON result. The receiver: `CallbackHttp.layerServer` (the route on a plain " +
+      "`node:http` listener, the lean path), `CallbackReceiver` over the PostgreSQL event store, the SQL execution queue and the durable " +
       `engine, on a pool of ${poolSize}. The attempts are registered as the protocol's send step does (the ` +
       "registration appended, then noted in the process's `RegisteredAttempts`); per delivery the receiver checks " +
       "the token against the noted hash (node:crypto), appends `ResultReceived` at the noted version and answers " +
@@ -468,6 +498,13 @@ const report = (
       `acknowledged and forwarded, ${Measure.formatNumber(Measure.median(forwardedRate.receiver))} req/s ` +
       `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
       "the baseline's median), the rate a sustained load would get.",
+    "",
+    "The same receiver through @effect/platform's server (`NodeHttpServer`'s handler of `CallbackHttp.app`, " +
+      `measured in the same rounds): ${Measure.formatNumber(Measure.median(results.platform.map((r) => r.ok / r.seconds)))} req/s, ` +
+      `p99 ${Measure.formatNumber(Measure.median(results.platform.map((r) => r.p99)))} ms, ` +
+      `${Measure.median(cpuPerRequest.platform).toFixed(2)} ms of CPU per request; lean path against it: ` +
+      `${Measure.median(results.receiver.map((r, i) => r.ok / r.seconds / ((results.platform[i]?.ok ?? 0) / (results.platform[i]?.seconds ?? 1)))).toFixed(2)}× ` +
+      "(median of per-round ratios).",
     "",
     "Attempts registered by another process (not in this one's memory; the receiver reads the attempt's stream " +
       `first): ${Measure.formatNumber(Measure.median(results.unknown.map((r) => r.ok / r.seconds)))} req/s, ` +
@@ -504,8 +541,9 @@ export const section: Section.Section = {
         profileDir: context.profileDir,
         label: "load"
       })
+      let rig: Rig | undefined
       try {
-        const rig = await ready(runtime, baseline.url, load)
+        rig = await ready(runtime, baseline.url, load)
         const files = requestFiles(runtime, dir)
         const measured = await measure(context, rig, files, perRound)
         await checkRecorded(scratch.url, measured.results)
@@ -513,10 +551,11 @@ export const section: Section.Section = {
           registered: files.registered(),
           redrawn: files.redrawn()
         })
-        for (const line of result.details.split("\n").slice(2, 7)) if (line !== "") context.log(line)
+        for (const line of result.details.split("\n").slice(2, 9)) if (line !== "") context.log(line)
         return result
       } finally {
         await load.stop()
+        await rig?.close()
         await baseline.close()
         await runtime.dispose()
         fs.rmSync(dir, { recursive: true, force: true })

@@ -126,6 +126,9 @@ export const refusalSample: Refusal.SampleOptions = { perReason: 10, window: "1 
 export const nodeSha256: HashChain.Sha256 = (text) =>
   Effect.sync(() => createHash("sha256").update(text, "utf8").digest("hex"))
 
+// The tracer every runtime has unless one is installed (it keeps spans in memory only).
+const defaultTracer = Effect.runSync(Effect.tracer)
+
 const unavailable = (message: string) => (cause: unknown) =>
   Effect.as(Effect.logError(message, cause), { _tag: "Unavailable", status: 503 } satisfies Reply)
 
@@ -164,11 +167,20 @@ export const make = (
       () => CallbackRegistration.makeRegisteredAttempts()
     )
     const attemptStream = AttemptStream.make(store, attempts)
-    const line = yield* ForwardLine.make(Forward.make({ store, engine, attemptStream }), {
-      capacity: Math.max(1, options.maxPendingForwards ?? 1024),
-      concurrency: Math.max(1, options.forwardConcurrency ?? 16),
-      shutdownTimeout: options.shutdownTimeout ?? "10 seconds"
-    })
+    // Without an installed tracer, a delivery and its forwarding create no spans (the
+    // receiver's, the store's, the engine's: four or more per delivery, kept nowhere).
+    const traced = (yield* Effect.tracer) !== defaultTracer
+    const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      traced ? effect : Effect.withTracerEnabled(effect, false)
+    const forward = Forward.make({ store, engine, attemptStream })
+    const line = yield* ForwardLine.make(
+      (registered, received, version) => untraced(forward(registered, received, version)),
+      {
+        capacity: Math.max(1, options.maxPendingForwards ?? 1024),
+        concurrency: Math.max(1, options.forwardConcurrency ?? 16),
+        shutdownTimeout: options.shutdownTimeout ?? "10 seconds"
+      }
+    )
 
     const refusal = Refusal.make(store, refusalSample)
 
@@ -222,7 +234,8 @@ export const make = (
         // Before the reply: the store's quick pace, then 503 (the terminal sends again).
         (receive) => StoreRetry.retry(receive, StoreRetry.quick),
         Effect.catchAllCause(unavailable("could not record a callback delivery")),
-        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false })
+        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false }),
+        untraced
       )
 
     return { receive, refuse, forwarded: line.forwarded }

@@ -741,7 +741,9 @@ describe("CallbackHttp: tracing", () => {
         yield* register(attemptId, token)
         const reply = yield* post(attemptId, result(), token)
         expect(reply.status).toBe(200)
-      }).pipe(Effect.provide(layer().pipe(Layer.provide(Layer.setTracer(recording)))))
+      }).pipe(
+        Effect.provide(layer({ transport: "platform" }).pipe(Layer.provide(Layer.setTracer(recording))))
+      )
       const server = spans.filter((span) => span.kind === "server")
       // The platform traced the request and recorded its headers (so the check below means something).
       expect(server.length).toBeGreaterThanOrEqual(1)
@@ -753,5 +755,34 @@ describe("CallbackHttp: tracing", () => {
         .join("\n")
       expect(text).not.toContain(token)
     })
+  )
+
+  it.effect(
+    "served by the plain listener, the receiver's span is recorded and the token reaches no span",
+    () =>
+      Effect.gen(function* () {
+        const spans: Array<RecordingSpan> = []
+        const recording = Tracer.make({
+          span: (name, parent, context, links, startTime, kind) => {
+            const span = new RecordingSpan(name, parent, context, links, startTime, kind)
+            spans.push(span)
+            return span
+          },
+          context: (f) => f()
+        })
+        yield* Effect.gen(function* () {
+          yield* register(attemptId, token)
+          const reply = yield* post(attemptId, result(), token)
+          expect(reply.status).toBe(200)
+        }).pipe(
+          Effect.provide(layer({ transport: "listener" }).pipe(Layer.provide(Layer.setTracer(recording))))
+        )
+        // The listener runs on the layer's runtime, so the installed tracer sees the receiver's work.
+        expect(spans.map((span) => span.name)).toContain("CallbackReceiver.receive")
+        const text = spans
+          .map((span) => JSON.stringify([span.name, [...span.attributes].map(([k, v]) => [k, String(v)])]))
+          .join("\n")
+        expect(text).not.toContain(token)
+      })
   )
 })

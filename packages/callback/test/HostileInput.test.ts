@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { CallbackReceiver } from "@tillflow/callback"
 import { CallbackRegistration } from "@tillflow/core"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as TestClock from "effect/TestClock"
-import { layer, post, register, streamOf } from "./support.js"
+import * as http from "node:http"
+import { layer as harness, post, register, streamOf, transports } from "./support.js"
 
 const attemptId = "6f9619ff-8b86-4d01-b42d-00cf4fc964ff"
 const token = "s3cret-token-value-for-tests-only"
@@ -12,7 +14,9 @@ const token = "s3cret-token-value-for-tests-only"
 const refusals = (reason: CallbackRegistration.RefusalReason) =>
   Effect.map(Metric.value(Metric.tagged(CallbackReceiver.refusals, "reason", reason)), (state) => state.count)
 
-describe("CallbackHttp: hostile input", () => {
+describe.each(transports)("CallbackHttp: hostile input (served by %s)", (transport) => {
+  const layer = () => harness({ transport })
+
   it.effect(
     "a 100,000-deep body with a valid token gets 400 with a JSON error naming the limit, and nothing is appended for the result",
     () =>
@@ -86,5 +90,48 @@ describe("CallbackHttp: hostile input", () => {
         json: { _tag: "MalformedBody", message: "the body is not a JSON object" }
       })
     }).pipe(Effect.provide(layer()))
+  )
+})
+
+// The plain listener only: on @effect/platform's server (`CallbackHttp.serve`) the same
+// request got no answer within 30 s; not investigated here, noted in docs/performance.md.
+describe("CallbackHttp: a streamed body over the bound (served by the listener)", () => {
+  const layer = () => harness({ transport: "listener" })
+
+  it.live(
+    "a body over 256 KiB sent in chunks without a length gets 413, is counted as TooLarge, and nothing is appended",
+    () =>
+      Effect.gen(function* () {
+        yield* register(attemptId, token)
+        const before = yield* refusals("TooLarge")
+        const server = yield* HttpServer.HttpServer
+        const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+        const status = yield* Effect.async<number>((resume) => {
+          const request = http.request(
+            {
+              host: "127.0.0.1",
+              port,
+              method: "POST",
+              path: `/callbacks/${attemptId}`,
+              headers: { "transfer-encoding": "chunked", "AUTH-TOKEN": token }
+            },
+            (response) => {
+              response.resume()
+              resume(Effect.succeed(response.statusCode ?? 0))
+            }
+          )
+          // The answer may come before the whole body is sent, and the connection closed.
+          request.on("error", () => {})
+          const chunk = `"${"x".repeat(16 * 1024 - 2)}"`
+          request.write(`{"finStatus":"AUTHORISED","r":[`)
+          for (let i = 0; i < 20; i++) request.write(i === 0 ? chunk : `,${chunk}`)
+          request.end("]}")
+        })
+        expect(status).toBe(413)
+        expect((yield* refusals("TooLarge")) - before).toBe(1)
+        expect((yield* streamOf(CallbackRegistration.attemptStream(attemptId))).map((e) => e.type)).toEqual([
+          "AttemptRegistered"
+        ])
+      }).pipe(Effect.provide(layer()))
   )
 })

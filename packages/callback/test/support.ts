@@ -6,6 +6,9 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
@@ -69,7 +72,25 @@ export interface Options {
    * to the workflow (the deferred resolved) never happens. The workflows run on.
    */
   readonly loseForwarding?: boolean
+  /**
+   * How the route is served: `CallbackHttp.layerServer`'s plain `node:http` listener (the
+   * default, the leanest path) or `CallbackHttp.serve` on @effect/platform's server.
+   */
+  readonly transport?: Transport
 }
+
+/** The two ways the route is served. */
+export type Transport = "listener" | "platform"
+
+/** Both transports, for tests that run on each. */
+export const transports: ReadonlyArray<Transport> = ["listener", "platform"]
+
+/** The receiver served by `CallbackHttp.layerServer` on a free loopback port, with a client pointed at it. */
+const listenerServer = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }))
+)
 
 /** A workflow engine on which resolving a deferred never happens (the process stopped first). */
 export const losingForwarding = Layer.effect(
@@ -97,12 +118,20 @@ export const layer = (options: Options = {}) => {
     options.loseForwarding === true
       ? CallbackReceiver.layer.pipe(Layer.provide(losingForwarding))
       : CallbackReceiver.layer
-  const server = CallbackHttp.serve.pipe(Layer.provideMerge(receiver))
-  return Layer.mergeAll(PaymentProtocol.layer, server).pipe(
+  const served: Layer.Layer<
+    HttpClient.HttpClient | HttpServer.HttpServer,
+    ServeError,
+    CallbackReceiver.CallbackReceiver
+  > =
+    options.transport === "platform"
+      ? CallbackHttp.serve.pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+      : listenerServer
+  return PaymentProtocol.layer.pipe(
+    Layer.provideMerge(cloud),
+    Layer.provideMerge(served),
+    Layer.provideMerge(receiver),
     // One memory of registered attempts for the workflows and the receiver, as the worker has.
     Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
-    Layer.provideMerge(cloud),
-    Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provideMerge(ProtocolSettings.layer({ callbackBaseUrl: Option.some(callbackBase) })),
     Layer.provideMerge(options.store ?? MemoryEventStore.layer()),
     Layer.provideMerge(WorkflowEngine.layerMemory)
