@@ -33,6 +33,14 @@ describe.skipIf(!Firefox.available() && !inCi)("the console in Firefox", () => {
   let browser: Firefox.Launched
   let page: Page
   const key = `console-firefox-${Date.now()}`
+  /** The script errors and error messages of every page, over the whole run. */
+  const problems: Array<string> = []
+  const watch = (p: Page) => {
+    p.on("pageerror", (error) => problems.push(`${p.url()}: ${String(error)}`))
+    p.on("console", (message) => {
+      if (message.type() === "error") problems.push(`${p.url()}: ${message.text()}`)
+    })
+  }
 
   /** Opens a route of the console (a full navigation, as typing the address would). */
   const open = async (p: Page, route: string, ready: string) => {
@@ -45,6 +53,7 @@ describe.skipIf(!Firefox.available() && !inCi)("the console in Firefox", () => {
     worker = await Worker.start({ TILLFLOW_CALLBACK_FALLBACK: "1 second" })
     browser = await Firefox.launch()
     page = browser.page
+    watch(page)
   }, 180_000)
 
   afterAll(async () => {
@@ -77,6 +86,7 @@ describe.skipIf(!Firefox.available() && !inCi)("the console in Firefox", () => {
     await open(page, "executions", "#executions")
     await mark(page)
     const form = await browser.browser.newPage()
+    watch(form)
     await open(form, "simulator", "#sale-amount")
     await form.locator("#sale-amount").fill("10.50")
     await form.locator("#sale-key").fill(key)
@@ -130,5 +140,9 @@ describe.skipIf(!Firefox.available() && !inCi)("the console in Firefox", () => {
     // The new page's content has the focus: the next Tab reaches its search field.
     await page.keyboard.press("Tab")
     expect(await focusedId(page)).toBe("f-q")
+  })
+
+  it("raised no script error and logged no error on any page", () => {
+    expect(problems).toEqual([])
   })
 })
