@@ -6,6 +6,7 @@
  * a terminal busy then idle, the ledger exported as CSV and its chain verified, keyboard
  * navigation and a phone-width viewport. Each page's screenshot is written to
  * `docs/console/`. Without Chromium the tests are skipped, except under CI, where they fail.
+ * What does not depend on the browser is shared with the Firefox tests (`Scenario.ts`).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -35,6 +36,7 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
 
   const shot = (p: Page, name: string) =>
     p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
+  // The worker's API as the test calls it (Scenario.ts), the worker being started in beforeAll.
   const api: ReturnType<typeof Scenario.client>["api"] = (...args) => Scenario.client(worker).api(...args)
   const terminals = () => Scenario.client(worker).terminals()
 
