@@ -6,21 +6,26 @@
  * a terminal busy then idle, the ledger exported as CSV and its chain verified, keyboard
  * navigation and a phone-width viewport. Each page's screenshot is written to
  * `docs/console/`. Without Chromium the tests are skipped, except under CI, where they fail.
+ * What does not depend on the browser is shared with the Firefox tests (`Scenario.ts`).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { contentSecurityPolicy } from "../../src/ConsoleHttp.js"
 import * as Chromium from "../../src/testing/Chromium.js"
+import {
+  focused,
+  inCi,
+  mark,
+  marked,
+  masked,
+  pan,
+  refusedWithoutCredential,
+  requireBrowser,
+  shots
+} from "./Scenario.js"
+import * as Scenario from "./Scenario.js"
 import * as Worker from "./Worker.js"
-
-const shots = path.join(Worker.root, "docs/console")
-const inCi = process.env["CI"] !== undefined && process.env["CI"] !== "" && process.env["CI"] !== "false"
-
-// The card the simulator's first terminal reads: only its mask may ever be shown.
-const pan = "4111111111111111"
-const masked = "411111******1111"
 
 describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () => {
   let worker: Worker.Worker
@@ -31,27 +36,12 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
 
   const shot = (p: Page, name: string) =>
     p.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true })
-  const api = (method: string, url: string, body?: unknown, bearer = true) =>
-    fetch(url, {
-      method,
-      headers: {
-        ...(bearer ? { authorization: `Bearer ${worker.token}` } : {}),
-        ...(body === undefined ? {} : { "content-type": "application/json" })
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-  /** Marks the page's window: a reload would lose the mark. */
-  // Evaluated in the page (as text: this test's own types know no DOM).
-  const mark = (p: Page) => p.evaluate("window.notReloaded = true")
-  const marked = (p: Page) => p.evaluate("window.notReloaded === true")
-  const focused = (p: Page) => p.evaluate("document.activeElement && document.activeElement.textContent")
+  // The worker's API as the test calls it (Scenario.ts), the worker being started in beforeAll.
+  const api: ReturnType<typeof Scenario.client>["api"] = (...args) => Scenario.client(worker).api(...args)
+  const terminals = () => Scenario.client(worker).terminals()
 
   beforeAll(async () => {
-    if (!Chromium.available()) {
-      throw new Error(
-        `Chromium is not installed at ${Chromium.executablePath}: CI installs Debian's chromium package (.ci/run)`
-      )
-    }
+    requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
     fs.mkdirSync(shots, { recursive: true })
     worker = await Worker.start({ TILLFLOW_CALLBACK_FALLBACK: "1 second" })
     browser = await Chromium.launch()
@@ -65,26 +55,7 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
   }, 60_000)
 
   it("refuses every request without the credential: the login page, or 401", async () => {
-    const shell = await fetch(`${worker.base}/console`)
-    expect(shell.status).toBe(401)
-    expect(shell.headers.get("content-security-policy")).toBe(contentSecurityPolicy)
-    const html = await shell.text()
-    expect(html).toContain('id="login"')
-    // No inline script: every script element loads a file of this origin.
-    expect(html.match(/<script[^>]*>/g)?.every((tag) => / src="\/console\/assets\//.test(tag))).toBe(true)
-    for (const url of [
-      "/console/assets/console.js",
-      "/v1/monitor/executions",
-      "/v1/monitor/live",
-      "/v1/executions"
-    ]) {
-      expect((await fetch(`${worker.base}${url}`)).status, url).toBe(401)
-    }
-    // A forged cookie is no session.
-    const forged = await fetch(`${worker.base}/v1/monitor/alerts`, {
-      headers: { cookie: `tillflow_console=${"a".repeat(64)}` }
-    })
-    expect(forged.status).toBe(401)
+    await refusedWithoutCredential(worker)
     await page.goto(`${worker.base}/console`)
     await page.locator("#token").waitFor()
     expect(await page.locator("nav").count()).toBe(0)
@@ -106,10 +77,7 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
   })
 
   it("a sale started on the simulator appears on the executions page and completes there, live", async () => {
-    const [first] = await terminals()
-    expect((await api("PATCH", `${worker.admin}/terminals/${first}`, { card: { pan } }, false)).status).toBe(
-      200
-    )
+    await Scenario.client(worker).cardOnFirstTerminal()
     await page.goto(`${worker.base}/console#/executions`)
     await page.locator("#executions").waitFor()
     await mark(page)
@@ -183,11 +151,6 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     expect(await marked(page)).toBe(true)
     await shot(page, "alerts")
   })
-
-  const terminals = async (): Promise<ReadonlyArray<string>> => {
-    const reply = await api("GET", `${worker.base}/v1/monitor/terminals`)
-    return ((await reply.json()) as ReadonlyArray<{ serialNumber: string }>).map((t) => t.serialNumber)
-  }
 
   it("shows a terminal busy with its operation, then idle again, live", async () => {
     const serial = (await terminals())[1] ?? ""
