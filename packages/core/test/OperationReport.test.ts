@@ -272,20 +272,26 @@ describe("LogMetrics", () => {
   )
 })
 
+/** A logger that keeps each line's level, message and annotations. */
+const captureLogs = () => {
+  const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
+  const capture = Logger.make(({ annotations, logLevel, message }) => {
+    logged.push({
+      level: logLevel.label,
+      message: Array.isArray(message) ? message.join(" ") : message,
+      annotations: Object.fromEntries(HashMap.toEntries(annotations))
+    })
+  })
+  return { logged, capture }
+}
+
 describe("LogMetrics' outcome lines", () => {
   it.effect(
     "logs one INFO line per ending, a tokenizing sale's token event included in its one line, with the amount in major units and no card data",
     () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
-        const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
-        const capture = Logger.make(({ annotations, logLevel, message }) => {
-          logged.push({
-            level: logLevel.label,
-            message: Array.isArray(message) ? message.join(" ") : message,
-            annotations: Object.fromEntries(HashMap.toEntries(annotations))
-          })
-        })
+        const { logged, capture } = captureLogs()
         const tokenized = facts({ operation: "saleAndTokenizeCard", cardToken: "tok_4761730000000010" })
         yield* appendPayment([
           PaymentEvents.OperationRequested.make({ ...requested.data, operation: "saleAndTokenizeCard" }),
@@ -322,14 +328,7 @@ describe("LogMetrics' outcome lines", () => {
   it.effect("an unresolved outcome is an alert: one ERROR line with its reason and what to do", () =>
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore
-      const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
-      const capture = Logger.make(({ annotations, logLevel, message }) => {
-        logged.push({
-          level: logLevel.label,
-          message: Array.isArray(message) ? message.join(" ") : message,
-          annotations: Object.fromEntries(HashMap.toEntries(annotations))
-        })
-      })
+      const { logged, capture } = captureLogs()
       yield* appendPayment([
         requested,
         recorded,
