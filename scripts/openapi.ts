@@ -1,6 +1,6 @@
 /**
  * Writes the intake API's OpenAPI document (the one `GET /openapi.json` serves) to a file,
- * for the linter: `npx tsx scripts/openapi.ts build/openapi.json`.
+ * for the linter: `npx tsx --conditions=@tillflow/source scripts/openapi.ts build/openapi.json`.
  */
 import { IntakeApi } from "@tillflow/intake"
 import * as OpenApi from "@effect/platform/OpenApi"
