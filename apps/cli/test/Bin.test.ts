@@ -54,7 +54,7 @@ describe("the tillflow executable's start-up", () => {
     const rendered = await Effect.runPromise(
       Help.render(
         tillflow,
-        { name: "tillflow", version: "0.0.0" },
+        { name: "tillflow", version: "0.1.0" },
         ["executions", "list", "--help"],
         false
       ).pipe(Effect.provide(NodeContext.layer))

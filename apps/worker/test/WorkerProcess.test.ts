@@ -137,7 +137,9 @@ describe("the worker as a process", () => {
             "EUR",
             "--key",
             "order-3",
-            "--json"
+            "--json",
+            // Which backend a command runs against is said only when asked for.
+            "--verbose"
           ],
           env,
           120_000

@@ -7,6 +7,7 @@
  * idempotently: a history already open is left alone, so two processes catching up at
  * once, or a replay, record nothing twice.
  */
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -161,11 +162,12 @@ export const catchUpFor = (
 ): Effect.Effect<void, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    const rounds = Math.ceil(Duration.toMillis(Duration.decode(wait)) / 100)
-    for (let round = 0; ; round++) {
+    const until = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.decode(wait))
+    while (true) {
       yield* catchUp(options)
-      if (guid === undefined || round >= rounds) return
+      if (guid === undefined) return
       if ((yield* store.streamVersion(LifecycleEvent.transactionStream(guid))) > 0) return
+      if ((yield* Clock.currentTimeMillis) >= until) return
       yield* Effect.sleep("100 millis")
     }
   })

@@ -108,8 +108,6 @@ export const make = (
             message: `no terminal-less workflow "${name}": use one of ${Array.from(LifecycleWorkflows.byName.keys()).join(", ")}`
           })
         }
-        // Terminal operations approved so far become histories the lifecycles can act on.
-        yield* recordedHistory(input.payload)
         const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
         // Strict at the edge: a field the workflow does not take is refused, not dropped.
         const decoded = Schema.decodeUnknownEither(
@@ -120,6 +118,9 @@ export const make = (
           return yield* new Intake.InvalidRequest({ message: describeIssues(decoded.left, "payload") })
         }
         const payload = decoded.right
+        // Terminal operations approved so far become histories the lifecycles can act on
+        // (after the payload is known good: a refused one waits for nothing).
+        yield* recordedHistory(input.payload)
         // Started first, compared after, as `start` does: one owner per requestId.
         const executionId = yield* workflow.executionId(payload)
         yield* withEngine(
