@@ -18,7 +18,9 @@ afterAll(() => {
 
 describe("tillflow without a worker", () => {
   it("a follow-up of another process's built-in-simulator transaction is unknown to this one's simulator, and says why (exit 4)", async () => {
-    const env = { TILLFLOW_DATA_DIR: Path.join(dir, "data") }
+    // Its own embedded store: processes without a worker, and no other test's worker (with a
+    // built-in simulator of its own) claiming their executions from a shared database.
+    const env = { TILLFLOW_DATA_DIR: Path.join(dir, "data"), DATABASE_URL: "" }
     const sale = await Bin.run(
       buildDir,
       ["sale", "--serial", "0404090209", "--amount", "20.00", "--json"],

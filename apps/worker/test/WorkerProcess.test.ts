@@ -146,9 +146,14 @@ describe("the worker as a process", () => {
         )
         expect(viaCli.stderr).toContain(`the worker at ${intake}`)
         expect(viaCli.code).toBe(0)
-        const cliView = JSON.parse(viaCli.stdout) as View
-        expect(cliView.report?.verdict).toBe("approved")
-        expect(cliView.attributes["amount"]).toBe("20.00")
+        // The command line's --json document: the outcome as `status`, money as one amount form.
+        const cliView = JSON.parse(viaCli.stdout) as {
+          readonly executionId: string
+          readonly status: string
+          readonly amount: { readonly amount: string; readonly currency: string }
+        }
+        expect(cliView.status).toBe("approved")
+        expect(cliView.amount).toEqual({ amount: "20.00", currency: "EUR" })
 
         // A terminal-less reversal of the first sale, by its gateway guid.
         const guid = (view as unknown as { result: { value: { facts: { efttransactionID: string } } } })
@@ -203,7 +208,7 @@ describe("the worker as a process", () => {
         )
         expect(inProcess.stderr).toContain("this process on the embedded store")
         expect(inProcess.code).toBe(0)
-        expect((JSON.parse(inProcess.stdout) as View).report?.verdict).toBe("approved")
+        expect((JSON.parse(inProcess.stdout) as { readonly status: string }).status).toBe("approved")
 
         // The ledger, replayed from the folder by the command line in its own process.
         const ledger = yield* Processes.runToEnd(

@@ -46,9 +46,12 @@ export const start = (
   for (const key of Object.keys(env)) {
     if (key.startsWith("TILLFLOW_") || key === "NO_COLOR" || key === "FORCE_COLOR") delete env[key]
   }
+  const merged: NodeJS.ProcessEnv = { ...env, TILLFLOW_CLI_BUILD_DIR: buildDir, ...extra }
+  // An empty value in `extra` removes the variable (e.g. DATABASE_URL: the embedded store).
+  for (const [key, value] of Object.entries(extra)) if (value === "") delete merged[key]
   const child = spawn(process.execPath, ["apps/cli/bin/tillflow.mjs", ...args], {
     cwd: root,
-    env: { ...env, TILLFLOW_CLI_BUILD_DIR: buildDir, ...extra },
+    env: merged,
     stdio: ["ignore", "pipe", "pipe"],
     ...(timeoutMs > 0 ? { timeout: timeoutMs } : {})
   })
