@@ -60,6 +60,12 @@ const checkTarball = (name, manifest, files) => {
   }
   for (const [entry, target] of Object.entries(manifest.exports ?? {})) {
     if (target === null) continue
+    // A plain path is not a module of the library's API (the package's own package.json, a
+    // build script): it need only be in the tarball.
+    if (typeof target === "string") {
+      if (!has(target)) fail(`${name}: export "${entry}" names ${target}, not in the tarball`)
+      continue
+    }
     for (const condition of ["types", "import"]) {
       const file = target[condition]
       if (typeof file !== "string") fail(`${name}: export "${entry}" has no "${condition}" condition`)
