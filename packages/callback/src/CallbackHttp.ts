@@ -25,6 +25,7 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { RemoteApi } from "@tillflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -149,9 +150,21 @@ export const listener: (
 > = NodeListener.make
 
 /**
- * Runs the receiver on its own port with Node's HTTP server and `listener` (released with
- * the layer). The `HttpServer` it provides names the address (port 0 picks one); it serves
- * the receiver only, and an app handed to its `serve` is refused.
+ * Runs the receiver with Node's HTTP server and `listener` (released with the layer): on
+ * its own port, or on a host's, for `POST /callbacks/:attemptId` is served by `listener`
+ * whatever else the port serves. The `HttpServer` it provides names the address (port 0
+ * picks one) and takes one host app at a time: `HttpServer.serve(app)` on it has every
+ * other request answered by @effect/platform's handler of `app` (`NodeHttpServer.makeHandler`,
+ * the app's middleware included), so a host (the worker's intake) keeps one port and one
+ * callback URL while the callback route skips the platform's per-request work. Without an
+ * app, any other request gets 404; after the app's layer is released (the host shutting
+ * down), 503. Upgrade requests (WebSockets) are not served.
+ *
+ * @example
+ * // the receiver alone
+ * Layer.launch(CallbackHttp.layerServer({ port: 8443 }).pipe(Layer.provide(CallbackReceiver.layer), …))
+ * // beside a host app, on one port
+ * HttpServer.serve(app).pipe(Layer.provide(CallbackHttp.layerServer({ port: 8080 })), …)
  */
 export const layerServer = (options: {
   readonly port: number
@@ -160,7 +173,10 @@ export const layerServer = (options: {
   Layer.scoped(
     HttpServer.HttpServer,
     Effect.gen(function* () {
-      const handle = yield* listener()
+      // What answers the requests that are not the callback route: 404 until a host app is
+      // served, its platform handler while it is, 503 once it is released.
+      let other: (request: IncomingMessage, response: ServerResponse) => void = notFound
+      const handle = yield* listener((request, response) => other(request, response))
       const server = yield* Effect.acquireRelease(
         Effect.sync(() => createServer(handle)),
         (server) =>
@@ -193,13 +209,44 @@ export const layerServer = (options: {
       yield* Effect.logInfo(
         `callback receiver listening on ${bound._tag === "TcpAddress" ? `http://${bound.hostname}:${bound.port}` : bound.path}`
       )
+      let serving = false
       return HttpServer.make({
         address: bound,
-        serve: () =>
-          Effect.dieMessage("CallbackHttp.layerServer serves the callback receiver only; it takes no app")
+        serve: (app, middleware) =>
+          Effect.gen(function* () {
+            if (serving) {
+              return yield* Effect.dieMessage("CallbackHttp.layerServer serves one host app at a time")
+            }
+            const handler = yield* middleware === undefined
+              ? NodeHttpServer.makeHandler(app)
+              : NodeHttpServer.makeHandler(app, middleware)
+            yield* Effect.acquireRelease(
+              Effect.sync(() => {
+                serving = true
+                other = handler
+              }),
+              () =>
+                Effect.sync(() => {
+                  serving = false
+                  other = unavailable
+                })
+            )
+          })
       })
     })
   ).pipe(
-    // Nothing of a request is traced here; the name is redacted for any HTTP span of the host's.
+    // Nothing of a callback request is traced here; the name is redacted for the host
+    // app's server spans and any other HTTP span of the host's.
     Layer.provide(redactedHeaders)
   )
+
+const answerEmpty = (status: number) => (request: IncomingMessage, response: ServerResponse) => {
+  request.resume()
+  if (response.headersSent) return
+  response.writeHead(status, { "content-length": 0 })
+  response.end()
+}
+
+const notFound = answerEmpty(404)
+
+const unavailable = answerEmpty(503)

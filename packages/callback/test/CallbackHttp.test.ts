@@ -17,16 +17,19 @@ import {
 } from "@tillflow/core"
 import { EventStore, MemoryEventStore, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import {
   Answers,
   Cloud,
   everything,
   firstAttempt,
+  hostApp,
   layer,
   post,
   register,
@@ -359,6 +362,57 @@ describe("CallbackHttp, mounted", () => {
         )
       )
     )
+  )
+})
+
+describe("CallbackHttp.layerServer beside a host app, on one port (as the worker serves it)", () => {
+  it.live(
+    "callbacks are answered by the plain listener and never reach the host app, which answers everything else; once the app is released the rest gets 503 and callbacks are still taken",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Layer.build(
+          CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }).pipe(
+            Layer.provideMerge(CallbackReceiver.layer),
+            Layer.provideMerge(MemoryEventStore.layer()),
+            Layer.provideMerge(WorkflowEngine.layerMemory)
+          )
+        )
+        const address = Context.get(server, HttpServer.HttpServer).address
+        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const send = (method: string, path: string, body?: string, auth?: string) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${base}${path}`, {
+              method,
+              headers: auth === undefined ? {} : { "AUTH-TOKEN": auth },
+              ...(body === undefined ? {} : { body })
+            })
+            return { status: response.status, text: await response.text() }
+          })
+        yield* register(attemptId, token).pipe(Effect.provide(server))
+        // No app yet: the callback route alone, 404 elsewhere.
+        expect((yield* send("GET", "/health")).status).toBe(404)
+
+        const seen: Array<string> = []
+        const app = yield* Scope.make()
+        yield* Layer.buildWithScope(hostApp(seen).pipe(Layer.provide(Layer.succeedContext(server))), app)
+        expect(yield* send("GET", "/health")).toEqual({ status: 200, text: "ok" })
+        expect((yield* send("GET", "/nowhere")).status).toBe(404)
+        expect((yield* send("POST", `/callbacks/${attemptId}`, result(), "wrong-token")).status).toBe(403)
+        const reply = yield* send("POST", `/callbacks/${attemptId}`, result(), token)
+        expect(reply).toEqual({ status: 200, text: '{"received":true}' })
+        // The 200 came after the append.
+        expect(
+          types(yield* streamOf(CallbackRegistration.attemptStream(attemptId)).pipe(Effect.provide(server)))
+        ).toEqual(["AttemptRegistered", "ResultReceived"])
+        expect(seen).toEqual(["GET /health", "GET /nowhere"])
+
+        // The host shutting down: its app released, the server still listening.
+        yield* Scope.close(app, Exit.void)
+        expect((yield* send("GET", "/health")).status).toBe(503)
+        const again = yield* send("POST", `/callbacks/${attemptId}`, result(), token)
+        expect(again.status).toBe(200)
+        expect(seen).toEqual(["GET /health", "GET /nowhere"])
+      }).pipe(Effect.scoped)
   )
 })
 

@@ -6,8 +6,11 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
@@ -74,22 +77,51 @@ export interface Options {
   readonly loseForwarding?: boolean
   /**
    * How the route is served: `CallbackHttp.layerServer`'s plain `node:http` listener (the
-   * default, the leanest path) or `CallbackHttp.serve` on @effect/platform's server.
+   * default, the leanest path), the same with a host app served on its port (as the
+   * worker's intake is), or `CallbackHttp.serve` on @effect/platform's server.
    */
   readonly transport?: Transport
 }
 
-/** The two ways the route is served. */
-export type Transport = "listener" | "platform"
+/** The ways the route is served. */
+export type Transport = "listener" | "beside a host app" | "platform"
 
-/** Both transports, for tests that run on each. */
-export const transports: ReadonlyArray<Transport> = ["listener", "platform"]
+/** Every transport, for tests that run on each. */
+export const transports: ReadonlyArray<Transport> = ["listener", "beside a host app", "platform"]
+
+/** The transports that serve the route on the plain listener. */
+export const leanTransports: ReadonlyArray<Transport> = ["listener", "beside a host app"]
+
+/** The requests the host app saw (method and path), newest last. */
+export class HostRequests extends Context.Tag("test/HostRequests")<HostRequests, Array<string>>() {}
+
+/**
+ * A host app served on the receiver's port: `GET /health` answers "ok", anything else
+ * 404; every request it sees is noted in `HostRequests` by its middleware.
+ */
+export const hostApp = (seen: Array<string>) =>
+  HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get("/health", HttpServerResponse.text("ok"))), (app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      seen.push(`${request.method} ${request.url}`)
+      return Effect.catchAll(app, () => HttpServerResponse.empty({ status: 404 }))
+    })
+  )
 
 /** The receiver served by `CallbackHttp.layerServer` on a free loopback port, with a client pointed at it. */
 const listenerServer = HttpServer.layerTestClient.pipe(
   Layer.provide(NodeHttpClient.layerWithoutAgent),
   Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
   Layer.provideMerge(CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }))
+)
+
+/** The same with the host app served on its port. */
+const sharedServer = Layer.unwrapEffect(
+  Effect.sync(() => {
+    const seen: Array<string> = []
+    return Layer.mergeAll(hostApp(seen), Layer.succeed(HostRequests, seen)).pipe(
+      Layer.provideMerge(listenerServer)
+    )
+  })
 )
 
 /** A workflow engine on which resolving a deferred never happens (the process stopped first). */
@@ -125,7 +157,9 @@ export const layer = (options: Options = {}) => {
   > =
     options.transport === "platform"
       ? CallbackHttp.serve.pipe(Layer.provideMerge(NodeHttpServer.layerTest))
-      : listenerServer
+      : options.transport === "beside a host app"
+        ? sharedServer
+        : listenerServer
   return PaymentProtocol.layer.pipe(
     Layer.provideMerge(cloud),
     Layer.provideMerge(served),

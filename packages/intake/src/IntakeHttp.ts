@@ -3,7 +3,7 @@
  * bearer token is compared in constant time (as SHA-256 digests); `/metrics` renders
  * Effect's metrics with the executions counted by workflow and status at scrape time; the
  * callback receiver (`POST /callbacks/:attemptId`, authenticated by each attempt's own
- * `AUTH-TOKEN`) shares the server. Bodies are bounded (1 MiB); a body too large or not
+ * `AUTH-TOKEN`) shares the server's port on a lean path of its own (`serverLayer`). Bodies are bounded (1 MiB); a body too large or not
  * JSON and an unknown route get JSON errors like the API's own (`guard`). Everything is
  * released with the layer: the listener stops accepting, requests in flight finish.
  */
@@ -26,7 +26,6 @@ import * as Metric from "effect/Metric"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { createServer } from "node:http"
 import * as Intake from "./Intake.js"
 import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
@@ -206,17 +205,6 @@ export const apiLayer = (token: Redacted.Redacted<string>) =>
     Layer.provide(authLayer(token))
   )
 
-/** The callback receiver's route on the same server. */
-export const callbackRoute = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function* () {
-    const receiver = yield* CallbackReceiver.CallbackReceiver
-    yield* router.post(
-      CallbackHttp.path,
-      Effect.provideService(CallbackHttp.handle, CallbackReceiver.CallbackReceiver, receiver)
-    )
-  })
-)
-
 /**
  * The largest request body, 1 MiB (the platform reads up to 10 MiB). The largest body the
  * intake has a use for, an operation with every optional field or a callback's result with
@@ -360,8 +348,8 @@ export interface ServeOptions {
 }
 
 /**
- * Serves the intake API, the callback receiver and (unless turned off) the web console on
- * the `HttpServer` in context. Request logs go through Effect's logger (JSON in the
+ * Serves the intake API and (unless turned off) the web console on the `HttpServer` in
+ * context; the callback receiver's route is the server's own ({@link serverLayer}). Request logs go through Effect's logger (JSON in the
  * worker, {@link requestLogger}); `guard` answers bad bodies and unknown routes.
  */
 export const serve = (
@@ -370,30 +358,30 @@ export const serve = (
 ): Layer.Layer<
   never,
   never,
-  | HttpServer.HttpServer
-  | Intake.Intake
-  | DurableEngine.DurableEngine
-  | EventStore.EventStore
-  | Stack.Cloud
-  | CallbackReceiver.CallbackReceiver
+  HttpServer.HttpServer | Intake.Intake | DurableEngine.DurableEngine | EventStore.EventStore | Stack.Cloud
 > =>
   HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
     Layer.provide(docsRoute),
     Layer.provide(apiLayer(token)),
-    Layer.provide(callbackRoute),
     Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),
     // One set of sessions for the console's login and the API's authentication.
     Layer.provide(ConsoleSessions.layer(token)),
     Layer.provide(Monitor.layer),
-    // The callback route's AUTH-TOKEN redacted in the server's request spans.
+    // AUTH-TOKEN redacted in the server's request spans (a callback sent to the wrong path
+    // reaches the platform's handler).
     Layer.provide(CallbackHttp.redactedHeaders),
     Layer.provide(NodeHttpServer.layerContext)
   )
 
-/** Node's HTTP server on `host:port` (0 picks a free port), closed with the layer. */
+/**
+ * Node's HTTP server on `host:port` (0 picks a free port), closed with the layer: the
+ * callback route (`POST /callbacks/:attemptId`) on `CallbackHttp`'s plain listener, the
+ * receiver's lean path, and every other request to the app served on it ({@link serve}),
+ * through @effect/platform. One port, so operators configure one callback URL.
+ */
 export const serverLayer = (options: {
   readonly host: string
   readonly port: number
-}): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError> =>
-  NodeHttpServer.layer(createServer, { host: options.host, port: options.port })
+}): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, CallbackReceiver.CallbackReceiver> =>
+  CallbackHttp.layerServer({ host: options.host, port: options.port })

@@ -2,9 +2,11 @@
  * The standalone worker as one layer: the store, the remote service (or the built-in
  * simulator), the engine with its workflows and an engine worker, the callback receiver,
  * the live ledger projection feeding the metrics, and the intake API on one HTTP server.
- * Releasing the layer (SIGTERM) stops in this order: the HTTP server stops accepting;
+ * Releasing the layer (SIGTERM) stops in this order: the intake's routes answer 503;
  * the engine worker stops claiming, lets runs in flight finish for the shutdown timeout
- * and gives back the rest; the ledger takes a last snapshot; the store closes.
+ * and gives back the rest; the ledger takes a last snapshot; the HTTP server stops
+ * accepting (the callback route, on its lean path, takes results until then: each is
+ * durable before its 200); the receiver's forwardings drain; the store closes.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { CallbackRegistration, LedgerProjection, LogMetrics, ProtocolSettings } from "@tillflow/core"
@@ -124,13 +126,11 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       )
       const engine = Stack.engineLayer
       const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
-      const services = Layer.mergeAll(
-        workflows,
-        Stack.receiverLayer,
-        IntakeLocal.layer({ merchantMcc: config.merchantMcc })
-      ).pipe(
-        // One memory of the attempts this process registered, for its workflows and its receiver.
-        Layer.provide(CallbackRegistration.registeredAttemptsLayer())
+      const services = Layer.merge(workflows, IntakeLocal.layer({ merchantMcc: config.merchantMcc }))
+      // The receiver is built before the server, whose callback route it serves; one memory
+      // of the attempts this process registered, for its workflows and its receiver.
+      const receiver = Stack.receiverLayer.pipe(
+        Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer())
       )
 
       const projection = Layer.scopedDiscard(
@@ -185,8 +185,10 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         })
       )
 
-      // Built bottom-up, released top-down: HTTP first, then the engine worker, then the
-      // projection, the services and the store.
+      // Built bottom-up, released top-down: the intake's app first (its requests answered
+      // 503 from then on), then the engine worker, the projection, the services, the cloud;
+      // then the server closes (callbacks in flight finish), the receiver's forwardings
+      // drain, and the engine and the store close.
       const running = Layer.mergeAll(engineWorker, projection)
       const http = IntakeHttp.serve(token, { console: config.intake.console ? {} : false })
       return announce.pipe(
@@ -195,9 +197,10 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         Layer.provide(http),
         Layer.provide(running),
         Layer.provideMerge(services),
-        Layer.provideMerge(engine),
         Layer.provideMerge(cloud),
         Layer.provideMerge(server),
+        Layer.provideMerge(receiver),
+        Layer.provideMerge(engine),
         Layer.provideMerge(store),
         // Built first, so every server and client of the worker (the built-in simulator's
         // too) redacts ApiKeyCloud and AUTH-TOKEN in the headers its spans record.

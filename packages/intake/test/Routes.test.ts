@@ -6,7 +6,6 @@
  * operation, terminal, reference and amount; a setting changed; a batch closed), then the
  * shape of the answer.
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { describe, expect, layer } from "@effect/vitest"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
 import { EngineWorker } from "@tillflow/engine"
@@ -29,10 +28,8 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
 
 const services = Layer.mergeAll(
   Stack.workflowsLayerFor(Option.some("7011")),
-  Stack.receiverLayer,
   IntakeLocal.layer({ merchantMcc: Option.some("7011") })
 ).pipe(
-  Layer.provide(CallbackRegistration.registeredAttemptsLayer()),
   Layer.provide(ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" }))
 )
 
@@ -40,11 +37,14 @@ const services = Layer.mergeAll(
 const running = EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
   Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
   Layer.provideMerge(services),
-  Layer.provideMerge(Stack.engineLayer),
   Layer.provideMerge(
     Stack.cloudLayer({ _tag: "Simulator", seed: 11, port: 0, fast: true }).pipe(Layer.orDie)
   ),
-  Layer.provideMerge(NodeHttpServer.layerTest),
+  // The worker's server: the callback route on its lean path, the rest the intake's.
+  Layer.provideMerge(IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })),
+  Layer.provideMerge(Stack.receiverLayer),
+  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
+  Layer.provideMerge(Stack.engineLayer),
   Layer.provideMerge(database)
 )
 

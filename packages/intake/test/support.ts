@@ -5,7 +5,6 @@
  * store holds, to show that a refused request wrote nothing.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
@@ -21,10 +20,12 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
   Layer.provideMerge(TestDatabase.layer)
 )
 
-const services = Layer.mergeAll(Stack.workflowsLayer, Stack.receiverLayer, IntakeLocal.layer()).pipe(
-  Layer.provide(CallbackRegistration.registeredAttemptsLayer()),
+const services = Layer.mergeAll(Stack.workflowsLayer, IntakeLocal.layer()).pipe(
   Layer.provide(ProtocolSettings.layer({}))
 )
+
+/** The worker's server on a free loopback port: the callback route on its lean path, the rest the intake's. */
+const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })
 
 /** The intake served on loopback over a fresh database and the built-in simulator. */
 export const layer: Layer.Layer<
@@ -32,9 +33,12 @@ export const layer: Layer.Layer<
   unknown
 > = IntakeHttp.serve(Redacted.make(token)).pipe(
   Layer.provideMerge(services),
-  Layer.provideMerge(Stack.engineLayer),
   Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)),
-  Layer.provideMerge(NodeHttpServer.layerTest),
+  Layer.provideMerge(server),
+  // One memory of registered attempts for the workflows and the receiver, as the worker has.
+  Layer.provideMerge(Stack.receiverLayer),
+  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
+  Layer.provideMerge(Stack.engineLayer),
   Layer.provideMerge(database)
 )
 

@@ -9,7 +9,6 @@
  * each one with `execute` would poll the queue once per payment).
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import {
@@ -33,7 +32,6 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
-import { createServer } from "node:http"
 import { performance } from "node:perf_hooks"
 import pg from "pg"
 import * as Child from "../internal/Child.js"
@@ -97,7 +95,8 @@ const terminals = JSON.parse(fs.readFileSync(env("SIM_TERMINALS_FILE"), "utf8"))
 const concurrency = Number(process.env["WORKER_CONCURRENCY"] ?? "64")
 const poolSize = Number(process.env["POOL_SIZE"] ?? "10")
 
-const receiverServer = NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+// The callback route as the worker serves it: `CallbackHttp`'s plain listener (the lean path).
+const receiverServer = CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" })
 const settings = Layer.unwrapEffect(
   Effect.map(HttpServer.HttpServer, (server) =>
     ProtocolSettings.layer({
@@ -117,12 +116,12 @@ const cloud = HttpTerminalCloud.layer(
 )
 const app = Layer.mergeAll(
   PaymentProtocol.layer,
-  EngineWorker.layer({ workerId: "bench-e2e", concurrency, pollInterval: "200 millis" }),
-  HttpServer.serve(CallbackHttp.app).pipe(Layer.provide(CallbackReceiver.layer))
+  EngineWorker.layer({ workerId: "bench-e2e", concurrency, pollInterval: "200 millis" })
 ).pipe(
-  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
   Layer.provideMerge(settings),
   Layer.provideMerge(receiverServer),
+  Layer.provideMerge(CallbackReceiver.layer),
+  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
   Layer.provideMerge(cloud),
   // Completions are watched by the driver's own query: callers' polling stays rare.
   Layer.provideMerge(DurableEngine.layer({ pollInterval: "10 seconds" })),
