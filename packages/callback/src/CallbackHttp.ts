@@ -9,7 +9,8 @@
  *
  * Mount `router` into a host application's router (and provide `redactedHeaders` to the
  * host's server), or run `serve`, which does; or serve it by `listener` / `layerServer`,
- * a plain `node:http` listener with the same checks and answers (the leanest path).
+ * a plain `node:http` listener with the same checks and answers (the leanest path), which
+ * can serve a host app on the same port (the worker's intake does).
  *
  * @example
  * // inside a host app
