@@ -338,7 +338,9 @@ export const startByOf = (input: EnqueueInput): number | null =>
  * Executions never claimed whose start deadline passed while they waited for their key
  * leave its line: the key dropped, due now (`ExecutionQueue.expireStartDeadlines`). Only
  * rows of the `6_start_by` partial index are read: pending, never claimed, with a key and
- * a deadline — the waiting ones, whatever the history holds.
+ * a deadline — the waiting ones — from the floors on (`Floors`): without statistics the
+ * planner may read them through `tillflow_executions_due_new` instead, and either index is
+ * then read from its floor, past the dead entries of finished runs.
  */
 export const expireStartDeadlines = (sql: SqlClient.SqlClient, now: number) =>
   sql`
@@ -347,6 +349,7 @@ export const expireStartDeadlines = (sql: SqlClient.SqlClient, now: number) =>
         WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL
           AND start_by IS NOT NULL AND start_by <= ${now}
           AND start_by >= (SELECT start_by_floor FROM tillflow_queue_floors)
+          AND due_at >= ${dueFloor(sql)}
         RETURNING execution_id`
 
 /**
