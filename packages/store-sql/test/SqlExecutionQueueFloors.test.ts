@@ -153,3 +153,61 @@ layer(SqlExecutionQueue.layer.pipe(Layer.provideMerge(TestDatabase.layer)), {
       })
   )
 })
+
+layer(SqlExecutionQueue.layerWith({ scanFloorInterval: 0 }).pipe(Layer.provideMerge(TestDatabase.layer)), {
+  timeout: 120_000,
+  excludeTestServices: true
+})("SqlExecutionQueue scan floors advanced on every claim", (it) => {
+  it.effect(
+    "claims advancing the floors while enqueues with lagging clocks write below them lose no execution and take none twice",
+    () =>
+      Effect.gen(function* () {
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        const base = 50_000_000
+        const writers = 4
+        const perWriter = 50
+        const ids: Array<string> = []
+        let writing = writers
+        const writer = (w: number) =>
+          Effect.gen(function* () {
+            for (let i = 0; i < perWriter; i++) {
+              const executionId = `race-${w}-${i}`
+              ids.push(executionId)
+              // Clocks from 20 s behind the claimers' to level with them.
+              yield* enqueueAt(executionId, base - (((w * perWriter + i) * 7_919) % 20_000))
+            }
+            writing--
+          })
+        const claimed: Array<string> = []
+        let tick = 0
+        const claimer = Effect.gen(function* () {
+          let idle = 0
+          while (writing > 0 || idle < 3) {
+            const now = base + 5_000 + tick++ * 10
+            const taken = yield* queue.claim({
+              workerId: "w",
+              workflowNames: ["Sale"],
+              limit: 4,
+              leaseMs: 1_000_000,
+              now
+            })
+            idle = taken.length === 0 ? idle + 1 : 0
+            for (const claim of taken) {
+              claimed.push(claim.executionId)
+              yield* queue.release({
+                executionId: claim.executionId,
+                workerId: "w",
+                release: { _tag: "Finished", status: "succeeded" },
+                now
+              })
+            }
+          }
+        })
+        yield* Effect.all([...Array.from({ length: writers }, (_, w) => writer(w)), claimer, claimer], {
+          concurrency: "unbounded"
+        })
+        expect(new Set(claimed).size).toBe(claimed.length)
+        expect([...claimed].sort()).toEqual([...ids].sort())
+      })
+  )
+})
