@@ -13,6 +13,11 @@
  * `maxInFlight` statements of their kind are in flight wait, and go together as ONE
  * statement and transaction when one finishes (`internal/Coalescer`), each caller getting
  * its own row's answer; see `internal/executionQueue/Enqueue` and `Transition`.
+ *
+ * History: finished executions stay in the table, and the claim and due-time look-ups read
+ * their partial indexes from scan floors (migration `7_scan_floors`) that claims move up
+ * and writes below them move down, past the dead index entries finished runs leave, which
+ * only VACUUM would remove (`internal/executionQueue/Floors`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ExecutionQueue } from "@tillflow/engine"
