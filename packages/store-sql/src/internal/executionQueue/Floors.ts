@@ -48,7 +48,13 @@ export const make = (sql: SqlClient.SqlClient, options: Options) => {
           yield* Statements.advanceFloors(sql, now - options.margin)
         })
       )
-      .pipe(Effect.ignore)
+      .pipe(
+        // A lock wait past `lockTimeoutMs` is expected under load; whatever failed, the
+        // floors stay where they were (safe) until the next advance.
+        Effect.catchAll((error) =>
+          Effect.logDebug("SqlExecutionQueue: scan floors not advanced", error.message)
+        )
+      )
   return (now: number): Effect.Effect<void> =>
     Effect.suspend(() => {
       if (!due(now)) return Effect.void
