@@ -6,11 +6,12 @@
  * (a count of pages, not a time), and by rows written below a floor that moved up, alone
  * and racing advances. The speed itself is measured by the benchmark, never here.
  */
+import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import { expect, layer } from "@effect/vitest"
 import { ExecutionQueue } from "@tillflow/engine"
-import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import { ExecutionQueueMigrations, SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -211,3 +212,31 @@ layer(SqlExecutionQueue.layerWith({ scanFloorInterval: 0 }).pipe(Layer.provideMe
       })
   )
 })
+
+layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
+  "SqlExecutionQueue scan floors on a queue migrated before them",
+  (it) => {
+    it.effect("an existing queue with rows upgrades: its floors start at its earliest live row", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { "7_scan_floors": _added, ...before } = ExecutionQueueMigrations.migrations
+        yield* Migrator.make({})({
+          loader: Migrator.fromRecord(before),
+          table: ExecutionQueueMigrations.table
+        })
+        yield* fillHistory
+        yield* sql`
+          INSERT INTO tillflow_executions (execution_id, workflow_name, status, due_at, created_at, updated_at)
+          VALUES ('old-live', 'Sale', 'pending', 5000, 5000, 5000)`
+        expect(yield* ExecutionQueueMigrations.run).toEqual([[7, "scan_floors"]])
+        expect((yield* floors).due).toBe(5000)
+        const claimed = yield* Effect.scoped(
+          Effect.flatMap(SqlExecutionQueue.make, (queue) =>
+            queue.claim({ workerId: "w", workflowNames: ["Sale"], limit: 8, leaseMs: 30_000, now: 6000 })
+          )
+        )
+        expect(claimed.map((claim) => claim.executionId)).toEqual(["old-live"])
+      })
+    )
+  }
+)
