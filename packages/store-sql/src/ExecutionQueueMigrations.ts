@@ -124,6 +124,58 @@ const startBy = Effect.gen(function* () {
     WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL AND start_by IS NOT NULL`
 })
 
+// Where the scans of the due-time indexes start (`tillflow_queue_floors`, one row): no
+// active execution is due before `due_floor`, none waiting for its key has a start deadline
+// before `start_by_floor`. Every finished run leaves dead entries in those partial indexes
+// at its old due time and deadline, on pages no insertion reaches again (keys only grow),
+// which only VACUUM removes; a scan from the oldest end walked all of them (15,000 pages
+// per claim with 1M executions stored). The claim, `nextDueAt` and `expireStartDeadlines`
+// read from the floors on; the queue moves them up now and then (`internal/executionQueue/
+// Floors`), and these triggers move them down in the writing statement itself when a row
+// is written due (or with a deadline) below them, so the floors never pass a live row.
+const scanFloors = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE tillflow_queue_floors (
+      singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+      due_floor      bigint  NOT NULL,
+      start_by_floor bigint  NOT NULL
+    )`
+  yield* sql`
+    CREATE FUNCTION tillflow_executions_lower_floors() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      due bigint;
+      start bigint;
+    BEGIN
+      SELECT min(due_at) FILTER (WHERE status IN ('pending', 'running', 'suspended')),
+             min(start_by) FILTER (WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL)
+      INTO due, start FROM changed;
+      IF due IS NOT NULL OR start IS NOT NULL THEN
+        UPDATE tillflow_queue_floors
+        SET due_floor = LEAST(due_floor, due), start_by_floor = LEAST(start_by_floor, start)
+        WHERE due_floor > due OR start_by_floor > start;
+      END IF;
+      RETURN NULL;
+    END $$`
+  // Transition tables allow one event per trigger: one for inserts, one for updates.
+  yield* sql`
+    CREATE TRIGGER tillflow_executions_floors_inserted AFTER INSERT ON tillflow_executions
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tillflow_executions_lower_floors()`
+  yield* sql`
+    CREATE TRIGGER tillflow_executions_floors_updated AFTER UPDATE ON tillflow_executions
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tillflow_executions_lower_floors()`
+  // An existing queue starts from its live rows (the triggers' lock, taken above, keeps
+  // writers out until this migration commits); without any, from its latest change.
+  yield* sql`
+    INSERT INTO tillflow_queue_floors (due_floor, start_by_floor)
+    SELECT
+      COALESCE((SELECT min(due_at) FROM tillflow_executions WHERE status IN ('pending', 'running', 'suspended')),
+               (SELECT max(updated_at) FROM tillflow_executions), 0),
+      COALESCE((SELECT min(start_by) FROM tillflow_executions
+                WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL AND start_by IS NOT NULL),
+               (SELECT max(updated_at) FROM tillflow_executions), 0)`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
@@ -131,7 +183,8 @@ export const migrations = {
   "3_claim_started_first": claimStartedFirst,
   "4_notify_after_commit": notifyAfterCommit,
   "5_execution_stream": executionStream,
-  "6_start_by": startBy
+  "6_start_by": startBy,
+  "7_scan_floors": scanFloors
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -13,6 +13,11 @@
  * `maxInFlight` statements of their kind are in flight wait, and go together as ONE
  * statement and transaction when one finishes (`internal/Coalescer`), each caller getting
  * its own row's answer; see `internal/executionQueue/Enqueue` and `Transition`.
+ *
+ * History: finished executions stay in the table, and the claim and due-time look-ups read
+ * their partial indexes from scan floors (migration `7_scan_floors`) that claims move up
+ * and writes below them move down, past the dead index entries finished runs leave, which
+ * only VACUUM would remove (`internal/executionQueue/Floors`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ExecutionQueue } from "@tillflow/engine"
@@ -26,6 +31,7 @@ import * as Coalescer from "./internal/Coalescer.js"
 import * as Announcements from "./internal/executionQueue/Announcements.js"
 import * as Claim from "./internal/executionQueue/Claim.js"
 import * as Enqueue from "./internal/executionQueue/Enqueue.js"
+import * as Floors from "./internal/executionQueue/Floors.js"
 import { heartbeat } from "./internal/executionQueue/Heartbeat.js"
 import * as Lookup from "./internal/executionQueue/Lookup.js"
 import * as NextDue from "./internal/executionQueue/NextDue.js"
@@ -81,7 +87,18 @@ export interface Options {
    * the ones made within the interval share the next statement (and notification).
    */
   readonly notifyInterval?: Duration.DurationInput | undefined
+  /**
+   * The least time, in milliseconds of the callers' clock (the claims' `now`), between two
+   * advances of the scan floors by this queue (default {@link defaultScanFloorInterval}).
+   * The floors are where claims and due-time look-ups start reading their indexes, past
+   * the dead entries finished runs left (migration `7_scan_floors`): the longer the
+   * interval, the more of those a scan may walk before the next advance.
+   */
+  readonly scanFloorInterval?: number | undefined
 }
+
+/** The default least time between two advances of the scan floors by one queue (ms). */
+export const defaultScanFloorInterval: number = Floors.defaults.interval
 
 /** The default number of statements of one kind in flight before calls are coalesced. */
 export const defaultMaxInFlight: number = Coalescer.defaultMaxInFlight
@@ -115,7 +132,11 @@ export const makeWith = (
       sql,
       Duration.decode(options.notifyInterval ?? defaultNotifyInterval)
     )
-    const claims = Claim.make(sql, options.streamVersions === true)
+    const advanceFloors = Floors.make(sql, {
+      ...Floors.defaults,
+      interval: options.scanFloorInterval ?? Floors.defaults.interval
+    })
+    const claims = Claim.make(sql, options.streamVersions === true, advanceFloors)
     const transitions = Transition.make({ sql, maxInFlight, maxCoalesced, announce })
 
     // Every call runs uninterruptibly, for the reason given in SqlEventStore: @effect/sql-pg

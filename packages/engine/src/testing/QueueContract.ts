@@ -1,7 +1,8 @@
 /**
  * The rules of the `ExecutionQueue` port, run against each implementation (memory,
  * PGlite, PostgreSQL): claims, leases and their expiry, heartbeats, suspension and
- * wake-ups, concurrency keys, visibility, and concurrent claimers never sharing a row.
+ * wake-ups, concurrency keys, visibility, concurrent claimers never sharing a row, and
+ * live executions never hidden by what a queue keeps to skip its history.
  * Times are plain numbers: the queue never reads a clock itself. Each concern's tests live
  * in a module of `./queue/`; this one runs them all on one layer.
  */
@@ -11,6 +12,7 @@ import type * as Layer from "effect/Layer"
 import * as ClaimOrder from "./queue/ClaimOrder.js"
 import * as ConcurrencyKeys from "./queue/ConcurrencyKeys.js"
 import * as Enqueue from "./queue/Enqueue.js"
+import * as History from "./queue/History.js"
 import * as Leases from "./queue/Leases.js"
 import * as Listing from "./queue/Listing.js"
 import * as NextDue from "./queue/NextDue.js"
@@ -28,6 +30,7 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
     ConcurrencyKeys.suite(it)
     StartDeadlines.suite(it)
     Listing.suite(it)
+    History.suite(it)
   })
 
 /** The SQL queue announces changes on LISTEN/NOTIFY (the memory queue has nothing to say). */

@@ -24,9 +24,14 @@ export interface Claim {
 
 /**
  * The claims of a queue over `sql`; with `streamVersions`, each claim also answers its
- * execution's stream version (see `Options.streamVersions` of `SqlExecutionQueue`).
+ * execution's stream version (see `Options.streamVersions` of `SqlExecutionQueue`). Each
+ * claim then gives `advanceFloors` its `now` (see `Floors`).
  */
-export const make = (sql: SqlClient.SqlClient, streamVersions: boolean): Claim => {
+export const make = (
+  sql: SqlClient.SqlClient,
+  streamVersions: boolean,
+  advanceFloors: (now: number) => Effect.Effect<void>
+): Claim => {
   // The claimed execution's stream version, read by the claiming statement: its snapshot
   // holds every append committed before the claim began, and the rows it can claim were
   // released, or their lease ran out, before that (a row locked or changed since is
@@ -82,7 +87,9 @@ export const make = (sql: SqlClient.SqlClient, streamVersions: boolean): Claim =
         }
         return { claims, nextDueAt }
       }),
-      Effect.mapError(failure("claim"))
+      Effect.mapError(failure("claim")),
+      // After the claim, not before: the claim never waits for an advance's lock.
+      Effect.tap(() => advanceFloors(options.now))
     )
   }
 

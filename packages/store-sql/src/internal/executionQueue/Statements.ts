@@ -41,6 +41,14 @@ export const streamVersionColumn = (sql: SqlClient.SqlClient, streamVersions: bo
     : sql`NULL AS stream_version`
 
 /**
+ * No active execution is due before this (migration `7_scan_floors`): the claim and
+ * `nextDueAt` start their due-time index scans here, past the dead entries that finished
+ * runs left at older due times (see `Floors`). A scalar subquery, so the plan reads it once
+ * and the index scan starts at it (`Index Cond: due_at >= $0`).
+ */
+const dueFloor = (sql: SqlClient.SqlClient) => sql`(SELECT due_floor FROM tillflow_queue_floors)`
+
+/**
  * `workflow_name IN (names)` as the claim and the due-time look-ups write it: through an
  * expression no index has (`workflow_name || ''`), so that PostgreSQL reads these rows
  * through the partial indexes of live rows (`3_claim_started_first`), ordered by due time,
@@ -77,14 +85,18 @@ export const nextDue = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<s
 export const nextDueAfter = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<string>, now: number) =>
   sql`${nextDue(sql, workflowNames, now)} AS next`
 
-/** The earliest due time of any active execution of the workflows, as the row `next`. */
+/**
+ * The earliest due time of any active execution of the workflows, as the row `next`, each
+ * part read from the due floor on (see `dueFloor`).
+ */
 export const nextDueAt = (sql: SqlClient.SqlClient, workflowNames: ReadonlyArray<string>) => sql`
               SELECT LEAST(
                 (SELECT min(due_at) FROM tillflow_executions
                  WHERE status IN ${sql.in(activeStatuses)} AND claims > 0
-                   AND ${workflowIn(sql, "workflow_name", workflowNames)}),
+                   AND ${workflowIn(sql, "workflow_name", workflowNames)} AND due_at >= ${dueFloor(sql)}),
                 (SELECT min(due_at) FROM tillflow_executions
-                 WHERE status = 'pending' AND claims = 0 AND ${workflowIn(sql, "workflow_name", workflowNames)})
+                 WHERE status = 'pending' AND claims = 0 AND ${workflowIn(sql, "workflow_name", workflowNames)}
+                   AND due_at >= ${dueFloor(sql)})
               ) AS next`
 
 /**
@@ -98,7 +110,7 @@ export const claim = (
   leaseUntil: number,
   streamVersion: ReturnType<typeof streamVersionColumn>
 ) => {
-  const claimable = sql`e.due_at <= ${options.now}
+  const claimable = sql`e.due_at <= ${options.now} AND e.due_at >= ${dueFloor(sql)}
       AND ${workflowIn(sql, "e.workflow_name", options.workflowNames)}
       AND (e.concurrency_key IS NULL OR NOT EXISTS (
         SELECT 1 FROM tillflow_concurrency_holders h
@@ -326,7 +338,9 @@ export const startByOf = (input: EnqueueInput): number | null =>
  * Executions never claimed whose start deadline passed while they waited for their key
  * leave its line: the key dropped, due now (`ExecutionQueue.expireStartDeadlines`). Only
  * rows of the `6_start_by` partial index are read: pending, never claimed, with a key and
- * a deadline — the waiting ones, whatever the history holds.
+ * a deadline — the waiting ones — from the floors on (`Floors`): without statistics the
+ * planner may read them through `tillflow_executions_due_new` instead, and either index is
+ * then read from its floor, past the dead entries of finished runs.
  */
 export const expireStartDeadlines = (sql: SqlClient.SqlClient, now: number) =>
   sql`
@@ -334,7 +348,41 @@ export const expireStartDeadlines = (sql: SqlClient.SqlClient, now: number) =>
         SET concurrency_key = NULL, due_at = LEAST(due_at, ${now}::bigint), updated_at = ${now}
         WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL
           AND start_by IS NOT NULL AND start_by <= ${now}
+          AND start_by >= (SELECT start_by_floor FROM tillflow_queue_floors)
+          AND due_at >= ${dueFloor(sql)}
         RETURNING execution_id`
+
+/**
+ * Moves the scan floors up to the earliest due time and start deadline of the live rows,
+ * never above `cap`; read from the floors on, so the dead entries below them are not
+ * walked again. Run under `lockForFloors` (see `Floors`). Answers the floors.
+ */
+export const advanceFloors = (sql: SqlClient.SqlClient, cap: number) =>
+  sql`
+        UPDATE tillflow_queue_floors f
+        SET due_floor = LEAST(${cap}::bigint,
+              (SELECT min(due_at) FROM tillflow_executions
+               WHERE status IN ${sql.in(activeStatuses)} AND claims > 0 AND due_at >= f.due_floor),
+              (SELECT min(due_at) FROM tillflow_executions
+               WHERE status = 'pending' AND claims = 0 AND due_at >= f.due_floor)),
+            start_by_floor = LEAST(${cap}::bigint,
+              (SELECT min(start_by) FROM tillflow_executions
+               WHERE status = 'pending' AND claims = 0 AND concurrency_key IS NOT NULL
+                 AND start_by IS NOT NULL AND start_by >= f.start_by_floor))
+        RETURNING due_floor, start_by_floor`
+
+/** A lock wait of at most `timeoutMs` for the rest of the transaction. */
+export const lockTimeout = (sql: SqlClient.SqlClient, timeoutMs: number) =>
+  sql`SELECT set_config('lock_timeout', ${`${timeoutMs}ms`}, true)`
+
+/**
+ * What `advanceFloors` needs first, in its transaction: no statement writing the queue's
+ * rows in flight, so that its snapshot holds every row a floor must stay under. SHARE ROW
+ * EXCLUSIVE waits for the writers' ROW EXCLUSIVE (writers queue behind the request
+ * meanwhile: bound it with `lockTimeout`) and excludes another advance.
+ */
+export const lockForFloors = (sql: SqlClient.SqlClient) =>
+  sql`LOCK TABLE tillflow_executions IN SHARE ROW EXCLUSIVE MODE`
 
 /** Merges search attributes into an execution's. */
 export const setAttributes = (
