@@ -95,11 +95,11 @@ interface Sent {
 }
 
 /** The worker on the embedded defaults, driven through its intake API. */
-const startWorker = async (root: string, profileDir: string | undefined) => {
-  const buildParent = path.join(Child.root, "apps/worker/build")
+const startWorker = async (root: string, profileDir: string | undefined, tree: string = Child.root) => {
+  const buildParent = path.join(tree, "apps/worker/build")
   fs.mkdirSync(buildParent, { recursive: true })
   const buildDir = fs.mkdtempSync(path.join(buildParent, "bench-added-"))
-  const child = Child.start(launcherScript, {
+  const child = Child.start(path.join(tree, launcherScript), {
     tsx: false,
     env: {
       TILLFLOW_DATA_DIR: path.join(root, "data"),
@@ -122,7 +122,7 @@ const startWorker = async (root: string, profileDir: string | undefined) => {
       "TILLFLOW_SIMULATOR_FAST"
     ],
     profileDir,
-    label: "added-worker"
+    label: tree === Child.root ? "added-worker" : "added-worker-before"
   })
   const intakeUrl = await child.next(intakeUrlOf, 180_000)
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
@@ -250,15 +250,25 @@ export const section: Section.Section = {
     const perRound = context.quick ? 12 : 40
     const warmup = context.quick ? 5 : 20
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-added-"))
-    const worker = await startWorker(root, context.profileDir)
+    const worker = await startWorker(path.join(root, "this"), context.profileDir)
+    // A/B: another checkout's worker (its own node_modules), measured in the same rounds.
+    const beforeTree = process.env["BENCH_ADDED_BEFORE_TREE"]
+    const before =
+      beforeTree === undefined
+        ? undefined
+        : await startWorker(path.join(root, "before"), context.profileDir, path.resolve(beforeTree))
     const bare = await startBare(context.profileDir)
     let n = 0
     try {
       for (let i = 0; i < warmup; i++) {
         await worker.sale(n++)
+        if (before !== undefined) await before.sale(n++)
         await bare.sale(n++)
       }
       await worker.eventsSince()
+      if (before !== undefined) await before.eventsSince()
+      const beforeAdded: Array<ReadonlyArray<number>> = []
+      const beforeP99: Array<number> = []
       context.log(`  warm-up: ${warmup} sales each (not kept)`)
 
       const rounds: Array<{
@@ -278,11 +288,17 @@ export const section: Section.Section = {
         // Interleaved sale by sale: the same minutes of the machine for both.
         for (let i = 0; i < perRound; i++) {
           sent.push(await worker.sale(n++))
+          if (before !== undefined) await before.sale(n++)
           const b = await bare.sale(n++)
           bareTotal.push(b.total)
           bareAccepted.push(b.accepted)
         }
         const { splits, skipped, reasons } = AddedTime.compute(await worker.eventsSince())
+        if (before !== undefined) {
+          const added = AddedTime.compute(await before.eventsSince()).splits.map((split) => split.added)
+          beforeAdded.push(added)
+          beforeP99.push(Measure.percentile(added, 99))
+        }
         // The intake's own part, outside the events' split: request sent → WorkflowStarted,
         // WorkflowCompleted → the answer read (wall clock, millisecond resolution).
         const byId = new Map(splits.map((s) => [s.executionId, s]))
@@ -351,6 +367,25 @@ export const section: Section.Section = {
           baseline: { name: "the simulator alone, bare client: POST → callback received", rounds: medians(bareTotal) }
         }
       ]
+
+      if (before !== undefined) {
+        figures.push(
+          {
+            section: "added",
+            name: "A/B: time added to a sale, median, this tree",
+            unit: "ms",
+            rounds: medians(added),
+            baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: beforeAdded.map((v) => Measure.median(v)) }
+          },
+          {
+            section: "added",
+            name: "A/B: time added to a sale, p99, this tree",
+            unit: "ms",
+            rounds: p99s(added),
+            baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: beforeP99 }
+          }
+        )
+      }
 
       // The profile by timestamps: each instant of a sale relative to WorkflowStarted.
       const splits = rounds.flatMap((r) => r.splits)
@@ -422,6 +457,7 @@ export const section: Section.Section = {
     } finally {
       await bare.stop()
       await worker.stop()
+      await before?.stop()
       fs.rmSync(root, { recursive: true, force: true })
     }
   }
