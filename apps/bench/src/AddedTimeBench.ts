@@ -86,6 +86,18 @@ const intakeUrlOf = (message: unknown): string | undefined => {
 /** Amounts in minor units, distinct per sale (the simulator's duplicate check prompts on a repeat within 5 minutes), never a trigger amount (37.xx). */
 const amountOf = (n: number): string => String(1_000 + (n % 2_000))
 
+/** CPU time (user + system) of a process so far, in ms, from /proc (Linux; NaN elsewhere). */
+const cpuMsOf = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** A sale sent through the intake: its client-side time and wall-clock instants. */
 interface Sent {
   readonly ms: number
@@ -170,6 +182,8 @@ const startWorker = async (root: string, profileDir: string | undefined, tree: s
         if (body.events.length === 0) return all
       }
     },
+    /** The worker process's CPU so far (ms): the built-in simulator's included. */
+    cpuMs: () => cpuMsOf(child.pid),
     stop: async () => {
       agent.destroy()
       await child.stop()
@@ -227,7 +241,8 @@ const startBare = async (profileDir: string | undefined) => {
         }
       })
       const accepted = performance.now() - started
-      if (answer.status !== 202) throw new Error(`bare sale ${n}: ${answer.status} ${JSON.stringify(answer.body)}`)
+      if (answer.status !== 202)
+        throw new Error(`bare sale ${n}: ${answer.status} ${JSON.stringify(answer.body)}`)
       await received
       waiting.delete(reference)
       return { total: performance.now() - started, accepted }
@@ -269,6 +284,9 @@ export const section: Section.Section = {
       if (before !== undefined) await before.eventsSince()
       const beforeAdded: Array<ReadonlyArray<number>> = []
       const beforeP99: Array<number> = []
+      const beforeClient: Array<Array<number>> = []
+      const cpuPerSale: Array<number> = []
+      const beforeCpuPerSale: Array<number> = []
       context.log(`  warm-up: ${warmup} sales each (not kept)`)
 
       const rounds: Array<{
@@ -283,16 +301,22 @@ export const section: Section.Section = {
       }> = []
       for (let round = 0; round < context.rounds; round++) {
         const sent: Array<Sent> = []
+        const sentBefore: Array<number> = []
+        beforeClient.push(sentBefore)
+        const cpuAtStart = worker.cpuMs()
+        const beforeCpuAtStart = before?.cpuMs() ?? Number.NaN
         const bareTotal: Array<number> = []
         const bareAccepted: Array<number> = []
         // Interleaved sale by sale: the same minutes of the machine for both.
         for (let i = 0; i < perRound; i++) {
           sent.push(await worker.sale(n++))
-          if (before !== undefined) await before.sale(n++)
+          if (before !== undefined) sentBefore.push((await before.sale(n++)).ms)
           const b = await bare.sale(n++)
           bareTotal.push(b.total)
           bareAccepted.push(b.accepted)
         }
+        cpuPerSale.push((worker.cpuMs() - cpuAtStart) / perRound)
+        if (before !== undefined) beforeCpuPerSale.push((before.cpuMs() - beforeCpuAtStart) / perRound)
         const { splits, skipped, reasons } = AddedTime.compute(await worker.eventsSince())
         if (before !== undefined) {
           const added = AddedTime.compute(await before.eventsSince()).splits.map((split) => split.added)
@@ -325,7 +349,8 @@ export const section: Section.Section = {
       const of = (pick: (s: AddedTime.Split) => number | undefined) =>
         rounds.map((r) => r.splits.flatMap((s) => (pick(s) === undefined ? [] : [pick(s) as number])))
       const medians = (values: ReadonlyArray<ReadonlyArray<number>>) => values.map((v) => Measure.median(v))
-      const p99s = (values: ReadonlyArray<ReadonlyArray<number>>) => values.map((v) => Measure.percentile(v, 99))
+      const p99s = (values: ReadonlyArray<ReadonlyArray<number>>) =>
+        values.map((v) => Measure.percentile(v, 99))
       const all = (values: ReadonlyArray<ReadonlyArray<number>>) => values.flat()
       const added = of((s) => s.added)
       const a = of((s) => s.startToPost)
@@ -357,14 +382,20 @@ export const section: Section.Section = {
           name: "service's and terminal's own time in a sale through tillflow (POST sent → result received), median",
           unit: "ms",
           rounds: medians(service),
-          baseline: { name: "the simulator alone, bare client: POST → callback received", rounds: medians(bareTotal) }
+          baseline: {
+            name: "the simulator alone, bare client: POST → callback received",
+            rounds: medians(bareTotal)
+          }
         },
         {
           section: "added",
           name: "a sale through the intake, client's request → answer, median",
           unit: "ms",
           rounds: medians(client),
-          baseline: { name: "the simulator alone, bare client: POST → callback received", rounds: medians(bareTotal) }
+          baseline: {
+            name: "the simulator alone, bare client: POST → callback received",
+            rounds: medians(bareTotal)
+          }
         }
       ]
 
@@ -375,7 +406,10 @@ export const section: Section.Section = {
             name: "A/B: time added to a sale, median, this tree",
             unit: "ms",
             rounds: medians(added),
-            baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: beforeAdded.map((v) => Measure.median(v)) }
+            baseline: {
+              name: `the same, worker of ${beforeTree ?? "?"}`,
+              rounds: beforeAdded.map((v) => Measure.median(v))
+            }
           },
           {
             section: "added",
@@ -383,6 +417,20 @@ export const section: Section.Section = {
             unit: "ms",
             rounds: p99s(added),
             baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: beforeP99 }
+          },
+          {
+            section: "added",
+            name: "A/B: worker process CPU per sale (built-in simulator included), this tree",
+            unit: "ms",
+            rounds: cpuPerSale,
+            baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: beforeCpuPerSale }
+          },
+          {
+            section: "added",
+            name: "A/B: a sale through the intake, client's request → answer, median, this tree",
+            unit: "ms",
+            rounds: medians(client),
+            baseline: { name: `the same, worker of ${beforeTree ?? "?"}`, rounds: medians(beforeClient) }
           }
         )
       }
@@ -428,6 +476,10 @@ export const section: Section.Section = {
         )} ms; (b) median ${ms(Measure.median(all(b)))} ms, p99 ${ms(Measure.percentile(all(b), 99))} ms; started → completed median ${ms(
           Measure.median(all(total))
         )} ms.`,
+        "",
+        `Worker process CPU per sale (user + system from /proc over each round, the built-in simulator's included; the rounds also hold the other sales' idle time): ${cpuPerSale
+          .map((v) => ms(v))
+          .join(", ")} ms.`,
         "",
         `The POST itself: registration → the 202 read (\`AttemptAccepted.at\`) median ${ms(
           Measure.median(registeredToAccepted)

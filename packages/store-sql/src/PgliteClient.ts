@@ -154,7 +154,10 @@ export const make = (
     })
 
     // The in-process listeners, by channel (`publish`).
-    const local = new Map<string, Set<{ readonly ignore: object | undefined; readonly emit: (payload: string) => void }>>()
+    const local = new Map<
+      string,
+      Set<{ readonly ignore: object | undefined; readonly emit: (payload: string) => void }>
+    >()
 
     const listen = (channel: string, ignore?: object): Stream.Stream<string, SqlError> =>
       Stream.asyncPush<string, SqlError>((emit) =>

@@ -63,7 +63,10 @@ it.live(
       yield* Effect.sleep("200 millis")
       expect(yield* Queue.size(heardBySelf)).toBe(0)
       expect(notifies()).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(SqlExecutionQueue.layer.pipe(Layer.provideMerge(PgliteClient.layer({}))))),
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(SqlExecutionQueue.layer.pipe(Layer.provideMerge(PgliteClient.layer({}))))
+    ),
   60_000
 )
 

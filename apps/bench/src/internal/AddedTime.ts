@@ -110,7 +110,11 @@ interface Execution {
  */
 export const compute = (
   events: Iterable<StoredEvent>
-): { readonly splits: ReadonlyArray<Split>; readonly skipped: number; readonly reasons: ReadonlyArray<string> } => {
+): {
+  readonly splits: ReadonlyArray<Split>
+  readonly skipped: number
+  readonly reasons: ReadonlyArray<string>
+} => {
   const executions = new Map<string, Execution>()
   const execution = (id: string): Execution => {
     let found = executions.get(id)
@@ -147,7 +151,8 @@ export const compute = (
       attemptId,
       attempt: numberField(registration.data, "attempt") ?? 0,
       registeredAt: registration.recordedAt,
-      resultAt: result === undefined ? undefined : (numberField(result.data, "receivedAt") ?? result.recordedAt)
+      resultAt:
+        result === undefined ? undefined : (numberField(result.data, "receivedAt") ?? result.recordedAt)
     })
   }
 
@@ -190,7 +195,8 @@ export const compute = (
     for (const event of e.payment) {
       if (event.type === "OperationRequested") mark("OperationRequested", event.recordedAt)
       else if (event.type === "AttemptRecorded") mark("AttemptRecorded", event.recordedAt)
-      else if (event.type === "AttemptAccepted") mark("AttemptAccepted (202 read)", numberField(event.data, "at"))
+      else if (event.type === "AttemptAccepted")
+        mark("AttemptAccepted (202 read)", numberField(event.data, "at"))
       else if (outcomeTypes.has(event.type)) mark("outcome event (payment stream)", event.recordedAt)
     }
     mark("AttemptRegistered (POST sent)", first.registeredAt)

@@ -43,7 +43,8 @@ export const awaitChange = (
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         waiting.delete(wakeup)
-        if (waiting.size === 0 && state.waiters.get(executionId) === waiting) state.waiters.delete(executionId)
+        if (waiting.size === 0 && state.waiters.get(executionId) === waiting)
+          state.waiters.delete(executionId)
       })
     )
     return Deferred.await(wakeup)

@@ -38,13 +38,11 @@ export interface Local {
 /** The in-process notifications of the PGlite client in context; none over PostgreSQL. */
 export const localOption: Effect.Effect<Option.Option<Local>> = Effect.map(
   Effect.serviceOption(PgliteClient.PgliteClient),
-  Option.map(
-    (client): Local => ({
-      listen: (channel, self) => client.listen(channel, self),
-      publish: (channel, payloads, self) =>
-        Effect.forEach(payloads, (payload) => client.publish(channel, payload, self), { discard: true })
-    })
-  )
+  Option.map((client): Local => ({
+    listen: (channel, self) => client.listen(channel, self),
+    publish: (channel, payloads, self) =>
+      Effect.forEach(payloads, (payload) => client.publish(channel, payload, self), { discard: true })
+  }))
 )
 
 /**
