@@ -8,6 +8,7 @@
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import * as AddedTimeBench from "./AddedTimeBench.js"
 import * as CallbackBench from "./CallbackBench.js"
 import * as CliStartBench from "./CliStartBench.js"
 import * as ColdStartBench from "./ColdStartBench.js"
@@ -32,6 +33,7 @@ const sections: ReadonlyArray<Section.Section> = [
   QueueBench.section,
   CallbackBench.section,
   EndToEndBench.section,
+  AddedTimeBench.section,
   ColdStartBench.section,
   ConsoleBench.section,
   CliStartBench.section

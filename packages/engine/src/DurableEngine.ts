@@ -40,7 +40,7 @@ import { emittedOf } from "./internal/DomainEvents.js"
 import type { EngineState } from "./internal/EngineState.js"
 import { ConcurrencyKey, execute, SearchAttributesOf, StartBy } from "./internal/Execute.js"
 import { activityExecute } from "./internal/Replay.js"
-import { changed, poll } from "./internal/Results.js"
+import { awaitChange, changed, poll } from "./internal/Results.js"
 import { interrupt, resume, run, RunContext } from "./internal/RunLoop.js"
 import type { DomainEvent } from "./internal/DomainEvents.js"
 import type { RunOutcome } from "./internal/RunLoop.js"
@@ -209,6 +209,19 @@ export interface Service {
    * releases the claim. Never fails; interrupting it releases the claim for another run.
    */
   readonly run: (claim: ExecutionQueue.Claim, workerId: string) => Effect.Effect<RunOutcome>
+  /**
+   * Registers, now, a wait for the next change of an execution's state seen by this
+   * process (it finished or stopped here, or another process announced a change), and
+   * returns the effect that waits for it: register before reading the state, then wait,
+   * and no change between the two is missed. Best effort, like the announcements: a caller
+   * waits with a timeout and reads the state again.
+   *
+   * @example
+   * const changed = yield* engine.awaitChange(executionId)
+   * const info = yield* engine.get(executionId)
+   * if (!done(info)) yield* Effect.raceFirst(changed, Effect.sleep("1 second"))
+   */
+  readonly awaitChange: (executionId: string) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
   /** Wakes this process's workers (something became due). */
   readonly signal: Effect.Effect<void>
   /** Waits until `signal` is called. */
@@ -329,6 +342,7 @@ export const make = (
       list: queue.list,
       workflowNames: Effect.sync(() => Array.from(state.registry.keys())),
       run: run(state, engine),
+      awaitChange: (executionId) => awaitChange(state, executionId),
       signal: state.signal,
       awaitSignal: Effect.asVoid(Queue.take(wakeups))
     }

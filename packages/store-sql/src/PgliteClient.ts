@@ -15,7 +15,10 @@
  * (never a lossy JS number), `timestamptz` as `Date`, `json`/`jsonb` parsed.
  *
  * LISTEN/NOTIFY works: PGlite delivers a notification to its own session when the
- * notifying transaction commits (measured with PGlite 0.5.16).
+ * notifying transaction commits (measured with PGlite 0.5.16). A PGlite database has one
+ * process (the embedded store's directory is locked for it), so a notification sent outside
+ * a transaction needs no statement: `publish` hands it to this client's listeners in
+ * process, and `listen` streams both kinds.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -46,10 +49,19 @@ export interface PgliteClient extends SqlClient.SqlClient {
   readonly config: PgliteClientConfig
   /** The PGlite instance; use it only outside this client's transactions. */
   readonly pglite: PGlite
-  /** Notifications on `channel` (LISTEN while the stream runs). */
-  readonly listen: (channel: string) => Stream.Stream<string, SqlError>
+  /**
+   * Notifications on `channel` (LISTEN while the stream runs), and those `publish`ed in
+   * process, except the ones published with `ignore` as their sender.
+   */
+  readonly listen: (channel: string, ignore?: object) => Stream.Stream<string, SqlError>
   /** Sends a notification (delivered at the commit of the surrounding transaction, if any). */
   readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
+  /**
+   * Sends a notification to this client's listeners without a statement, at once (not tied
+   * to a transaction: use it for changes already committed). A listener that passed the same
+   * `sender` as its `ignore` does not receive it.
+   */
+  readonly publish: (channel: string, payload: string, sender?: object) => Effect.Effect<void>
 }
 
 /** The PGlite client service. */
@@ -141,23 +153,47 @@ export const make = (
       ]
     })
 
-    const listen = (channel: string): Stream.Stream<string, SqlError> =>
+    // The in-process listeners, by channel (`publish`).
+    const local = new Map<
+      string,
+      Set<{ readonly ignore: object | undefined; readonly emit: (payload: string) => void }>
+    >()
+
+    const listen = (channel: string, ignore?: object): Stream.Stream<string, SqlError> =>
       Stream.asyncPush<string, SqlError>((emit) =>
-        Effect.acquireRelease(
-          semaphore.withPermits(1)(
-            Effect.tryPromise({
-              try: () => pglite.listen(channel, (payload) => emit.single(payload)),
-              catch: toSqlError("Failed to listen")
-            })
-          ),
-          (unlisten) => semaphore.withPermits(1)(Effect.promise(() => unlisten()))
-        )
+        Effect.gen(function* () {
+          const listener = { ignore, emit: (payload: string) => void emit.single(payload) }
+          yield* Effect.acquireRelease(
+            Effect.sync(() => {
+              const set = local.get(channel) ?? new Set()
+              set.add(listener)
+              local.set(channel, set)
+            }),
+            () => Effect.sync(() => local.get(channel)?.delete(listener))
+          )
+          yield* Effect.acquireRelease(
+            semaphore.withPermits(1)(
+              Effect.tryPromise({
+                try: () => pglite.listen(channel, (payload) => emit.single(payload)),
+                catch: toSqlError("Failed to listen")
+              })
+            ),
+            (unlisten) => semaphore.withPermits(1)(Effect.promise(() => unlisten()))
+          )
+        })
       )
+
+    const publish = (channel: string, payload: string, sender?: object): Effect.Effect<void> =>
+      Effect.sync(() => {
+        for (const listener of local.get(channel) ?? []) {
+          if (sender === undefined || listener.ignore !== sender) listener.emit(payload)
+        }
+      })
 
     const notify = (channel: string, payload: string): Effect.Effect<void, SqlError> =>
       Effect.asVoid(client`SELECT pg_notify(${channel}, ${payload})`)
 
-    return Object.assign(client, { config, pglite, listen, notify })
+    return Object.assign(client, { config, pglite, listen, notify, publish })
   })
 
 /** A layer of the PGlite client, also provided as the `SqlClient`. */

@@ -10,7 +10,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { EventStore } from "@tillflow/engine"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PgliteClient from "./PgliteClient.js"
@@ -24,7 +24,20 @@ export interface PgliteEventStoreConfig {
   readonly pollInterval?: Duration.DurationInput | undefined
   /** Append statements in flight before appends are coalesced (default 2; `SqlEventStore.Options`). */
   readonly maxInFlight?: number | undefined
+  /**
+   * How long a subscription woken by an append waits before reading, so that the appends of
+   * a burst share one read of the one session (default {@link defaultSubscriptionGather};
+   * `SqlEventStore.Options`).
+   */
+  readonly subscriptionGather?: Duration.DurationInput | undefined
 }
+
+/**
+ * The embedded store's default `subscriptionGather`: a sale's appends come within a few
+ * tens of milliseconds of each other; a subscriber (the ledger, the console's feed) sees
+ * them up to this much later, in fewer reads.
+ */
+export const defaultSubscriptionGather: Duration.Duration = Duration.millis(50)
 
 /** The warning logged at start-up, for a data directory and for memory. */
 export const durabilityWarning = (dataDir: string | undefined): string =>
@@ -46,7 +59,11 @@ export const layer = (
   EventStore.EventStore | SqlClient.SqlClient | PgliteClient.PgliteClient,
   EventStore.EventStoreError
 > =>
-  SqlEventStore.layer({ pollInterval: config.pollInterval, maxInFlight: config.maxInFlight }).pipe(
+  SqlEventStore.layer({
+    pollInterval: config.pollInterval,
+    maxInFlight: config.maxInFlight,
+    subscriptionGather: config.subscriptionGather ?? defaultSubscriptionGather
+  }).pipe(
     Layer.provideMerge(PgliteClient.layer({ dataDir: config.dataDir }).pipe(Layer.mapError(openError))),
     Layer.tap(() => Effect.logWarning(durabilityWarning(config.dataDir)))
   )

@@ -28,6 +28,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EventStore } from "@tillflow/engine"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -61,6 +62,14 @@ export interface Options {
    * stream).
    */
   readonly maxInFlight?: number | undefined
+  /**
+   * How long a subscription woken by an append waits before it reads (default 0: at once).
+   * The appends made meanwhile are read by the same statement. On a database of one session
+   * (PGlite) every subscription's read waits its turn with the appends and claims of the
+   * runs in flight: a payment's dozen appends each woke every subscription (measured: 22
+   * reads of the log per sale with two subscriptions, on the embedded worker).
+   */
+  readonly subscriptionGather?: Duration.DurationInput | undefined
 }
 
 /** The default number of append statements in flight before appends are coalesced. */
@@ -102,6 +111,8 @@ export const make = (
       streamVersion
     })
     const verify = Verify.make(sql)
+    const gatherMs = Duration.toMillis(options.subscriptionGather ?? Duration.zero)
+    const liveClock = Clock.make()
 
     const subscribe = (
       checkpoint: EventStore.Checkpoint,
@@ -111,7 +122,15 @@ export const make = (
         from: checkpoint,
         readAll: (from: EventStore.Checkpoint, readOptions: EventStore.ReadAllOptions) =>
           Effect.uninterruptible(readAll(from, readOptions)),
-        wakeups: Effect.map(PubSub.subscribe(notifications.wakeups), (queue) => Queue.take(queue)),
+        wakeups: Effect.map(PubSub.subscribe(notifications.wakeups), (queue) =>
+          gatherMs > 0
+            ? Effect.zipRight(
+                Queue.take(queue),
+                // The live clock: a test clock never holds a woken subscription back.
+                Effect.withClock(Effect.sleep(Duration.millis(gatherMs)), liveClock)
+              )
+            : Queue.take(queue)
+        ),
         pollInterval: subscribeOptions.pollInterval ?? pollInterval,
         batchSize: subscribeOptions.batchSize ?? EventStore.defaultBatchSize
       })

@@ -127,10 +127,15 @@ export const makeWith = (
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const listen = yield* Channel.listenOption
+    // PGlite: announcements in process, without a statement (`Channel.Local`).
+    const local = yield* Channel.localOption
+    const self = {}
     const maxInFlight = yield* Coalescer.maxInFlightOption("SqlExecutionQueue", options.maxInFlight)
     const announce = yield* Announcements.make(
       sql,
-      Duration.decode(options.notifyInterval ?? defaultNotifyInterval)
+      Duration.decode(options.notifyInterval ?? defaultNotifyInterval),
+      local,
+      self
     )
     const advanceFloors = Floors.make(sql, {
       ...Floors.defaults,
@@ -156,7 +161,7 @@ export const makeWith = (
         ),
       get: (executionId) => Lookup.get(sql, executionId),
       list: (filter) => Lookup.list(sql, filter),
-      changes: Announcements.changes(listen),
+      changes: Announcements.changes(listen, local, self),
       nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames),
       expireStartDeadlines: ({ now }) =>
         Statements.expireStartDeadlines(sql, now).pipe(

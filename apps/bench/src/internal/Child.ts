@@ -48,7 +48,7 @@ process.once("exit", () => {
   for (const child of live) child.kill("SIGKILL")
 })
 
-/** Starts `script` (a path relative to the repository root) as a child process. */
+/** Starts `script` (a path relative to the repository root, or absolute) as a child process. */
 export const start = (script: string, options: Options = {}): Child => {
   const flags = [
     ...(options.nodeFlags ?? []),
@@ -57,7 +57,7 @@ export const start = (script: string, options: Options = {}): Child => {
   ]
   const env: Record<string, string | undefined> = { ...process.env, ...options.env }
   for (const name of options.unsetEnv ?? []) delete env[name]
-  const child = spawn(process.execPath, [...flags, path.join(root, script), ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...flags, path.resolve(root, script), ...(options.args ?? [])], {
     cwd: root,
     env,
     stdio: ["pipe", "pipe", "pipe"]

@@ -1,8 +1,9 @@
 /**
  * The simulator as a process for the end-to-end benchmark: the simulator's own server
  * layer (`SimulatorServer.layer`, what `apps/simulator` runs) with TERMINALS virtual
- * terminals (the app's flag stops at 100) whose every step takes 0 ms, on a free loopback
- * port. Prints `{"sim": Info}` once listening; stops on SIGTERM.
+ * terminals (the app's flag stops at 100) whose every step takes 0 ms (`TIMINGS=default`:
+ * the simulator's own default step timings, as the worker's built-in one has them), on a
+ * free loopback port. Prints `{"sim": Info}` once listening; stops on SIGTERM.
  */
 import { SimulatorServer } from "@tillflow/simulator"
 import * as Layer from "effect/Layer"
@@ -26,7 +27,7 @@ const runtime = ManagedRuntime.make(
     port: 0,
     seed: 11,
     terminals: Number(process.env["TERMINALS"] ?? "1000"),
-    timings: zero
+    ...(process.env["TIMINGS"] === "default" ? {} : { timings: zero })
   }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
 )
 

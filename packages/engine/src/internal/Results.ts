@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { workflowExitSchema } from "./Codecs.js"
 import { stuckResult } from "./Determinism.js"
 import type { EngineState } from "./EngineState.js"
@@ -24,6 +25,29 @@ export const changed = (state: EngineState, executionId: string) =>
   Effect.sync(() => {
     const waiting = state.waiters.get(executionId)
     if (waiting !== undefined) for (const waiter of waiting) Deferred.unsafeDone(waiter, Exit.void)
+  })
+
+/**
+ * A wait for the next `changed` of `executionId`, registered now and forgotten when the
+ * scope closes (`DurableEngine.awaitChange`).
+ */
+export const awaitChange = (
+  state: EngineState,
+  executionId: string
+): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const wakeup = yield* Deferred.make<void>()
+    const waiting = state.waiters.get(executionId) ?? new Set()
+    waiting.add(wakeup)
+    state.waiters.set(executionId, waiting)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        waiting.delete(wakeup)
+        if (waiting.size === 0 && state.waiters.get(executionId) === waiting)
+          state.waiters.delete(executionId)
+      })
+    )
+    return Deferred.await(wakeup)
   })
 
 /** The result the log holds, decoded by the workflow's schemas, if it is complete. */

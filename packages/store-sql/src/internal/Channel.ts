@@ -27,6 +27,25 @@ export const listenOption: Effect.Effect<Option.Option<Listen>> = Effect.gen(fun
 })
 
 /**
+ * Notifications within this process, without a statement: PGlite's (`PgliteClient.publish`),
+ * whose database has no other process. `listen` leaves out what `self` published.
+ */
+export interface Local {
+  readonly listen: (channel: string, self: object) => Stream.Stream<string, SqlError>
+  readonly publish: (channel: string, payloads: ReadonlyArray<string>, self: object) => Effect.Effect<void>
+}
+
+/** The in-process notifications of the PGlite client in context; none over PostgreSQL. */
+export const localOption: Effect.Effect<Option.Option<Local>> = Effect.map(
+  Effect.serviceOption(PgliteClient.PgliteClient),
+  Option.map((client): Local => ({
+    listen: (channel, self) => client.listen(channel, self),
+    publish: (channel, payloads, self) =>
+      Effect.forEach(payloads, (payload) => client.publish(channel, payload, self), { discard: true })
+  }))
+)
+
+/**
  * Forks, in the scope, the fiber that sends notifications: it waits for `next` (what there
  * is to announce), sends it, then pauses `interval` before waiting again. The pause runs on
  * the live clock, so a test clock never holds notifications back. A failed send is only

@@ -37,8 +37,16 @@ export const make = (
     // Local appends publish too, without waiting for the round trip.
     const wakeups = yield* PubSub.sliding<void>(1)
     const listen = yield* Channel.listenOption
+    // On PGlite, notifications of appends made outside a transaction go in process, without
+    // a statement on its one session; this store's own are left out (its appends publish
+    // `wakeups` already).
+    const local = yield* Channel.localOption
+    const self = {}
     if (Option.isSome(listen)) {
-      yield* listen.value(EventStoreMigrations.channel).pipe(
+      const stream = Option.isSome(local)
+        ? local.value.listen(EventStoreMigrations.channel, self)
+        : listen.value(EventStoreMigrations.channel)
+      yield* stream.pipe(
         Stream.runForEach(() => PubSub.publish(wakeups, undefined)),
         Effect.tapErrorCause((cause) =>
           Effect.logWarning("Event store LISTEN failed; subscriptions poll until it is back", cause)
@@ -62,7 +70,10 @@ export const make = (
     const notifications = yield* Queue.sliding<void>(1)
     yield* Channel.forkThrottled({
       next: Queue.take(notifications),
-      send: () => Effect.uninterruptible(Statements.notify(sql)),
+      send: () =>
+        Option.isSome(local)
+          ? local.value.publish(EventStoreMigrations.channel, ["append"], self)
+          : Effect.uninterruptible(Statements.notify(sql)),
       interval: notifyInterval,
       failed: "Event store NOTIFY failed; subscriptions poll"
     })

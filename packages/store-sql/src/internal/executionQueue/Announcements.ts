@@ -59,12 +59,17 @@ export const payloads = (ids: ReadonlyArray<string>): Array<string> => {
 
 /** The ids announced by other processes (and this one), or none without LISTEN. */
 export const changes = (
-  listen: Option.Option<Channel.Listen>
+  listen: Option.Option<Channel.Listen>,
+  local: Option.Option<Channel.Local> = Option.none(),
+  self: object = {}
 ): Stream.Stream<string, ExecutionQueue.ExecutionQueueError> =>
   Option.match(listen, {
     onNone: () => Stream.never,
     onSome: (listen) =>
-      listen(ExecutionQueueMigrations.channel).pipe(
+      (Option.isSome(local)
+        ? local.value.listen(ExecutionQueueMigrations.channel, self)
+        : listen(ExecutionQueueMigrations.channel)
+      ).pipe(
         // A notification carries one or more ids, one per line (`payloads`).
         Stream.mapConcat((payload) => payload.split("\n").filter((id) => id !== "")),
         Stream.mapError(failure("listen"))
@@ -88,7 +93,9 @@ export type Announce = (ids: ReadonlyArray<string>) => Effect.Effect<void, SqlEr
  */
 export const make = (
   sql: SqlClient.SqlClient,
-  notifyInterval: Duration.Duration
+  notifyInterval: Duration.Duration,
+  local: Option.Option<Channel.Local> = Option.none(),
+  self: object = {}
 ): Effect.Effect<Announce, never, Scope.Scope> =>
   Effect.gen(function* () {
     const notify = (ids: ReadonlyArray<string>) => {
@@ -97,12 +104,17 @@ export const make = (
         ? Effect.void
         : Effect.asVoid(Effect.uninterruptible(Statements.notify(sql, texts)))
     }
+    // On PGlite, what committed already is announced in process, without a statement.
+    const send = (ids: ReadonlyArray<string>) =>
+      Option.isSome(local)
+        ? local.value.publish(ExecutionQueueMigrations.channel, payloads(ids), self)
+        : notify(ids)
     const pending = yield* Queue.unbounded<string>()
     yield* Channel.forkThrottled({
       next: Queue.take(pending).pipe(
         Effect.flatMap((first) => Effect.map(Queue.takeAll(pending), (rest) => new Set([first, ...rest])))
       ),
-      send: (ids) => notify(Array.from(ids)),
+      send: (ids) => send(Array.from(ids)),
       interval: notifyInterval,
       failed: "Execution queue NOTIFY failed; workers poll"
     })
