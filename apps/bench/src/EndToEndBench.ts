@@ -52,6 +52,8 @@ interface Report {
     readonly t: number
     readonly rss: number
     readonly heapUsed: number
+    /** Taken after the run, with nothing in flight. */
+    readonly afterRun: boolean
   }>
   readonly peakRss: number
   /** Statements sent during a census run, by kind, most frequent first. */
@@ -219,8 +221,10 @@ const figuresOf = (outcome: Outcome): Array<Measure.Figure> => {
   const { appendsPerPayment } = outcome.calibration
   const report = outcome.measured.report
   const { sustained, workRate, limit } = ratesOf(outcome)
-  const firstCheckpoint = report.checkpoints[0]
-  const lastCheckpoint = report.checkpoints[report.checkpoints.length - 1]
+  // Taken while 1,000 were in flight; the one after the run (nothing in flight) is only shown.
+  const during = report.checkpoints.filter((c) => !c.afterRun)
+  const firstCheckpoint = during[0]
+  const lastCheckpoint = during[during.length - 1]
   const figures: Array<Measure.Figure> = [
     {
       section: "e2e",
@@ -231,7 +235,7 @@ const figuresOf = (outcome: Outcome): Array<Measure.Figure> => {
         name: `store-bound limit: raw 8-connection insert rate ÷ ${appendsPerPayment.toFixed(1)} appends per payment`,
         rounds: [limit]
       },
-      target: { _tag: "RatioAtLeast", ratio: 0.2 },
+      target: { _tag: "RatioAtLeast", ratio: 0.3 },
       note: `payments completed within the run: ${report.completed}, ${Measure.formatNumber(sustained)}/s over its last 40 %`
     },
     {
@@ -320,7 +324,7 @@ const detailsOf = (outcome: Outcome): string => {
     "|---:|---:|---:|---:|---:|",
     ...report.checkpoints.map(
       (c) =>
-        `| ${c.t.toFixed(0)} | ${c.events.toLocaleString("en-US")} | ${c.completed.toLocaleString("en-US")} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
+        `| ${c.t.toFixed(0)}${c.afterRun ? " (after the run, idle)" : ""} | ${c.events.toLocaleString("en-US")} | ${c.completed.toLocaleString("en-US")} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
     )
   ].join("\n")
 }
@@ -376,4 +380,176 @@ export const section: Section.Section = {
         fs.rmSync(dir, { recursive: true, force: true })
       }
     })
+}
+
+/**
+ * The long run (`--only e2e-history`): the same worker and simulator, 1,000 sales in
+ * flight until `--payments N` (default 100,000) have completed, the heap measured after a
+ * full GC each time another tenth of N has completed, with 1,000 still in flight every
+ * time (N + 1,000 are started). Memory must not grow with the payments done: the heap at N
+ * completed against the heap at N/10.
+ */
+export const historySection: Section.Section = {
+  name: "e2e-history",
+  title: "End to end: memory over a long run",
+  optIn: true,
+  run: (context) =>
+    Scratch.using("e2e_history", async (scratch) => {
+      const total = context.payments ?? (context.quick ? 10_000 : 100_000)
+      const tenth = Math.round(total / 10)
+      const marks = Array.from({ length: 10 }, (_, i) => tenth * (i + 1))
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-e2e-history-"))
+      const raw = await Raw.connect(scratch.url, 8)
+      const rawRounds: Array<number> = []
+      const rawInsertRounds = async () => {
+        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
+          rawRounds.push(await Raw.parallelSingleInserts(raw, context.quick ? 60 : 150))
+      }
+      const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
+        env: { TERMINALS: String(terminalsCount) },
+        profileDir: context.profileDir,
+        label: "simulator"
+      })
+      let worker: Child.Child | undefined
+      try {
+        const info = await sim.next(Child.field<SimInfo>("sim"), 120_000)
+        if (info.terminals.length < terminalsCount)
+          throw new Error(`the simulator has ${info.terminals.length} terminals`)
+        const terminalsFile = path.join(dir, "terminals.json")
+        fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
+        context.log("e2e-history: raw 8-connection insert rate (before)")
+        await rawInsertRounds()
+        worker = startWorker(context, scratch.url, info, terminalsFile)
+        await worker.next(Child.field("ready"), 120_000)
+        const count = new pg.Client({ connectionString: scratch.url })
+        await count.connect()
+        const calibration = await calibrate(context, worker, count)
+        // At 10 payments/s at worst, with time to spare; the run ends when the last finishes.
+        const maxSeconds = Math.ceil(total / 10) + 600
+        context.log(
+          `e2e-history: ${terminalsCount} in flight until ${total.toLocaleString("en-US")} payments completed`
+        )
+        const report = await run(
+          worker,
+          {
+            inFlight: terminalsCount,
+            maxSeconds,
+            prefix: "history",
+            checkpoints: [],
+            checkpointsCompleted: marks,
+            totalPayments: total + terminalsCount,
+            giveUpSeconds: 900
+          },
+          (maxSeconds + 300) * 1000
+        )
+        const appendsAfter = await appendTransactions(count)
+        await count.end()
+        await worker.stop()
+        worker = undefined
+        context.log("e2e-history: raw 8-connection insert rate (after)")
+        await rawInsertRounds()
+        return historyResult({ total, calibration, report, appendsAfter, rawRounds })
+      } finally {
+        await worker?.stop()
+        await sim.stop()
+        await raw.close()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+}
+
+const historyResult = (outcome: {
+  readonly total: number
+  readonly calibration: Calibration
+  readonly report: Report
+  readonly appendsAfter: number
+  readonly rawRounds: ReadonlyArray<number>
+}): Section.Result => {
+  const { total, calibration, report, appendsAfter, rawRounds } = outcome
+  const f = Measure.formatNumber
+  const { appendsPerPayment } = calibration
+  // Checkpoints taken while 1,000 were still in flight (the last one, after the run, is idle).
+  const during = report.checkpoints.filter((c) => !c.afterRun)
+  const first = during[0]
+  const last = during[during.length - 1]
+  const appendsInRun = appendsAfter - calibration.appendsAfter
+  const workRate = appendsInRun / report.seconds / appendsPerPayment
+  const rawRate = Measure.median(rawRounds)
+  const limit = rawRate / appendsPerPayment
+  const figures: Array<Measure.Figure> = [
+    {
+      section: "e2e-history",
+      name: `payment throughput over ${report.completed.toLocaleString("en-US")} payments, ${terminalsCount} in flight, one worker (durable appends/s ÷ ${appendsPerPayment.toFixed(1)})`,
+      unit: "payments/s",
+      rounds: [workRate],
+      baseline: {
+        name: `store-bound limit: raw 8-connection insert rate ÷ ${appendsPerPayment.toFixed(1)} appends per payment`,
+        rounds: [limit]
+      },
+      target: { _tag: "RatioAtLeast", ratio: 0.3 }
+    },
+    {
+      section: "e2e-history",
+      name: `worker resident memory, peak over ${report.completed.toLocaleString("en-US")} payments`,
+      unit: "MB",
+      rounds: [mb(report.peakRss)],
+      target: { _tag: "AtMost", value: 512 }
+    }
+  ]
+  if (first !== undefined && last !== undefined && last !== first) {
+    figures.push({
+      section: "e2e-history",
+      name: `worker heap after GC at ${last.completed.toLocaleString("en-US")} completed payments, ${terminalsCount} in flight`,
+      unit: "MB",
+      rounds: [mb(last.heapUsed)],
+      baseline: {
+        name: `the same at ${first.completed.toLocaleString("en-US")} completed`,
+        rounds: [mb(first.heapUsed)]
+      },
+      target: { _tag: "RatioAtMost", ratio: 1.1 },
+      note: "flat: at most 10 % more heap for ten times the payments done"
+    })
+  }
+  const timeline = report.timeline
+  const step = Math.max(1, Math.floor(timeline.length / 12))
+  const details = [
+    `The end-to-end section's worker and simulator (same processes, same settings: ${terminalsCount} terminals, ` +
+      `one sale at a time on each, callback delivery, a worker of concurrency 64 on PostgreSQL with a pool of 10), ` +
+      `run until ${total.toLocaleString("en-US")} payments have completed; ${(total + terminalsCount).toLocaleString("en-US")} ` +
+      `are started, so ${terminalsCount} are still in flight at every checkpoint. At each tenth of the run the ` +
+      "worker runs a full GC (`--expose-gc`) and notes its heap and resident memory and the events stored. " +
+      "Throughput is the durable appends made during the run per second divided by the appends one payment " +
+      `makes (${appendsPerPayment.toFixed(1)} in the calibration of ${warmTerminals} payments, ` +
+      `${calibration.eventsPerPayment.toFixed(1)} events each), set beside the raw 8-connection single-row insert ` +
+      `rate measured before and after the run (${rawRounds.map(f).join(", ")} rows/s, median ${f(rawRate)}).`,
+    "",
+    `Run: ${report.completed.toLocaleString("en-US")} payments completed in ${f(report.seconds)} s ` +
+      `(${Object.entries(report.statuses)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(", ")}), ${report.givenUp} given up; ${f(appendsInRun / report.seconds)} durable appends/s. ` +
+      `The worker used ${f(report.cpuMs / 1000)} s of CPU: ${f((report.cpuMs / Math.max(1, appendsInRun)) * appendsPerPayment)} ms per payment.`,
+    ...report.unsuccessful.flatMap((u) => [
+      "",
+      `Not succeeded: execution \`${u.executionId}\` (${u.status}), events ${u.types.join(", ")}; last: \`${u.last.replace(/`/g, "'")}\``
+    ]),
+    "",
+    "| completed | events stored | at t (s) | RSS MB after GC | heap used MB after GC |",
+    "|---:|---:|---:|---:|---:|",
+    ...report.checkpoints.map(
+      (c) =>
+        `| ${c.completed.toLocaleString("en-US")}${c.afterRun ? " (after the run, idle)" : ""} | ${c.events.toLocaleString("en-US")} | ${c.t.toFixed(0)} | ${f(mb(c.rss))} | ${f(mb(c.heapUsed))} |`
+    ),
+    "",
+    "| t (s) | completed | payments/s since previous | RSS MB | heap used MB |",
+    "|---:|---:|---:|---:|---:|",
+    ...timeline
+      .filter((_, i) => i % step === 0 || i === timeline.length - 1)
+      .map((s, i, shown) => {
+        const prev = shown[i - 1]
+        const rate =
+          prev === undefined || s.t <= prev.t ? "" : f((s.completed - prev.completed) / (s.t - prev.t))
+        return `| ${s.t.toFixed(0)} | ${s.completed.toLocaleString("en-US")} | ${rate} | ${f(mb(s.rss))} | ${f(mb(s.heapUsed))} |`
+      })
+  ].join("\n")
+  return { figures, details }
 }

@@ -33,6 +33,7 @@ const sections: ReadonlyArray<Section.Section> = [
   QueueBench.section,
   CallbackBench.section,
   EndToEndBench.section,
+  EndToEndBench.historySection,
   AddedTimeBench.section,
   ColdStartBench.section,
   ConsoleBench.section,
@@ -46,7 +47,16 @@ const usage = `usage: npm run bench -- [--only ${sections.map((s) => s.name).joi
   --no-write     never update docs/performance.md
   --details      print each section's details (its tables of rounds, the e2e statement census …)
   --rounds N     rounds of the interleaved measurements (default 5, 3 with --quick)
-  --profile DIR  child processes (workers, load generator) run with --cpu-prof into DIR`
+  --profile DIR  child processes (workers, load generator) run with --cpu-prof into DIR
+  --payments N   payments the long end-to-end run (e2e-history) completes (default 100000, 10000 with --quick)
+
+Sections run by the full suite: ${sections
+  .filter((s) => s.optIn !== true)
+  .map((s) => s.name)
+  .join(", ")}; only with --only: ${sections
+  .filter((s) => s.optIn === true)
+  .map((s) => s.name)
+  .join(", ")}.`
 
 interface Args {
   readonly only: ReadonlyArray<string> | undefined
@@ -55,6 +65,7 @@ interface Args {
   readonly details: boolean
   readonly rounds: number | undefined
   readonly profileDir: string | undefined
+  readonly payments: number | undefined
 }
 
 const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
@@ -64,6 +75,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
   let details = false
   let rounds: number | undefined
   let profileDir: string | undefined
+  let payments: number | undefined
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const next = argv[i + 1]
@@ -100,6 +112,14 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
         profileDir = path.resolve(next)
         i++
         break
+      case "--payments": {
+        const n = Number(next)
+        if (!Number.isInteger(n) || n < 1000 || n > 10_000_000)
+          return "--payments needs an integer from 1000 to 10000000"
+        payments = n
+        i++
+        break
+      }
       case "--help":
       case "-h":
         return usage
@@ -107,7 +127,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args | string => {
         return `unknown argument ${arg}\n${usage}`
     }
   }
-  return { only, quick, write, details, rounds, profileDir }
+  return { only, quick, write, details, rounds, profileDir, payments }
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
@@ -135,9 +155,12 @@ const main = async () => {
     quick: args.quick,
     rounds: args.rounds ?? (args.quick ? 3 : 5),
     log: (line) => process.stderr.write(`${line}\n`),
-    profileDir: args.profileDir
+    profileDir: args.profileDir,
+    payments: args.payments
   }
-  const chosen = sections.filter((s) => args.only === undefined || args.only.includes(s.name))
+  const chosen = sections.filter((s) =>
+    args.only === undefined ? s.optIn !== true : args.only.includes(s.name)
+  )
   const results: Array<{ readonly section: Section.Section; readonly result: Section.Result }> = []
   for (const section of chosen) {
     context.log(`== ${section.title}`)

@@ -15,6 +15,8 @@ export interface Context {
   readonly log: (line: string) => void
   /** `--profile DIR`: child processes run with `--cpu-prof` and write their profiles there. */
   readonly profileDir: string | undefined
+  /** `--payments N`: how many payments the long end-to-end run completes (its default otherwise). */
+  readonly payments: number | undefined
 }
 
 /** What a section hands back. */
@@ -29,4 +31,6 @@ export interface Section {
   readonly name: string
   readonly title: string
   readonly run: (context: Context) => Promise<Result>
+  /** Runs only when named by `--only` (a section too long for the full run). */
+  readonly optIn?: boolean
 }

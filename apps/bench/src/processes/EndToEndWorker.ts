@@ -46,6 +46,10 @@ interface Run {
   readonly prefix: string
   /** Seconds into the run at which the heap is measured after a full GC. */
   readonly checkpoints: ReadonlyArray<number>
+  /** Completed payments at which the heap is measured after a full GC (the history run). */
+  readonly checkpointsCompleted?: ReadonlyArray<number> | undefined
+  /** No payment is started once this many have been (the history run); those in flight finish. */
+  readonly totalPayments?: number | undefined
   /** A payment not finished after this long is given up (its terminal stays blocked). */
   readonly giveUpSeconds: number
   /** Counts the SQL statements the worker sends during the run, by kind. */
@@ -177,25 +181,30 @@ const drive = (run: Run) =>
         readonly t: number
         readonly rss: number
         readonly heapUsed: number
+        readonly afterRun: boolean
       }> = []
       const pendingCheckpoints = [...run.checkpoints].sort((a, b) => a - b)
+      const pendingCompleted = [...(run.checkpointsCompleted ?? [])].sort((a, b) => a - b)
+      let startedPayments = 0
       if (run.census === true) census = new Map()
       const eventsStored = Effect.map(
         sql<{ readonly n: string }>`/* bench */ SELECT count(*)::text AS n FROM events`,
         (rows) => Number(rows[0]?.n ?? 0)
       )
       // The heap after a full GC, with what the store holds by then.
-      const checkpoint = Effect.gen(function* () {
-        gc?.()
-        const after = memory()
-        checkpoints.push({
-          completed,
-          events: yield* eventsStored,
-          t: elapsed(),
-          rss: after.rss,
-          heapUsed: after.heapUsed
-        })
-      }).pipe(Effect.orDie)
+      const checkpoint = (afterRun: boolean) =>
+        Effect.gen(function* () {
+          gc?.()
+          const after = memory()
+          checkpoints.push({
+            completed,
+            events: yield* eventsStored,
+            t: elapsed(),
+            rss: after.rss,
+            heapUsed: after.heapUsed,
+            afterRun
+          })
+        }).pipe(Effect.orDie)
 
       // Watches the executions in flight; one query for all of them. It also gives up on
       // those past their time (null), so a terminal's loop needs no timer and fiber of its own.
@@ -230,7 +239,12 @@ const drive = (run: Run) =>
           const next = pendingCheckpoints[0]
           if (next !== undefined && elapsed() >= next) {
             pendingCheckpoints.shift()
-            yield* checkpoint
+            yield* checkpoint(false)
+          }
+          const nextCompleted = pendingCompleted[0]
+          if (nextCompleted !== undefined && completed >= nextCompleted) {
+            while ((pendingCompleted[0] ?? Number.POSITIVE_INFINITY) <= completed) pendingCompleted.shift()
+            yield* checkpoint(false)
           }
           yield* Effect.sleep("1 second")
         }
@@ -240,6 +254,8 @@ const drive = (run: Run) =>
       const terminalLoop = (terminal: (typeof terminals)[number], index: number) =>
         Effect.gen(function* () {
           for (let n = 0; n < (run.paymentsPerTerminal ?? Number.POSITIVE_INFINITY); n++) {
+            if (startedPayments >= (run.totalPayments ?? Number.POSITIVE_INFINITY)) return
+            startedPayments++
             const request = {
               operation: "sale" as const,
               serialNumber: Identifiers.SerialNumber.make(terminal.serial_number),
@@ -278,7 +294,7 @@ const drive = (run: Run) =>
       yield* Fiber.interrupt(sampler)
       const statements = census === undefined ? [] : [...census.entries()].sort((a, b) => b[1] - a[1])
       census = undefined
-      yield* checkpoint
+      yield* checkpoint(true)
       // Each one's execution stream, as event types, and the data of its last event (the
       // store holds nothing secret: it refuses card numbers and keeps no token).
       const explained = yield* Effect.forEach(unsuccessful, ({ executionId, status }) =>
