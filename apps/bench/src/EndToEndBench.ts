@@ -81,14 +81,21 @@ const run = async (
 const warmTerminals = 50
 
 /** The worker process, on the scratch database, driving the simulator's terminals. */
-const startWorker = (context: Section.Context, url: string, info: SimInfo, terminalsFile: string) =>
+const startWorker = (
+  context: Section.Context,
+  url: string,
+  info: SimInfo,
+  terminalsFile: string,
+  progressFile?: string
+) =>
   Child.start("apps/bench/src/processes/EndToEndWorker.ts", {
     env: {
       DATABASE_URL: url,
       SIM_BASE_URL: info.baseUrl,
       SIM_TRANSACTIONS_URL: info.transactionsUrl,
       SIM_API_KEY: info.apiKey,
-      SIM_TERMINALS_FILE: terminalsFile
+      SIM_TERMINALS_FILE: terminalsFile,
+      ...(progressFile === undefined ? {} : { E2E_PROGRESS_FILE: progressFile })
     },
     nodeFlags: ["--expose-gc"],
     profileDir: context.profileDir,
@@ -516,9 +523,14 @@ export const historySection: Section.Section = {
         fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
         context.log("e2e-history: raw 8-connection insert rate (before)")
         await rawInsertRounds()
-        worker = startWorker(context, scratch.url, info, terminalsFile)
+        // Each checkpoint is also appended here as it is taken (kept after the run).
+        const progressFile = path.join(os.tmpdir(), `tillflow-e2e-history-${process.pid}.jsonl`)
+        context.log(`e2e-history: checkpoints also written to ${progressFile}`)
+        worker = startWorker(context, scratch.url, info, terminalsFile, progressFile)
         await worker.next(Child.field("ready"), 120_000)
         const count = new pg.Client({ connectionString: scratch.url })
+        // A connection the server ends (a restart, another job's cleanup) must not end the run.
+        count.on("error", (error) => context.log(`e2e-history: counting connection: ${error.message}`))
         await count.connect()
         const calibration = await calibrate(context, worker, count)
         // At 10 payments/s at worst, with time to spare; the run ends when the last finishes.

@@ -204,6 +204,9 @@ const drive = (run: Run) =>
             heapUsed: after.heapUsed,
             afterRun
           })
+          // Also on disk as it is taken, so that a long run cut short keeps its checkpoints.
+          const progress = process.env["E2E_PROGRESS_FILE"]
+          if (progress !== undefined) fs.appendFileSync(progress, `${JSON.stringify(checkpoints.at(-1))}\n`)
         }).pipe(Effect.orDie)
 
       // Watches the executions in flight; one query for all of them. It also gives up on
