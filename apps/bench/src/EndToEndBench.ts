@@ -433,57 +433,85 @@ const addedDetails = ({ splits, skipped, reasons }: ReturnType<typeof AddedTime.
   ].join("\n")
 }
 
+/** What a run of the worker against the simulator is given. */
+interface Rig {
+  readonly worker: Child.Child
+  /** A connection of the bench's own, for counting the store. */
+  readonly count: pg.Client
+  readonly calibration: Calibration
+}
+
+/**
+ * The simulator and the worker on a scratch database, calibrated (`calibrate`), with the
+ * raw 8-connection insert rate measured before and after `body`; everything is stopped,
+ * the scratch database dropped, whatever happens.
+ */
+const withRig = <A>(
+  context: Section.Context,
+  name: string,
+  progressFile: string | undefined,
+  body: (rig: Rig) => Promise<A>
+): Promise<{
+  readonly value: A
+  readonly calibration: Calibration
+  readonly rawRounds: ReadonlyArray<number>
+}> =>
+  Scratch.using(name.replace(/-/g, "_"), async (scratch) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tillflow-bench-${name}-`))
+    const raw = await Raw.connect(scratch.url, 8)
+    const rawRounds: Array<number> = []
+    const rawInsertRounds = async () => {
+      for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
+        rawRounds.push(await Raw.parallelSingleInserts(raw, context.quick ? 60 : 150))
+    }
+    const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
+      env: { TERMINALS: String(terminalsCount) },
+      profileDir: context.profileDir,
+      label: "simulator"
+    })
+    let worker: Child.Child | undefined
+    try {
+      const info = await sim.next(Child.field<SimInfo>("sim"), 120_000)
+      if (info.terminals.length < terminalsCount)
+        throw new Error(`the simulator has ${info.terminals.length} terminals`)
+      const terminalsFile = path.join(dir, "terminals.json")
+      fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
+      context.log(`${name}: raw 8-connection insert rate (before)`)
+      await rawInsertRounds()
+      worker = startWorker(context, scratch.url, info, terminalsFile, progressFile)
+      await worker.next(Child.field("ready"), 120_000)
+      const count = new pg.Client({ connectionString: scratch.url })
+      // A connection the server ends (a restart, another job's cleanup) must not end the run.
+      count.on("error", (error) => context.log(`${name}: counting connection: ${error.message}`))
+      await count.connect()
+      const calibration = await calibrate(context, worker, count)
+      const value = await body({ worker, count, calibration })
+      await count.end()
+      await worker.stop()
+      worker = undefined
+      context.log(`${name}: raw 8-connection insert rate (after)`)
+      await rawInsertRounds()
+      return { value, calibration, rawRounds }
+    } finally {
+      await worker?.stop()
+      await sim.stop()
+      await raw.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
 /** The section. */
 export const section: Section.Section = {
   name: "e2e",
   title: "End to end against the simulator",
-  run: (context) =>
-    Scratch.using("e2e", async (scratch) => {
-      const seconds = context.quick ? 60 : 150
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-e2e-"))
-      const raw = await Raw.connect(scratch.url, 8)
-      const perConnection = context.quick ? 60 : 150
-      const rawRounds: Array<number> = []
-      const rawInsertRounds = async () => {
-        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
-          rawRounds.push(await Raw.parallelSingleInserts(raw, perConnection))
-      }
-      const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
-        env: { TERMINALS: String(terminalsCount) },
-        profileDir: context.profileDir,
-        label: "simulator"
-      })
-      let worker: Child.Child | undefined
-      try {
-        const info = await sim.next(Child.field<SimInfo>("sim"), 120_000)
-        if (info.terminals.length < terminalsCount)
-          throw new Error(`the simulator has ${info.terminals.length} terminals`)
-        const terminalsFile = path.join(dir, "terminals.json")
-        fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
-        context.log("e2e: raw 8-connection insert rate (before)")
-        await rawInsertRounds()
-        worker = startWorker(context, scratch.url, info, terminalsFile)
-        await worker.next(Child.field("ready"), 120_000)
-
-        const count = new pg.Client({ connectionString: scratch.url })
-        await count.connect()
-        const calibration = await calibrate(context, worker, count)
-        const measured = await measure(context, worker, count, seconds)
-        await count.end()
-        await worker.stop()
-        worker = undefined
-        context.log("e2e: raw 8-connection insert rate (after)")
-        await rawInsertRounds()
-
-        const outcome: Outcome = { seconds, calibration, measured, rawRounds }
-        return { figures: figuresOf(outcome), details: detailsOf(outcome) }
-      } finally {
-        await worker?.stop()
-        await sim.stop()
-        await raw.close()
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    })
+  run: async (context) => {
+    const seconds = context.quick ? 60 : 150
+    const { value, calibration, rawRounds } = await withRig(context, "e2e", undefined, ({ worker, count }) =>
+      measure(context, worker, count, seconds)
+    )
+    const outcome: Outcome = { seconds, calibration, measured: value, rawRounds }
+    return { figures: figuresOf(outcome), details: detailsOf(outcome) }
+  }
 }
 
 /**
@@ -497,42 +525,18 @@ export const historySection: Section.Section = {
   name: "e2e-history",
   title: "End to end: memory over a long run",
   optIn: true,
-  run: (context) =>
-    Scratch.using("e2e_history", async (scratch) => {
-      const total = context.payments ?? (context.quick ? 10_000 : 100_000)
-      const tenth = Math.round(total / 10)
-      const marks = Array.from({ length: 10 }, (_, i) => tenth * (i + 1))
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-e2e-history-"))
-      const raw = await Raw.connect(scratch.url, 8)
-      const rawRounds: Array<number> = []
-      const rawInsertRounds = async () => {
-        for (let i = 0; i < Math.ceil(context.rounds / 2); i++)
-          rawRounds.push(await Raw.parallelSingleInserts(raw, context.quick ? 60 : 150))
-      }
-      const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
-        env: { TERMINALS: String(terminalsCount) },
-        profileDir: context.profileDir,
-        label: "simulator"
-      })
-      let worker: Child.Child | undefined
-      try {
-        const info = await sim.next(Child.field<SimInfo>("sim"), 120_000)
-        if (info.terminals.length < terminalsCount)
-          throw new Error(`the simulator has ${info.terminals.length} terminals`)
-        const terminalsFile = path.join(dir, "terminals.json")
-        fs.writeFileSync(terminalsFile, JSON.stringify(info.terminals))
-        context.log("e2e-history: raw 8-connection insert rate (before)")
-        await rawInsertRounds()
-        // Each checkpoint is also appended here as it is taken (kept after the run).
-        const progressFile = path.join(os.tmpdir(), `tillflow-e2e-history-${process.pid}.jsonl`)
-        context.log(`e2e-history: checkpoints also written to ${progressFile}`)
-        worker = startWorker(context, scratch.url, info, terminalsFile, progressFile)
-        await worker.next(Child.field("ready"), 120_000)
-        const count = new pg.Client({ connectionString: scratch.url })
-        // A connection the server ends (a restart, another job's cleanup) must not end the run.
-        count.on("error", (error) => context.log(`e2e-history: counting connection: ${error.message}`))
-        await count.connect()
-        const calibration = await calibrate(context, worker, count)
+  run: async (context) => {
+    const total = context.payments ?? (context.quick ? 10_000 : 100_000)
+    const tenth = Math.round(total / 10)
+    const marks = Array.from({ length: 10 }, (_, i) => tenth * (i + 1))
+    // Each checkpoint is also appended here as it is taken (kept after the run).
+    const progressFile = path.join(os.tmpdir(), `tillflow-e2e-history-${process.pid}.jsonl`)
+    context.log(`e2e-history: checkpoints also written to ${progressFile}`)
+    const { value, calibration, rawRounds } = await withRig(
+      context,
+      "e2e-history",
+      progressFile,
+      async ({ worker, count }) => {
         // At 10 payments/s at worst, with time to spare; the run ends when the last finishes.
         const maxSeconds = Math.ceil(total / 10) + 600
         context.log(
@@ -551,20 +555,11 @@ export const historySection: Section.Section = {
           },
           (maxSeconds + 300) * 1000
         )
-        const appendsAfter = await appendTransactions(count)
-        await count.end()
-        await worker.stop()
-        worker = undefined
-        context.log("e2e-history: raw 8-connection insert rate (after)")
-        await rawInsertRounds()
-        return historyResult({ total, calibration, report, appendsAfter, rawRounds })
-      } finally {
-        await worker?.stop()
-        await sim.stop()
-        await raw.close()
-        fs.rmSync(dir, { recursive: true, force: true })
+        return { report, appendsAfter: await appendTransactions(count) }
       }
-    })
+    )
+    return historyResult({ total, calibration, ...value, rawRounds })
+  }
 }
 
 const historyResult = (outcome: {
