@@ -14,22 +14,10 @@ import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Statements from "../src/internal/executionQueue/Statements.js"
+import * as QueueHistory from "./QueueHistory.js"
 
-const completed = 20_000
-const now = 10_000_000
-
-/** Completed executions as runs leave them: enqueued, claimed, suspended, finished. */
-const fillHistory = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    INSERT INTO tillflow_executions
-      (execution_id, workflow_name, status, due_at, concurrency_key, created_at, updated_at)
-    SELECT 'done-' || g, 'Sale', 'pending', 1000 + g, 'terminal:' || (g % 500), 1000 + g, 1000 + g
-    FROM generate_series(1, ${completed}) g`
-  yield* sql`UPDATE tillflow_executions SET status = 'running', claims = 1, due_at = due_at + 30000, updated_at = updated_at + 1`
-  yield* sql`UPDATE tillflow_executions SET status = 'suspended', due_at = due_at + 60000, updated_at = updated_at + 2`
-  yield* sql`UPDATE tillflow_executions SET status = 'succeeded', due_at = NULL, updated_at = updated_at + 3`
-})
+const { now } = QueueHistory
+const fillHistory = QueueHistory.fill({ startBy: false })
 
 const plan = (statement: ReturnType<typeof Statements.nextDueAt>) =>
   Effect.gen(function* () {
