@@ -538,7 +538,9 @@ describe("every intake route against a running worker and the simulator", () => 
       120_000
     )
 
-    it.effect(
+    // PostgreSQL only: the hazard needs a second session. PGlite has one, so a transaction
+    // held open there blocks every other statement instead of hiding later appends.
+    it.effect.skipIf(!TestDatabase.postgresExpected)(
       "an operation on an original approved a moment ago waits for the log to show it, instead of refusing it as never recorded (terminal-less and linked on the terminal)",
       () =>
         Effect.gen(function* () {

@@ -62,6 +62,16 @@ export interface Options {
   readonly maxConnections?: number | undefined
 }
 
+/**
+ * Whether this run's SQL tests get PostgreSQL: `DATABASE_URL` is set, or
+ * `TILLFLOW_REQUIRE_POSTGRES=1` demands it (then a missing server fails the layer). A test
+ * that can only hold on a server (several sessions, several processes) runs under
+ * `skipIf(!TestDatabase.postgresExpected)` and says why; in CI it always runs.
+ */
+export const postgresExpected: boolean =
+  (globalThis.process?.env["DATABASE_URL"] ?? "").trim() !== "" ||
+  globalThis.process?.env["TILLFLOW_REQUIRE_POSTGRES"] === "1"
+
 /** The line logged when tests fall back to PGlite. */
 export const fallbackMessage = "PostgreSQL tests ran on PGlite: DATABASE_URL not set"
 

@@ -127,8 +127,7 @@ const Client = DurableEngine.layer({ pollInterval: "100 millis" }).pipe(
 
 // PGlite lives inside one process: without PostgreSQL these tests are reported as skipped,
 // except where TILLFLOW_REQUIRE_POSTGRES=1 (CI): there they run, and fail without a server.
-const hasPostgres =
-  (process.env["DATABASE_URL"] ?? "").trim().length > 0 || process.env["TILLFLOW_REQUIRE_POSTGRES"] === "1"
+const hasPostgres = TestDatabase.postgresExpected
 const suite = hasPostgres ? layer(Client, { timeout: 120_000, excludeTestServices: true }) : describeSkipped
 
 // Real time throughout: the workers are other processes with real clocks.

@@ -16,8 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { endOfLog, freshStream } from "@tillflow/engine/testing"
 
-const postgresAvailable =
-  (process.env.DATABASE_URL ?? "") !== "" || process.env.TILLFLOW_REQUIRE_POSTGRES === "1"
+const postgresAvailable = TestDatabase.postgresExpected
 
 describe.skipIf(!postgresAvailable)("late-commit hazard (PostgreSQL)", () => {
   layer(TestDatabase.layerWith({ pollInterval: "10 millis" }), {

@@ -47,8 +47,7 @@ const system = SimulatorServer.layer({
 
 // Two processes share one database: PostgreSQL only (DATABASE_URL), as in CI. Where
 // TILLFLOW_REQUIRE_POSTGRES=1 (CI) the test runs and fails without a server, never skips.
-const postgres =
-  (process.env["DATABASE_URL"] ?? "").trim() !== "" || process.env["TILLFLOW_REQUIRE_POSTGRES"] === "1"
+const postgres = TestDatabase.postgresExpected
 
 describe("end to end: worker killed mid-payment", () => {
   it.live.skipIf(!postgres)(

@@ -51,8 +51,7 @@ const system = SimulatorServer.layer({ seed: 19, statusPort: 0, timings: quick }
 
 // Two processes share one database: PostgreSQL only (DATABASE_URL), as in CI. Where
 // TILLFLOW_REQUIRE_POSTGRES=1 (CI) the test runs and fails without a server, never skips.
-const postgres =
-  (process.env["DATABASE_URL"] ?? "").trim() !== "" || process.env["TILLFLOW_REQUIRE_POSTGRES"] === "1"
+const postgres = TestDatabase.postgresExpected
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E | undefined =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
