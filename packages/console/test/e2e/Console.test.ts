@@ -5,7 +5,8 @@
  * timeline, found by its idempotency key, a forced result mismatch appearing under alerts,
  * a terminal busy then idle, the ledger exported as CSV and its chain verified, keyboard
  * navigation and a phone-width viewport. Each page's screenshot is written to
- * `docs/console/`. Without Chromium the tests are skipped, except under CI, where they fail.
+ * `build/console-screenshots/` (`npm run docs:screenshots` writes them to `docs/console/`).
+ * Without Chromium the tests are skipped, except under CI, where they fail.
  * What does not depend on the browser is shared with the Firefox tests (`Scenario.ts`).
  */
 import * as fs from "node:fs"

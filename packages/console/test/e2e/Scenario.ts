@@ -9,8 +9,15 @@ import { expect } from "vitest"
 import { contentSecurityPolicy } from "../../src/ConsoleHttp.js"
 import * as Worker from "./Worker.js"
 
-/** Where the screenshots go. */
-export const shots = path.join(Worker.root, "docs/console")
+/**
+ * Where the screenshots go: under the ignored `build/` by default, so a test run leaves the
+ * tree as it found it; `npm run docs:screenshots` points `TILLFLOW_SCREENSHOTS` at
+ * `docs/console` to refresh the pictures the docs show.
+ */
+export const shots = path.resolve(
+  Worker.root,
+  process.env["TILLFLOW_SCREENSHOTS"] ?? path.join("build", "console-screenshots")
+)
 
 /** Whether the tests run under CI (`CI` set and not `false`): a missing browser fails them. */
 export const inCi =
