@@ -135,6 +135,9 @@ export const cloudLayer = (
   }
   const simulator = SimulatorServer.layer({
     seed: config.seed,
+    // Serials and key from the seed, transaction ids fresh on every start: the store outlives
+    // this simulator, and a guid it handed out before a restart must not come again.
+    transactionSeed: "random",
     port: config.port,
     ...(config.fast ? { timings: instant } : {})
   }).pipe(

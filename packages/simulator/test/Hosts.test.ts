@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { reference, request, withSimulator } from "./support.js"
+import type { SimulatorServer } from "@tillflow/simulator"
+import { reference, request, withSimulator, zeroTimings } from "./support.js"
 
 describe("hosts and keys", () => {
   it.live(
@@ -126,6 +127,38 @@ describe("hosts and keys", () => {
       const keyed = yield* withSimulator({ apiKey: "my-key" }, (h) => Effect.succeed(h.info.apiKey))
       expect(keyed).toBe("my-key")
     })
+  )
+
+  it.live(
+    "with transactionSeed random, the seed still gives the key and serials but every start hands out fresh guids",
+    () =>
+      Effect.gen(function* () {
+        const firstSale = (options: SimulatorServer.Options) =>
+          withSimulator({ timings: zeroTimings, ...options }, (h) =>
+            Effect.map(
+              h.run({
+                operation: "sale",
+                amount: "1000",
+                currency: "EUR",
+                transactionReference: reference()
+              }),
+              (result) => ({
+                key: h.info.apiKey,
+                serials: h.info.terminals,
+                guid: result.json.efttransactionID
+              })
+            )
+          )
+        const seeded = yield* firstSale({ seed: 7 })
+        const again = yield* firstSale({ seed: 7 })
+        expect(again).toEqual(seeded)
+        expect(seeded.guid).toEqual(expect.any(String))
+        const fresh = yield* firstSale({ seed: 7, transactionSeed: "random" })
+        const freshAgain = yield* firstSale({ seed: 7, transactionSeed: "random" })
+        expect([fresh.key, fresh.serials]).toEqual([seeded.key, seeded.serials])
+        expect(freshAgain.serials).toEqual(seeded.serials)
+        expect(new Set([seeded.guid, fresh.guid, freshAgain.guid]).size).toBe(3)
+      })
   )
 })
 

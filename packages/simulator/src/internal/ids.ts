@@ -8,9 +8,16 @@ const hex = "0123456789abcdef"
 
 /** A generator of identifiers. */
 export class Ids {
-  private readonly random: PCGRandom
+  private random: PCGRandom
   constructor(seed: number | undefined) {
-    this.random = seed === undefined ? new PCGRandom() : new PCGRandom(seed >>> 0)
+    this.random = Ids.generator(seed)
+  }
+  private static generator(seed: number | undefined): PCGRandom {
+    return seed === undefined ? new PCGRandom() : new PCGRandom(seed >>> 0)
+  }
+  /** Draws the ids from here on from `seed` (a fresh random one when undefined). */
+  reseed(seed: number | undefined): void {
+    this.random = Ids.generator(seed)
   }
   digits(n: number): string {
     let out = ""

@@ -45,6 +45,13 @@ export type Json = Record<string, unknown>
 export interface Options {
   /** Seed of the identifier generator: the same seed gives the same keys, serials, guids. */
   readonly seed?: number | undefined
+  /**
+   * Seed of the ids handed out once started (guids, approval codes, RRNs, tokens, result
+   * ids): `seed` when absent, so a seeded simulator repeats a run exactly; `"random"` keeps
+   * the seeded keys and serials but gives fresh ids on every start, as a simulator serving a
+   * store that outlives it needs (a guid seen before a restart must not come again).
+   */
+  readonly transactionSeed?: number | "random" | undefined
   /** API key of the default merchant (else generated). */
   readonly apiKey?: string | undefined
   /** Number of online terminals of the default merchant (default 3). */

@@ -49,6 +49,9 @@ export class Shared {
     for (let i = 0; i < (this.options.terminals ?? 3); i++) {
       store.addTerminal(merchant, { type: types[i % types.length] })
     }
+    const transactionSeed = this.options.transactionSeed
+    if (transactionSeed !== undefined)
+      store.ids.reseed(transactionSeed === "random" ? undefined : transactionSeed)
     return store
   }
 
