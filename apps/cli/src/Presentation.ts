@@ -40,7 +40,8 @@ const causeFailure = (cause: unknown): Json => {
   if (!isRecord(cause)) return { message: "failed" }
   switch (cause["_tag"]) {
     case "Fail":
-      return plain(cause["failure"])
+      // `error` in the stored encoding (`Schema.Cause`), `failure` in the runtime's `toJSON`.
+      return plain(cause["error"] ?? cause["failure"])
     case "Die":
       return { message: `defect: ${JSON.stringify(plain(cause["defect"]))}` }
     case "Interrupt":
@@ -83,6 +84,17 @@ export const plain = (value: unknown, drop: ReadonlySet<string> = new Set()): Js
       major === undefined ? plain(field, drop) : { amount: major, currency: String(value["currency"]) }
   }
   return out
+}
+
+/**
+ * An execution's stored exit (`{ _tag: "Success", value }` or `{ _tag: "Failure", cause }`) as
+ * a script reads it: the value, or `{ error }` with the first failure.
+ */
+export const resultJson = (result: unknown, drop: ReadonlySet<string> = new Set()): Json => {
+  if (!isRecord(result)) return plain(result, drop)
+  if (result["_tag"] === "Success") return plain(result["value"], drop)
+  if (result["_tag"] === "Failure") return { error: causeFailure(result["cause"]) }
+  return plain(result, drop)
 }
 
 /** The facts of a terminal operation's stored result, if it has them. */
@@ -130,6 +142,7 @@ export const executionJson = (view: Intake.ExecutionView): Json => {
     // The engine's word for an execution that ran to its end, whatever the payment did.
     execution: view.status === "succeeded" ? "completed" : view.status,
     ...(view.report === undefined ? {} : { reconciled: view.report.reconciled, summary: summaryOf(view) }),
+    ...(view.report?.reason === undefined ? {} : { reason: view.report.reason }),
     operation: a["operation"] ?? view.workflow,
     ...(a["serialNumber"] === undefined ? {} : { serialNumber: a["serialNumber"] }),
     ...(amount === undefined ? {} : { amount: { amount, currency: a["currency"] ?? "" } }),
@@ -142,7 +155,7 @@ export const executionJson = (view: Intake.ExecutionView): Json => {
     ...(view.progress === undefined ? {} : { progress: plain(view.progress) }),
     ...(view.result === undefined
       ? {}
-      : { result: plain(view.result, involvesCard(view) ? new Set() : cardFields) })
+      : { result: resultJson(view.result, involvesCard(view) ? new Set() : cardFields) })
   }
 }
 

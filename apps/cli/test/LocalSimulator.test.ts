@@ -38,5 +38,41 @@ describe("tillflow without a worker", () => {
     expect(tip.stdout).toMatch(/not found|invalid guid/i)
     expect(tip.stderr).toContain("ran on a built-in simulator of its own")
     expect(tip.stderr).toContain("npm start or tillflow worker")
+
+    // A refund on the terminal, linked to that sale: declined by this process's simulator,
+    // and the human output says why, then what to do.
+    const refund = await Bin.run(
+      buildDir,
+      ["refund", "--serial", "0404090209", "--amount", "20.00", "--original-transaction-id", guid],
+      env
+    )
+    expect(refund.status).toBe(3)
+    expect(refund.stdout).toMatch(/^DECLINED .*Original transaction \S+ not found/m)
+    expect(refund.stderr).toContain("ran on a built-in simulator of its own")
+  }, 300_000)
+
+  it("a decline says why in the human output; --json shows the stored result as plain JSON, no runtime internals", async () => {
+    const env = { TILLFLOW_DATA_DIR: Path.join(dir, "declines"), DATABASE_URL: "" }
+    // 37.84 is the sandbox's trigger amount for issuer response 05.
+    const human = await Bin.run(buildDir, ["sale", "--serial", "0404090209", "--amount", "37.84"], env)
+    expect(human.status, human.stderr).toBe(3)
+    expect(human.stdout).toMatch(/^DECLINED .*Do not honour \(issuer response 05\)/m)
+    const json = await Bin.run(
+      buildDir,
+      ["sale", "--serial", "0404090209", "--amount", "37.84", "--json"],
+      env
+    )
+    expect(json.status, json.stderr).toBe(3)
+    const document = JSON.parse(json.stdout) as Record<string, unknown>
+    expect(document).toMatchObject({ status: "declined", reason: "Do not honour (issuer response 05)" })
+    expect(json.stdout).not.toMatch(/_op|effect_instruction/)
+    expect(document["result"]).toMatchObject({ _tag: "Declined", facts: { finStatus: "DECLINED" } })
+    const id = String(document["executionId"])
+    const shown = await Bin.run(buildDir, ["executions", "show", id, "--json"], env)
+    expect(shown.stdout).not.toMatch(/_op|effect_instruction/)
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      executionId: id,
+      reason: "Do not honour (issuer response 05)"
+    })
   }, 300_000)
 })

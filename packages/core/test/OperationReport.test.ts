@@ -178,6 +178,45 @@ describe("OperationReport: verdicts", () => {
       Option.isNone(OperationReport.ofTerminalExit({ _tag: "Success", value: { not: "an outcome" } }))
     ).toBe(true)
   })
+
+  it("a decline says why, in the service's words and the issuer's code; an approval gives no reason", () => {
+    const report = (outcome: OperationOutcome.Outcome) =>
+      Option.getOrThrow(OperationReport.ofTerminalExit(exitJson(Exit.succeed(outcome))))
+    const declined = report(
+      new OperationOutcome.Declined({
+        facts: facts({ finStatus: "DECLINED", issuerResponseCode: "05", errorMessage: "Do not honour" })
+      })
+    )
+    expect(declined.reason).toBe("Do not honour (issuer response 05)")
+    expect(declined.summary).toContain("Do not honour (issuer response 05)")
+    const noOriginal = report(
+      new OperationOutcome.Declined({
+        facts: facts({
+          operation: "refund",
+          finStatus: "DECLINED",
+          errorMessage: "Original transaction g not found"
+        })
+      })
+    )
+    expect(noOriginal.reason).toBe("Original transaction g not found")
+    expect(noOriginal.summary).toContain("Original transaction g not found")
+    const codeOnly = report(
+      new OperationOutcome.Declined({
+        facts: facts({ finStatus: "DECLINED", issuerResponseCode: "51", errorMessage: " " })
+      })
+    )
+    expect(codeOnly.reason).toBe("issuer response 51")
+    const approved = report(new OperationOutcome.Approved({ facts: facts({ errorMessage: "" }) }))
+    expect(approved.reason).toBeUndefined()
+  })
+
+  it("a terminal-less decline says why too (a MOTO sale DECLINED by its issuer)", () => {
+    const report = OperationReport.ofLifecycleExit("MotoSale", {
+      _tag: "Success",
+      value: { status: "DECLINED", issuerResponseText: "Refer to card issuer", issuerResponseCode: "01" }
+    } as unknown as EngineEvent.ExitJson)
+    expect(report).toMatchObject({ verdict: "declined", reason: "Refer to card issuer (issuer response 01)" })
+  })
 })
 
 describe("OperationTimeline", () => {

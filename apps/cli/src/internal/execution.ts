@@ -70,7 +70,8 @@ const startAndFollow = <E>(
       yield* Output.printExecution(options.json, final)
       const code = Output.exitCodeOf(final)
       const unknownThere = /not found|invalid guid/i.test(final.report?.summary ?? "")
-      if (info.simulator && original !== undefined && code === Output.ExitCode.failed && unknownThere) {
+      const refused = code === Output.ExitCode.failed || code === Output.ExitCode.declined
+      if (info.simulator && original !== undefined && refused && unknownThere) {
         yield* Output.note(simulatorGone(original))
       }
       return code

@@ -171,6 +171,12 @@ export const Report = Schema.Struct({
   /** True when the outcome was unknown first and learnt from the status endpoint. */
   reconciled: Schema.Boolean,
   summary: Schema.String,
+  /**
+   * Why an operation that moved no money ended as it did, as the service said it: the
+   * issuer's or gateway's text and the issuer response code (`Do not honour (issuer
+   * response 05)`); absent when the answer gave no reason.
+   */
+  reason: Schema.optional(Schema.String),
   finStatus: Schema.optional(Schema.String),
   transactionReference: Schema.optional(Schema.String),
   amount: Schema.optional(Schema.String)
@@ -188,6 +194,17 @@ const outcomeVerdict: Readonly<Record<OperationOutcome.Outcome["_tag"], Verdict>
   Failed: "failed"
 }
 
+const nonEmpty = (text: unknown): string | undefined =>
+  typeof text === "string" && text.trim() !== "" ? text.trim() : undefined
+
+/** The service's reason in words and the issuer's code: `Do not honour (issuer response 05)`. */
+const reasonOf = (text: unknown, code: unknown): string | undefined => {
+  const words = nonEmpty(text)
+  const issuer = nonEmpty(code) === undefined ? undefined : `issuer response ${String(code).trim()}`
+  if (words === undefined) return issuer
+  return issuer === undefined ? words : `${words} (${issuer})`
+}
+
 /** The report of an outcome. */
 export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
   const facts = outcome.facts
@@ -196,6 +213,8 @@ export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
     outcome._tag === "Approved" || outcome._tag === "PartiallyApproved"
       ? (facts.totalAmount ?? facts.requestedAmount)
       : (facts.requestedAmount ?? facts.totalAmount)
+  const moved = outcome._tag === "Approved" || outcome._tag === "PartiallyApproved"
+  const reason = moved ? undefined : reasonOf(facts.errorMessage, facts.issuerResponseCode)
   const parts = [
     `${facts.operation} on ${facts.serialNumber}: ${facts.finStatus}`,
     amount === undefined ? undefined : money(amount),
@@ -203,9 +222,7 @@ export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
       ? undefined
       : `${money(facts.dueAmount)} still due`,
     facts.maskedCardNumber === undefined ? undefined : `card ${facts.maskedCardNumber}`,
-    facts.issuerResponseCode === undefined || outcome._tag !== "Declined"
-      ? undefined
-      : `issuer response ${facts.issuerResponseCode}`,
+    reason,
     facts.authorisationCode === undefined ? undefined : `authorisation ${facts.authorisationCode}`,
     facts.source === "status" ? "outcome reconciled through the status endpoint" : undefined
   ].filter((p): p is string => p !== undefined)
@@ -213,6 +230,7 @@ export const ofOutcome = (outcome: OperationOutcome.Outcome): Report => {
     verdict: outcomeVerdict[outcome._tag],
     reconciled: facts.source === "status",
     summary: parts.join(", "),
+    ...(reason === undefined ? {} : { reason }),
     finStatus: facts.finStatus,
     ...(facts.transactionReference === undefined ? {} : { transactionReference: facts.transactionReference }),
     ...(amount === undefined ? {} : { amount: amount.toString() })
@@ -315,10 +333,13 @@ export const ofLifecycleExit = (workflowName: string, exit: EngineEvent.ExitJson
         const text = describeValue(v)
         return text === undefined ? [] : [`${key} ${text}`]
       })
+    const reason =
+      verdict === "declined" ? reasonOf(value["issuerResponseText"], value["issuerResponseCode"]) : undefined
     return {
       verdict,
       reconciled: value["reconciled"] === true,
       summary: `${workflowName}: ${details.join(", ") || "done"}`,
+      ...(reason === undefined ? {} : { reason }),
       ...(status === undefined ? {} : { finStatus: status })
     }
   }

@@ -5,17 +5,12 @@
  * once it ended or the wait is over.
  */
 import { PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
-import {
-  DurableEngine,
-  type EngineEvent,
-  EventStore,
-  ExecutionQueue,
-  ExecutionRecord
-} from "@tillflow/engine"
+import { DurableEngine, EngineEvent, EventStore, ExecutionQueue, ExecutionRecord } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Intake from "../Intake.js"
 import { unavailable } from "./Failures.js"
 
@@ -51,6 +46,13 @@ const reportOf = (workflowName: string, exit: EngineEvent.ExitJson): Option.Opti
     : workflowName === PaymentProtocol.StopCurrentTransaction.name
       ? OperationReport.ofStopExit(exit)
       : Option.some(OperationReport.ofLifecycleExit(workflowName, exit))
+
+/**
+ * An exit in its stored JSON form (`{ _tag: "Success", value }` or `{ _tag: "Failure", cause }`,
+ * the value encoded by the workflow's schemas): the same document whether the view is sent
+ * over HTTP or read in this process, never the runtime's `Exit` object.
+ */
+const storedExit = Schema.encodeSync(EngineEvent.ExitJson)
 
 /** The views over the engine and the store in context. */
 export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEngine | EventStore.EventStore> =
@@ -93,7 +95,7 @@ export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEng
           return {
             ...base,
             ...(Option.isSome(report) ? { report: report.value } : {}),
-            ...(Option.isSome(exit) ? { result: exit.value } : {})
+            ...(Option.isSome(exit) ? { result: storedExit(exit.value) } : {})
           }
         }
         if (!isTerminalWorkflow(execution.workflowName)) {
