@@ -1,19 +1,24 @@
 /**
- * The pack check: the library packages as a user installs them. It builds the workspace
- * (`npm run build`), packs every library package (`npm pack`) into a temporary directory and
- * checks each tarball holds the JavaScript and declarations its `exports` name. Then, for
- * every directory under `examples/`, it copies the example out of the repository, points its
- * `@tillflow/*` dependencies at the tarballs (no workspace links: npm installs them as it
- * would from the registry, the rest from the registry), installs, deletes the tarballs'
- * TypeScript sources (nothing may need them), type-checks and builds the example with its own
- * `tsc` (`npm run build`), starts it with plain `node` (`npm start`: no tsx, no loader) on a
- * free port, and posts a sale, which must come back approved. It also checks the install
- * holds one copy of `effect` (the packages take the host's: a peer dependency).
+ * The pack check: the library packages as a user installs them today, from tarballs. It
+ * builds the workspace (`npm run build`) and packs every library package the way
+ * `npm run pack:packages` does (`scripts/pack.mjs`: `npm pack`, each tarball checked to hold
+ * the JavaScript and declarations its `exports` name) into a temporary directory. Then:
+ *
+ * - **the README's install**: in an empty project, the one `npm install` of every tarball
+ *   and the peers that the README and docs/embedding.md give; one copy of `effect`; every
+ *   package's entry point imported by plain `node`;
+ * - **every example** under `examples/`: copied out of the repository, its `file:` specs of
+ *   `build/packages/*.tgz` pointed at these tarballs, installed, the tarballs' TypeScript
+ *   sources deleted (nothing may need them), type-checked and built with its own `tsc`
+ *   (`npm run build`), started with plain `node` (`npm start`) on a free port; a sale must
+ *   come back approved, then a refund linked to it (by the sale's `efttransactionID`).
  *
  * The convention every example follows: scripts `build` and `start`; it listens on `PORT` at
  * 127.0.0.1 and prints `listening on http://127.0.0.1:<port>` once ready; `POST /sales` with
- * `{"amount":"10.50","currency":"EUR"}` answers 200 with `"outcome":"approved"`; with nothing
- * configured it runs on the embedded store and the built-in simulator.
+ * `{"amount":"10.50","currency":"EUR"}` answers 200 with `"outcome":"approved"` and the sale's
+ * `efttransactionID`; `POST /refunds` with `{"originalTransactionId", "amount", "currency"}`
+ * answers 200 with `"outcome":"approved"`; with nothing configured it runs on the embedded
+ * store and the built-in simulator.
  *
  * Usage: `node scripts/pack-check.mjs [example ...]` (all examples by default);
  * `TILLFLOW_PACK_CHECK_KEEP=1` keeps the temporary directory for a look.
@@ -25,82 +30,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import process from "node:process"
 import { clearTimeout, setTimeout } from "node:timers"
-import { fileURLToPath, URL } from "node:url"
+import { packAll, peers, repository, run, tarballName } from "./pack.mjs"
 
-const repository = fileURLToPath(new URL("../", import.meta.url))
 const startTimeoutMs = 180_000
 const saleTimeoutMs = 120_000
 
 const fail = (message) => {
   throw new Error(message)
-}
-
-/** Runs a command to its end, its output shown; throws when it fails. */
-const run = (command, args, cwd, env = {}) => {
-  process.stdout.write(`$ ${[command, ...args].join(" ")}   (in ${path.relative(repository, cwd) || "."})\n`)
-  const result = spawnSync(command, args, { cwd, stdio: "inherit", env: { ...process.env, ...env } })
-  if (result.status !== 0) fail(`${command} ${args.join(" ")} failed in ${cwd} (exit ${result.status})`)
-}
-
-/** The library packages: every non-private package under packages/. */
-const libraries = () =>
-  fs
-    .readdirSync(path.join(repository, "packages"))
-    .map((dir) => path.join(repository, "packages", dir))
-    .filter((dir) => fs.existsSync(path.join(dir, "package.json")))
-    .map((dir) => ({ dir, manifest: JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) }))
-    .filter(({ manifest }) => manifest.private !== true)
-
-/** Every file an export condition names exists in the tarball (a pattern: at least one match). */
-const checkTarball = (name, manifest, files) => {
-  const has = (file) => files.includes(file.replace(/^\.\//, ""))
-  const matches = (pattern) => {
-    const [prefix, suffix] = pattern.replace(/^\.\//, "").split("*")
-    return files.some((file) => file.startsWith(prefix) && file.endsWith(suffix))
-  }
-  for (const [entry, target] of Object.entries(manifest.exports ?? {})) {
-    if (target === null) continue
-    // A plain path is not a module of the library's API (the package's own package.json, a
-    // build script): it need only be in the tarball.
-    if (typeof target === "string") {
-      if (!has(target)) fail(`${name}: export "${entry}" names ${target}, not in the tarball`)
-      continue
-    }
-    for (const condition of ["types", "import"]) {
-      const file = target[condition]
-      if (typeof file !== "string") fail(`${name}: export "${entry}" has no "${condition}" condition`)
-      if (!(file.includes("*") ? matches(file) : has(file)))
-        fail(`${name}: export "${entry}" names ${file}, not in the tarball`)
-    }
-  }
-  const js = files.filter((file) => file.startsWith("dist/") && file.endsWith(".js"))
-  const dts = files.filter((file) => file.startsWith("dist/") && file.endsWith(".d.ts"))
-  if (js.length === 0 || dts.length === 0) fail(`${name}: the tarball holds no dist/*.js or dist/*.d.ts`)
-  for (const required of ["package.json", "LICENSE"])
-    if (!has(required)) fail(`${name}: the tarball has no ${required}`)
-  if (files.some((file) => file.endsWith(".tsbuildinfo"))) fail(`${name}: the tarball holds a .tsbuildinfo`)
-  return { js: js.length, dts: dts.length }
-}
-
-/** Packs every library package into `into`; returns name → tarball path. */
-const packAll = (into) => {
-  const tarballs = {}
-  for (const { dir, manifest } of libraries()) {
-    const result = spawnSync("npm", ["pack", "--json", "--pack-destination", into], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { ...process.env, npm_config_loglevel: "error" }
-    })
-    if (result.status !== 0) fail(`npm pack of ${manifest.name} failed:\n${result.stderr}`)
-    const [packed] = JSON.parse(result.stdout)
-    const files = packed.files.map((file) => file.path)
-    const counts = checkTarball(manifest.name, manifest, files)
-    tarballs[manifest.name] = path.join(into, packed.filename)
-    process.stdout.write(
-      `packed ${packed.filename}: ${files.length} files, ${counts.js} .js, ${counts.dts} .d.ts\n`
-    )
-  }
-  return tarballs
 }
 
 /** A TCP port free on 127.0.0.1 now. */
@@ -122,21 +58,31 @@ const copyExample = (from, to) =>
       !["node_modules", "dist", ".tillflow", "package-lock.json"].includes(path.basename(source))
   })
 
-/** The example's manifest with every @tillflow/* dependency (direct or not) on the tarballs. */
+/**
+ * The example's manifest with its `file:` specs of `build/packages/` (what a clone installs
+ * after `npm run pack:packages`) pointed at the tarballs packed here. Each @tillflow/*
+ * dependency and override must name `build/packages/<tarball>`, and the overrides must cover
+ * every library package (the tarballs depend on each other by version, which the registry
+ * does not hold yet), so that the example installs from a clone as its README says.
+ */
 const pointAtTarballs = (dir, tarballs) => {
   const file = path.join(dir, "package.json")
   const manifest = JSON.parse(fs.readFileSync(file, "utf8"))
-  const spec = (name) => `file:${tarballs[name]}`
-  for (const field of ["dependencies", "devDependencies"]) {
+  const example = path.basename(dir)
+  const inClone = (name) => `file:../../build/packages/${tarballName(name)}`
+  const repoint = (field) => {
     for (const name of Object.keys(manifest[field] ?? {})) {
       if (!name.startsWith("@tillflow/")) continue
       if (tarballs[name] === undefined)
-        fail(`${path.basename(dir)} depends on ${name}, which no package of packages/ is`)
-      manifest[field][name] = spec(name)
+        fail(`${example} depends on ${name}, which no package of packages/ is`)
+      if (manifest[field][name] !== inClone(name))
+        fail(`${example}: ${field}["${name}"] is ${manifest[field][name]}, not ${inClone(name)}`)
+      manifest[field][name] = `file:${tarballs[name]}`
     }
   }
-  // The tarballs depend on each other by version (0.1.0), which the registry may not hold.
-  manifest.overrides = Object.fromEntries(Object.keys(tarballs).map((name) => [name, spec(name)]))
+  for (const field of ["dependencies", "devDependencies", "overrides"]) repoint(field)
+  const missing = Object.keys(tarballs).filter((name) => manifest.overrides?.[name] === undefined)
+  if (missing.length > 0) fail(`${example}: its overrides do not name ${missing.join(", ")}`)
   fs.writeFileSync(file, JSON.stringify(manifest, null, 2) + "\n")
 }
 
@@ -189,23 +135,68 @@ const sellThrough = async (dir, name) => {
     })
   try {
     await ready
-    const response = await globalThis.fetch(`http://127.0.0.1:${port}/sales`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ amount: "10.50", currency: "EUR" }),
-      signal: globalThis.AbortSignal.timeout(saleTimeoutMs)
-    })
-    const body = await response.text()
-    if (response.status !== 200 || !body.includes('"outcome":"approved"')) {
-      fail(`${name}: POST /sales answered ${response.status} ${body}`)
+    const post = async (route, payload) => {
+      const response = await globalThis.fetch(`http://127.0.0.1:${port}${route}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(payload),
+        signal: globalThis.AbortSignal.timeout(saleTimeoutMs)
+      })
+      const body = await response.text()
+      if (response.status !== 200 || !body.includes('"outcome":"approved"'))
+        fail(`${name}: POST ${route} answered ${response.status} ${body}`)
+      process.stdout.write(`${name}: POST ${route} → ${response.status} ${body}\n`)
+      return JSON.parse(body)
     }
-    process.stdout.write(`${name}: POST /sales → ${response.status} ${body}\n`)
+    const sale = await post("/sales", { amount: "10.50", currency: "EUR" })
+    if (typeof sale.efttransactionID !== "string") fail(`${name}: the sale's answer has no efttransactionID`)
+    await post("/refunds", { originalTransactionId: sale.efttransactionID, amount: "10.50", currency: "EUR" })
   } catch (error) {
     process.stderr.write(`--- ${name}'s output\n${output}\n---\n`)
     throw error
   } finally {
     await stop()
   }
+}
+
+/** One effect in the tree: the packages take the host's (a peer dependency). */
+const oneEffect = (dir, name) => {
+  const effects = spawnSync("npm", ["ls", "effect", "--all", "--parseable"], { cwd: dir, encoding: "utf8" })
+  const copies = new Set(effects.stdout.split("\n").filter((line) => line.trim() !== ""))
+  if (copies.size !== 1)
+    fail(`${name}: ${copies.size} copies of effect installed:\n${[...copies].join("\n")}`)
+}
+
+/**
+ * The install the README and docs/embedding.md give: into an empty project, every tarball and
+ * the peers in one `npm install` (no overrides, nothing from the registry under @tillflow/);
+ * then every package's entry point imported by plain `node`.
+ */
+const readmeInstall = (dir, tarballs) => {
+  process.stdout.write("\n== the README's install: every tarball and the peers, in one npm install\n")
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(
+    path.join(dir, "package.json"),
+    JSON.stringify({ name: "a-backend", version: "1.0.0", private: true, type: "module" }, null, 2) + "\n"
+  )
+  run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--loglevel=error", ...Object.values(tarballs), ...peers()],
+    dir
+  )
+  oneEffect(dir, "the README's install")
+  const imports = Object.keys(tarballs)
+    .map((name) => `await import(${JSON.stringify(name)})`)
+    .join(";")
+  run(
+    "node",
+    [
+      "--input-type=module",
+      "-e",
+      `${imports};console.log("imported ${Object.keys(tarballs).length} packages")`
+    ],
+    dir
+  )
 }
 
 const main = async () => {
@@ -223,6 +214,7 @@ const main = async () => {
     const tarballDir = path.join(temp, "tarballs")
     fs.mkdirSync(tarballDir)
     const tarballs = packAll(tarballDir)
+    readmeInstall(path.join(temp, "readme-install"), tarballs)
     for (const name of examples) {
       process.stdout.write(`\n== example ${name}\n`)
       const dir = path.join(temp, name)
@@ -235,19 +227,13 @@ const main = async () => {
           fail(`${pkg} is a link, not installed`)
         fs.rmSync(path.join(installed, "src"), { recursive: true, force: true })
       }
-      // One effect in the tree: the packages take the host's (a peer dependency).
-      const effects = spawnSync("npm", ["ls", "effect", "--all", "--parseable"], {
-        cwd: dir,
-        encoding: "utf8"
-      })
-      const copies = new Set(effects.stdout.split("\n").filter((line) => line.trim() !== ""))
-      if (copies.size !== 1)
-        fail(`${name}: ${copies.size} copies of effect installed:\n${[...copies].join("\n")}`)
+      oneEffect(dir, name)
       run("npm", ["run", "build"], dir)
       await sellThrough(dir, name)
     }
     process.stdout.write(
-      `\npack check: ${Object.keys(tarballs).length} packages packed, ${examples.length} examples sold through\n`
+      `\npack check: ${Object.keys(tarballs).length} packages packed and installed as the README says, ` +
+        `${examples.length} examples sold and refunded through\n`
     )
   } finally {
     if (process.env.TILLFLOW_PACK_CHECK_KEEP) process.stdout.write(`kept ${temp}\n`)

@@ -15,6 +15,36 @@ describe("Identifiers", () => {
   it.each(["", "x".repeat(0)])("refuses an empty serial number %j", (s) => {
     expect(Either.isLeft(Schema.decodeUnknownEither(Identifiers.SerialNumber)(s))).toBe(true)
   })
+
+  it.effect("the constructors brand a valid string: a sale's guid becomes a linked refund's original", () =>
+    Effect.gen(function* () {
+      const facts: { efttransactionID?: string } = {
+        efttransactionID: "01236fc0-8192-11eb-9aca-ad4b0e95f241"
+      }
+      const guid: Identifiers.Guid = yield* Identifiers.guid(facts.efttransactionID)
+      expect(guid).toBe("01236fc0-8192-11eb-9aca-ad4b0e95f241")
+      expect(yield* Identifiers.transactionReference("6F1D1C2E-3A4B-4C5D-8E6F-7A8B9C0D1E2F")).toBe(
+        "6f1d1c2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
+      )
+      expect(yield* Identifiers.serialNumber("0821032398")).toBe("0821032398")
+    })
+  )
+
+  it.effect(
+    "the constructors refuse what is missing or malformed, saying what was wrong and what is allowed",
+    () =>
+      Effect.gen(function* () {
+        const missing = yield* Effect.flip(Identifiers.guid(undefined))
+        expect(missing).toMatchObject({ _tag: "InvalidIdentifier", identifier: "Guid" })
+        expect(missing.message).toBe("a transaction guid is missing")
+        const empty = yield* Effect.flip(Identifiers.guid(""))
+        expect(empty.message).toContain("must not be empty")
+        const reference = yield* Effect.flip(Identifiers.transactionReference("order-12"))
+        expect(reference.identifier).toBe("TransactionReference")
+        expect(reference.message).toContain('"order-12"')
+        expect(reference.message).toContain("a transactionReference must be a UUID v4")
+      })
+  )
 })
 
 describe("TransactionResult helpers", () => {
