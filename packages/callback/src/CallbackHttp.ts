@@ -5,7 +5,8 @@
  * the result is stored (the workflow is resolved after the reply); 401/403 with an empty body for an
  * unknown attempt or a wrong token; 400 with a JSON error (`{"_tag":"MalformedBody","message":…}`)
  * for a body that is not a JSON object or nests deeper than `CallbackReceiver.maxDepth`; 503
- * when the store cannot take it (the terminal's recovery loop delivers again).
+ * with a JSON reason and `Retry-After` when the store cannot take it (the terminal's
+ * recovery loop delivers again).
  *
  * Mount `router` into a host application's router (and provide `redactedHeaders` to the
  * host's server), or run `serve`, which does; or serve it by `listener` / `layerServer`,
@@ -40,14 +41,22 @@ export const path = "/callbacks/:attemptId"
 
 const empty = (status: number) => HttpServerResponse.empty({ status })
 
-/** A refusal's answer: a 400 says what is wrong with the body; the others say nothing. */
+/** A refusal's answer: a 400 says what is wrong with the body, a 503 why and when to send again; the others say nothing. */
 const refused = (reply: CallbackReceiver.Reply): HttpServerResponse.HttpServerResponse =>
   reply._tag === "Refused" && reply.status === 400
     ? HttpServerResponse.unsafeJson(
         { _tag: reply.reason, message: reply.message ?? "the body is not a JSON object" },
         { status: 400 }
       )
-    : empty(reply.status)
+    : reply._tag === "Unavailable"
+      ? HttpServerResponse.unsafeJson(
+          { _tag: "Unavailable", message: CallbackReceiver.unavailableAnswer.message },
+          {
+            status: 503,
+            headers: { "retry-after": String(CallbackReceiver.unavailableAnswer.retryAfterSeconds) }
+          }
+        )
+      : empty(reply.status)
 
 /** One delivery to `attemptId` (the path's last segment), with the request in context. */
 const deliver = (attemptId: string) =>
@@ -150,6 +159,15 @@ export const listener: (
   CallbackReceiver.CallbackReceiver
 > = NodeListener.make
 
+/** A 503 answer: the JSON reason (`{"_tag":"Unavailable","message":…}`) and `Retry-After`. */
+export interface Unavailable {
+  readonly message: string
+  readonly retryAfterSeconds: number
+}
+
+/** How long a server whose host app was released waits for requests in flight before cutting them. */
+export const closeGraceMillis = 10_000
+
 /**
  * Runs the receiver with Node's HTTP server and `listener` (released with the layer): on
  * its own port, or on a host's, for `POST /callbacks/:attemptId` is served by `listener`
@@ -157,9 +175,16 @@ export const listener: (
  * picks one) and takes one host app at a time: `HttpServer.serve(app)` on it has every
  * other request answered by @effect/platform's handler of `app` (`NodeHttpServer.makeHandler`,
  * the app's middleware included), so a host (the worker's intake) keeps one port and one
- * callback URL while the callback route skips the platform's per-request work. Without an
- * app, any other request gets 404; after the app's layer is released (the host shutting
- * down), 503. Upgrade requests (WebSockets) are not served.
+ * callback URL while the callback route skips the platform's per-request work.
+ *
+ * Every other request is answered even while no app is served, never with an empty body:
+ * before the app is served, 404 (the receiver alone on its port) or, when `unserved.starting`
+ * says a host app is coming, 503 with its reason and `Retry-After`; after the app is released
+ * (the host shutting down), 503 with `unserved.stopping` (by default "the server is
+ * stopping"). From then on every answer, callbacks included, closes its connection, so that
+ * clients holding keep-alive connections cannot keep the server from closing; the server
+ * closes idle connections at once and cuts the rest after {@link closeGraceMillis}.
+ * Upgrade requests (WebSockets) are not served.
  *
  * @example
  * // the receiver alone
@@ -170,20 +195,45 @@ export const listener: (
 export const layerServer = (options: {
   readonly port: number
   readonly host?: string | undefined
+  /** What the rest of the port answers while no host app is served. */
+  readonly unserved?:
+    | {
+        readonly starting?: Unavailable | undefined
+        readonly stopping?: Unavailable | undefined
+      }
+    | undefined
 }): Layer.Layer<HttpServer.HttpServer, ServeError, CallbackReceiver.CallbackReceiver> =>
   Layer.scoped(
     HttpServer.HttpServer,
     Effect.gen(function* () {
-      // What answers the requests that are not the callback route: 404 until a host app is
-      // served, its platform handler while it is, 503 once it is released.
-      let other: (request: IncomingMessage, response: ServerResponse) => void = notFound
+      const starting = options.unserved?.starting
+      const stopping = options.unserved?.stopping ?? {
+        message: "the server is stopping",
+        retryAfterSeconds: 5
+      }
+      // What answers the requests that are not the callback route: 404 or 503 until a host
+      // app is served, its platform handler while it is, 503 once it is released.
+      let other: (request: IncomingMessage, response: ServerResponse) => void =
+        starting === undefined ? notFound : unavailable(starting)
+      // Once the host app is released: every answer closes its connection.
+      let closing = false
       const handle = yield* listener((request, response) => other(request, response))
       const server = yield* Effect.acquireRelease(
-        Effect.sync(() => createServer(handle)),
+        Effect.sync(() =>
+          createServer((request, response) => {
+            if (closing) response.setHeader("connection", "close")
+            handle(request, response)
+          })
+        ),
         (server) =>
           Effect.async<void>((resume) => {
+            closing = true
             if (!server.listening) return resume(Effect.void)
-            server.close(() => resume(Effect.void))
+            const cut = setTimeout(() => server.closeAllConnections(), closeGraceMillis)
+            server.close(() => {
+              clearTimeout(cut)
+              resume(Effect.void)
+            })
             server.closeIdleConnections()
           })
       )
@@ -229,7 +279,8 @@ export const layerServer = (options: {
               () =>
                 Effect.sync(() => {
                   serving = false
-                  other = unavailable
+                  closing = true
+                  other = unavailable(stopping)
                 })
             )
           })
@@ -250,4 +301,17 @@ const answerEmpty = (status: number) => (request: IncomingMessage, response: Ser
 
 const notFound = answerEmpty(404)
 
-const unavailable = answerEmpty(503)
+const unavailable = (reason: Unavailable) => {
+  const body = Buffer.from(JSON.stringify({ _tag: "Unavailable", message: reason.message }))
+  return (request: IncomingMessage, response: ServerResponse) => {
+    request.resume()
+    if (response.headersSent) return
+    response.writeHead(503, {
+      "content-type": "application/json",
+      "content-length": body.length,
+      "retry-after": String(reason.retryAfterSeconds),
+      connection: "close"
+    })
+    response.end(body)
+  }
+}

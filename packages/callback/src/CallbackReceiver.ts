@@ -129,6 +129,15 @@ export const nodeSha256: HashChain.Sha256 = (text) =>
 // The tracer every runtime has unless one is installed (it keeps spans in memory only).
 const defaultTracer = Effect.runSync(Effect.tracer)
 
+/**
+ * What a 503 says to the sender (the service's recovery loop sends a result again anyway;
+ * a sender that reads bodies learns why and when), and its `Retry-After` in seconds.
+ */
+export const unavailableAnswer = {
+  message: "the result could not be stored just now: send it again",
+  retryAfterSeconds: 5
+} as const
+
 const unavailable = (message: string) => (cause: unknown) =>
   Effect.as(Effect.logError(message, cause), { _tag: "Unavailable", status: 503 } satisfies Reply)
 

@@ -308,6 +308,12 @@ describe("CallbackHttp with the payment protocol", () => {
       const before = (yield* store.readStream(CallbackRegistration.attemptStream(attemptId))).length
       const reply = yield* runToEnd(post(attemptId, result(), token))
       expect(Exit.isSuccess(reply) && reply.value.status).toBe(503)
+      // Said, not silent: a JSON reason and when to send it again.
+      expect(Exit.isSuccess(reply) && JSON.parse(reply.value.text)).toEqual({
+        _tag: "Unavailable",
+        message: expect.stringContaining("send it again")
+      })
+      expect(Exit.isSuccess(reply) && reply.value.retryAfter).toMatch(/^[0-9]+$/)
       expect((yield* store.readStream(CallbackRegistration.attemptStream(attemptId))).length).toBe(before)
     }).pipe(
       Effect.provide(
@@ -412,6 +418,105 @@ describe("CallbackHttp.layerServer beside a host app, on one port (as the worker
         const again = yield* send("POST", `/callbacks/${attemptId}`, result(), token)
         expect(again.status).toBe(200)
         expect(seen).toEqual(["GET /health", "GET /nowhere"])
+      }).pipe(Effect.scoped)
+  )
+})
+
+describe("CallbackHttp.layerServer for a host app to come (the worker's intake)", () => {
+  it.live(
+    "before the app is served and after it is released, every other request gets 503 with a JSON reason, Retry-After and Connection: close; callbacks are taken throughout",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Layer.build(
+          CallbackHttp.layerServer({
+            port: 0,
+            host: "127.0.0.1",
+            unserved: {
+              starting: { message: "the worker is starting", retryAfterSeconds: 2 },
+              stopping: { message: "the worker is stopping", retryAfterSeconds: 7 }
+            }
+          }).pipe(
+            Layer.provideMerge(CallbackReceiver.layer),
+            Layer.provideMerge(MemoryEventStore.layer()),
+            Layer.provideMerge(WorkflowEngine.layerMemory)
+          )
+        )
+        const address = Context.get(server, HttpServer.HttpServer).address
+        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const send = (method: string, path: string, body?: string, auth?: string) =>
+          Effect.promise(async () => {
+            const response = await fetch(`${base}${path}`, {
+              method,
+              headers: auth === undefined ? {} : { "AUTH-TOKEN": auth },
+              ...(body === undefined ? {} : { body })
+            })
+            return {
+              status: response.status,
+              retryAfter: response.headers.get("retry-after"),
+              connection: response.headers.get("connection"),
+              contentType: response.headers.get("content-type"),
+              text: await response.text()
+            }
+          })
+        yield* register(attemptId, token).pipe(Effect.provide(server))
+
+        const starting = yield* send("POST", "/v1/operations", "{}")
+        expect(starting).toEqual({
+          status: 503,
+          retryAfter: "2",
+          connection: "close",
+          contentType: "application/json",
+          text: JSON.stringify({ _tag: "Unavailable", message: "the worker is starting" })
+        })
+        expect((yield* send("POST", `/callbacks/${attemptId}`, result(), token)).status).toBe(200)
+
+        const seen: Array<string> = []
+        const app = yield* Scope.make()
+        yield* Layer.buildWithScope(hostApp(seen).pipe(Layer.provide(Layer.succeedContext(server))), app)
+        expect((yield* send("GET", "/health")).status).toBe(200)
+        yield* Scope.close(app, Exit.void)
+
+        const stopping = yield* send("GET", "/health")
+        expect(stopping).toEqual({
+          status: 503,
+          retryAfter: "7",
+          connection: "close",
+          contentType: "application/json",
+          text: JSON.stringify({ _tag: "Unavailable", message: "the worker is stopping" })
+        })
+        expect(seen).toEqual(["GET /health"])
+      }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "without a host to come, a released app's routes get 503 with a JSON reason and Retry-After, never an empty body",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Layer.build(
+          CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }).pipe(
+            Layer.provideMerge(CallbackReceiver.layer),
+            Layer.provideMerge(MemoryEventStore.layer()),
+            Layer.provideMerge(WorkflowEngine.layerMemory)
+          )
+        )
+        const address = Context.get(server, HttpServer.HttpServer).address
+        const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+        const app = yield* Scope.make()
+        yield* Layer.buildWithScope(hostApp([]).pipe(Layer.provide(Layer.succeedContext(server))), app)
+        yield* Scope.close(app, Exit.void)
+        const reply = yield* Effect.promise(async () => {
+          const response = await fetch(`${base}/health`)
+          return {
+            status: response.status,
+            retryAfter: response.headers.get("retry-after"),
+            json: await response.json()
+          }
+        })
+        expect(reply).toEqual({
+          status: 503,
+          retryAfter: expect.stringMatching(/^[0-9]+$/),
+          json: { _tag: "Unavailable", message: expect.stringContaining("stopping") }
+        })
       }).pipe(Effect.scoped)
   )
 })

@@ -45,7 +45,11 @@ export const post = (attemptId: string, body: string, token: string | undefined)
       token === undefined ? (r) => r : HttpClientRequest.setHeader("AUTH-TOKEN", token)
     )
     const response = yield* client.execute(request)
-    return { status: response.status, text: yield* response.text }
+    return {
+      status: response.status,
+      text: yield* response.text,
+      retryAfter: response.headers["retry-after"]
+    }
   }).pipe(Effect.orDie)
 
 const deliver = (answers: Array<number>) => (delivery: ScriptedTerminalCloud.Delivery) =>

@@ -76,6 +76,7 @@ export * as TipAdjustmentWorkflow from "./lifecycle/TipAdjustmentWorkflow.js"
 export * as TransactionHistory from "./lifecycle/TransactionHistory.js"
 
 // Read models of the log
+export * as EventCatalog from "./projections/EventCatalog.js"
 export * as Ledger from "./projections/Ledger.js"
 export * as LedgerProjection from "./projections/LedgerProjection.js"
 export * as LogMetrics from "./projections/LogMetrics.js"

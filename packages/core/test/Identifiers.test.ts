@@ -80,3 +80,21 @@ describe("TransactionResult helpers", () => {
     expect(TransactionResult.isFinal(decode({}))).toBe(false)
   })
 })
+
+describe("Identifiers.Guid", () => {
+  const decode = Schema.decodeUnknownEither(Identifiers.Guid)
+
+  it.each(["01236fc0-8192-11eb-9aca-ad4b0e95f241", "6a4f1b0e9d7c4e2a", "g-1", "A_b.c-9"])(
+    "the guid %s is a path segment: accepted",
+    (guid) => {
+      expect(Either.isRight(decode(guid))).toBe(true)
+    }
+  )
+
+  it.each(["../../x", "abc/def", "..", ".hidden", "a b", "a?b=c", "a#b", "a%2Fb", "", "x".repeat(129)])(
+    "the guid %j would not be one path segment of the service's URL: refused",
+    (guid) => {
+      expect(Either.isLeft(decode(guid))).toBe(true)
+    }
+  )
+})

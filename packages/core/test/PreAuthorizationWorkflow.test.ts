@@ -254,7 +254,7 @@ describe("PreAuthorizationWorkflow", () => {
     Effect.gen(function* () {
       yield* atStart
       for (const scheme of ["MasterCard", "Visa", "American Express"]) {
-        const g = Identifiers.Guid.make(`pa-5542-${scheme}`)
+        const g = Identifiers.Guid.make(`pa-5542-${scheme.replaceAll(" ", "-")}`)
         yield* openPreAuth({ guid: g, amount: eur(10000n), scheme, mcc: "5542" })
         const capture = yield* Effect.flip(
           Capture.execute({ requestId: `c-${scheme}`, originalGuid: g, amount: eur(100n) })

@@ -9,7 +9,9 @@ import {
   TransactionHistory
 } from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import {
@@ -125,10 +127,14 @@ describe("TipAdjustmentWorkflow", () => {
           Adjust.execute({ requestId: "tip-1", originalGuid: sale, tip: usd(300n) })
         )
         expect(currency._tag).toBe("CurrencyNotOfTransaction")
-        const negative = yield* Effect.flip(
+        // A negative tip is no payload of the workflow: refused before it starts, nothing sent.
+        const negative = yield* Effect.exit(
           Adjust.execute({ requestId: "tip-2", originalGuid: sale, tip: eur(-1n) })
         )
-        expect(negative._tag).toBe("InvalidAmount")
+        expect(Exit.isFailure(negative) && Cause.pretty(negative.cause)).toContain(
+          "the amount must not be negative"
+        )
+        expect(yield* (yield* control).count("tipAdjustment")).toBe(0)
       })
     )
   )

@@ -8,7 +8,7 @@
  * Exits are stored with `Schema.Exit` over the already-encoded values of the activity's,
  * deferred's or workflow's own schemas, defects as `{ name, message }` (never a stack).
  */
-import type * as Either from "effect/Either"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -124,8 +124,29 @@ export const engineEventTypes: ReadonlySet<string> = new Set([
   "WorkflowResumed"
 ])
 
-/** The schema version the engine writes its events with. */
+/**
+ * The schema version the engine writes its events with. An engine event whose stored form
+ * must change gets the next version here and an entry in {@link upcasters} for the old one
+ * (docs/event-store.md, "Changing an event's schema"): a log is never rewritten.
+ */
 export const schemaVersion = 1
+
+/**
+ * Lifts the data of an engine event stored at schema version `n` (its key) to `n + 1`, by
+ * event type. None yet: every engine event ever written is at version 1.
+ */
+export const upcasters: Readonly<Record<string, Readonly<Record<number, (data: unknown) => unknown>>>> = {}
+
+/** An engine event stored at a schema version this code cannot read. */
+export class UnreadableVersion extends Schema.TaggedError<UnreadableVersion>()("UnreadableVersion", {
+  eventType: Schema.String,
+  schemaVersion: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `engine event "${this.eventType}" at schema version ${this.schemaVersion}: ${this.reason}`
+  }
+}
 
 const encodeEvent = Schema.encodeSync(EngineEvent)
 const decodeEvent = Schema.decodeUnknownEither(EngineEvent)
@@ -157,18 +178,57 @@ export const toStored = (
   return { type: _tag, data }
 }
 
-/**
- * Reads a stored event back; `None` for a domain event, a parse error for an engine
- * event whose data does not decode (a corrupt or newer history).
- */
-export const fromStored = (stored: {
+/** A stored event, as far as reading an engine event needs it. */
+export interface Stored {
   readonly type: string
   readonly data: unknown
-}): Option.Option<Either.Either<EngineEvent, ParseResult.ParseError>> => {
-  if (!engineEventTypes.has(stored.type)) return Option.none()
-  const data = typeof stored.data === "object" && stored.data !== null ? stored.data : {}
-  return Option.some(decodeEvent({ ...data, _tag: stored.type }))
+  /** The version it was written at; absent for an event this process just built (the current one). */
+  readonly schemaVersion?: number | undefined
 }
+
+/**
+ * A reader of stored engine events for code that writes `current` and lifts older versions
+ * with `lift` ({@link fromStored} is this engine's; a test builds one for a version to come).
+ */
+export const reader =
+  (current: number, lift: Readonly<Record<string, Readonly<Record<number, (data: unknown) => unknown>>>>) =>
+  (stored: Stored): Option.Option<Either.Either<EngineEvent, ParseResult.ParseError | UnreadableVersion>> => {
+    if (!engineEventTypes.has(stored.type)) return Option.none()
+    const version = stored.schemaVersion ?? current
+    let data: unknown = stored.data
+    if (version !== current) {
+      const refuse = (reason: string) =>
+        Option.some(
+          Either.left(new UnreadableVersion({ eventType: stored.type, schemaVersion: version, reason }))
+        )
+      // A newer engine wrote it: read as this version's shape it could mean something else.
+      if (version > current)
+        return refuse(`written by a newer engine; this one reads up to version ${current}`)
+      for (let from = version; from < current; from++) {
+        const upcast = lift[stored.type]?.[from]
+        if (upcast === undefined) return refuse(`no upcaster from schema version ${from}`)
+        try {
+          data = upcast(data)
+        } catch (cause) {
+          return refuse(`the upcaster from schema version ${from} threw: ${String(cause)}`)
+        }
+      }
+    }
+    const fields = typeof data === "object" && data !== null ? data : {}
+    return Option.some(decodeEvent({ ...fields, _tag: stored.type }))
+  }
+
+/**
+ * Reads a stored event back: `None` for a domain event; for an engine event, the event
+ * (upcast from an older schema version), or why it cannot be read: data that does not
+ * decode (a corrupt history), or a version newer than this code or without an upcaster.
+ */
+export const fromStored: (
+  stored: Stored
+) => Option.Option<Either.Either<EngineEvent, ParseResult.ParseError | UnreadableVersion>> = reader(
+  schemaVersion,
+  upcasters
+)
 
 /**
  * The stream of an execution. Long digit runs in the id are broken with `_` so that a

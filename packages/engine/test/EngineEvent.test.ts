@@ -75,3 +75,22 @@ describe("EngineEvent", () => {
     })
   })
 })
+
+describe("EngineEvent schema versions", () => {
+  it("an engine event stored at a schema version newer than this code is refused, not read as the current one", () => {
+    const newer = EngineEvent.fromStored({
+      type: "ClockFired",
+      schemaVersion: EngineEvent.schemaVersion + 1,
+      data: { name: "reminder" }
+    })
+    expect(Option.map(newer, Either.isLeft)).toEqual(Option.some(true))
+    const current = EngineEvent.fromStored({
+      type: "ClockFired",
+      schemaVersion: EngineEvent.schemaVersion,
+      data: { name: "reminder" }
+    })
+    expect(Option.map(current, Either.getOrThrow)).toEqual(
+      Option.some({ _tag: "ClockFired", name: "reminder" })
+    )
+  })
+})

@@ -556,14 +556,22 @@ describe("HttpTerminalCloud over real HTTP", () => {
         })
     )
 
-    it.scopedLive("an id with / and .. is percent-encoded and cannot address another endpoint", () =>
+    it.scopedLive("an id with / and .. cannot address another endpoint: it never leaves", () =>
       Effect.gen(function* () {
         const { script, cloud } = yield* setup()
         script.answer("tipAdjustment", Server.respond(200, { statusMessage: "ok" }))
-        yield* cloud.tipAdjustment(Identifiers.Guid.make("../../reversal"), F.tipAdjustment)
-        const [sent] = script.to("tipAdjustment")
-        expect(sent!.url).toBe("/transactions/..%2F..%2Freversal/tip-adjustment")
+        // The schema refuses such a guid (Identifiers.Guid is a path segment's characters);
+        // one branded without the schema is refused by the contract's path before it is sent.
+        const refused = yield* Effect.flip(
+          cloud.tipAdjustment(
+            Identifiers.Guid.make("../../reversal", { disableValidation: true }),
+            F.tipAdjustment
+          )
+        )
+        expect(refused._tag).toBe("ValidationFailed")
+        expect(script.to("tipAdjustment")).toHaveLength(0)
         expect(script.to("reversal")).toHaveLength(0)
+        expect(() => Identifiers.Guid.make("../../reversal")).toThrow(/letters, digits/)
       })
     )
 

@@ -65,6 +65,32 @@ const unstorableAt = (
   return undefined
 }
 
+// C0 controls, DEL and C1 controls: invisible in a log line, and CR LF would split it.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const control = /[\u0000-\u001f\u007f-\u009f]/
+
+/**
+ * An idempotency key (a request id of a terminal-less operation too): printable text of 1
+ * to 200 characters. Control characters (ESC, CR, LF …) are refused: a key is shown in
+ * logs, the console and listings, where they would forge or hide lines.
+ */
+export const IdempotencyKey = Text.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(200),
+  Schema.filter(
+    (s) => !control.test(s) || "must not contain control characters (ESC, CR, LF, TAB …): use printable text"
+  )
+).annotations({ identifier: "IdempotencyKey", description: "printable text of 1 to 200 characters" })
+
+/** Why `key` is no idempotency key, or `undefined` when it is one. */
+export const idempotencyKeyProblem = (key: string): string | undefined => {
+  if (key.length === 0) return "must not be empty"
+  if (key.length > 200) return "must be at most 200 characters"
+  if (unstorable(key)) return unstorableMessage
+  if (control.test(key)) return "must not contain control characters (ESC, CR, LF, TAB …): use printable text"
+  return undefined
+}
+
 /** A JSON object of a request (an operation, a workflow payload) whose every string is a `Text`. */
 export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
   Schema.filter((o) => unstorableAt(o) ?? true)
@@ -73,7 +99,7 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
 /** Start a terminal operation. */
 export const StartOperation = Schema.Struct({
   /** The same key is the same operation: asking again answers the same execution. */
-  idempotencyKey: Text.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  idempotencyKey: IdempotencyKey,
   /**
    * The operation in the service's own JSON form (`operation`, `serial_number`, `amount` in
    * minor units as a string, `currency` …). `transactionReference` is optional: a fresh
@@ -122,7 +148,7 @@ export const StopOperation = Schema.Struct({
   serialNumber: Text.pipe(Schema.minLength(1)),
   terminalType: Schema.optional(Text.pipe(Schema.minLength(1))),
   /** Defaults to a fresh one: every stop is its own request. */
-  idempotencyKey: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  idempotencyKey: Schema.optional(IdempotencyKey),
   waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
 }).annotations({
   ...strict,
@@ -514,15 +540,20 @@ export const TimelineView = Schema.Struct({
 /** @see TimelineView */
 export type TimelineView = typeof TimelineView.Type
 
-/** What `/ready` checks. */
+/**
+ * What `/ready` checks: the store, the engine, and whether the remote service takes this
+ * worker's API key (`service`: `ok`; `refused: …` makes the worker not ready; `unreachable:
+ * …` does not, for no other worker would reach it better).
+ */
 export const ReadyView = Schema.Struct({
   ready: Schema.Boolean,
   store: Schema.String,
-  engine: Schema.String
+  engine: Schema.String,
+  service: Schema.String
 }).annotations({
   identifier: "ReadyView",
-  description: "Whether the store and the engine are ready.",
-  examples: [{ ready: true, store: "ok", engine: "ok" }]
+  description: "Whether the store and the engine are ready, and the service takes this worker's API key.",
+  examples: [{ ready: true, store: "ok", engine: "ok", service: "ok" }]
 })
 /** @see ReadyView */
 export type ReadyView = typeof ReadyView.Type

@@ -54,11 +54,17 @@ export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/In
   }
 }) {}
 
-/** `/ready` when the store or the engine is not: 503 with what failed. */
+/**
+ * `/ready` when the store or the engine is not, or the service refuses this worker's API
+ * key: 503 with what failed (`message` says it in one line).
+ */
 export class NotReady extends Schema.TaggedError<NotReady>()(
   "NotReady",
-  { store: Schema.String, engine: Schema.String },
-  HttpApiSchema.annotations({ status: 503, description: "The store or the engine is not ready." })
+  { store: Schema.String, engine: Schema.String, service: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({
+    status: 503,
+    description: "The store or the engine is not ready, or the service refuses this worker's API key."
+  })
 ) {}
 
 const executionId = HttpApiSchema.param("executionId", Intake.Text)
@@ -69,7 +75,19 @@ const workflow = HttpApiSchema.param(
   "workflow",
   ApiReference.documentedAs(Intake.Text, ApiReference.WorkflowName)
 )
-const optionalInt = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+/**
+ * A `limit` query parameter: a whole number from 1 to `max`, written in digits (`1e9` and
+ * `10.0` are refused, not read as numbers), so a caller asking for more than a page can
+ * hold is told the bound instead of making the worker read without one.
+ */
+const limitParam = (max: number) =>
+  Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((s) => /^[0-9]{1,9}$/.test(s) || `must be a whole number from 1 to ${max}, in digits`),
+      Schema.compose(Schema.NumberFromString),
+      Schema.filter((n) => (n >= 1 && n <= max) || `must be a whole number from 1 to ${max}`)
+    ).annotations({ description: `a whole number from 1 to ${max}` })
+  )
 
 /** Liveness and readiness, without authentication. */
 export class HealthGroup extends HttpApiGroup.make("health")
@@ -84,9 +102,24 @@ export class HealthGroup extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("ready", "/ready")
       .addSuccess(Intake.ReadyView)
-      .addError(withExample(NotReady, new NotReady({ store: "ok", engine: "no workflows registered yet" })))
+      .addError(
+        withExample(
+          NotReady,
+          new NotReady({
+            store: "ok",
+            engine: "ok (TerminalOperation)",
+            service:
+              "refused: the service refused this worker's API key (403: authentication failed); an operator must set a valid TERMINAL_CLOUD_API_KEY",
+            message:
+              "not ready: service refused: the service refused this worker's API key (403: authentication failed)"
+          })
+        )
+      )
       .annotate(OpenApi.Summary, "Readiness")
-      .annotate(OpenApi.Description, "Answers 200 once the event store and the engine are ready, else 503.")
+      .annotate(
+        OpenApi.Description,
+        "Answers 200 once the event store and the engine are ready and the service takes this worker's API key, else 503 saying what is not."
+      )
   )
   .annotate(OpenApi.Description, "Liveness and readiness probes: no authentication.") {}
 
@@ -170,7 +203,7 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
 export class ExecutionsGroup extends HttpApiGroup.make("executions")
   .add(
     HttpApiEndpoint.get("list", "/v1/executions")
-      .setUrlParams(Schema.Struct({ ...Intake.ListQuery.fields, limit: optionalInt }))
+      .setUrlParams(Schema.Struct({ ...Intake.ListQuery.fields, limit: limitParam(10_000) }))
       .addSuccess(Schema.Array(Intake.ExecutionView).annotations({ examples: [[]] }))
       .annotate(OpenApi.Summary, "List executions")
       .annotate(OpenApi.Description, "Executions matching every filter given, newest first.")
@@ -200,7 +233,7 @@ export class ExecutionsGroup extends HttpApiGroup.make("executions")
 export class AuditGroup extends HttpApiGroup.make("audit")
   .add(
     HttpApiEndpoint.get("events", "/v1/events")
-      .setUrlParams(Schema.Struct({ after: Schema.optional(Intake.Text), limit: optionalInt }))
+      .setUrlParams(Schema.Struct({ after: Schema.optional(Intake.Text), limit: limitParam(10_000) }))
       .addSuccess(Intake.EventsPage)
       .annotate(OpenApi.Summary, "Read the event log")
       .annotate(
@@ -232,7 +265,7 @@ export class AuditGroup extends HttpApiGroup.make("audit")
   )
   .add(
     HttpApiEndpoint.get("entries", "/v1/audit/entries")
-      .setUrlParams(Schema.Struct({ from: Schema.optional(Intake.Text), limit: optionalInt }))
+      .setUrlParams(Schema.Struct({ from: Schema.optional(Intake.Text), limit: limitParam(10_000) }))
       .addSuccess(Intake.EntriesView)
       .annotate(OpenApi.Summary, "Ledger entries")
       .annotate(OpenApi.Description, "One entry per business fact, from a position.")

@@ -80,6 +80,7 @@ export const make = (options: Options) =>
           Effect.succeed({
             ready: false,
             store: "unknown",
+            service: "unknown",
             engine:
               typeof error === "object" && error !== null && "message" in error
                 ? String(error.message)

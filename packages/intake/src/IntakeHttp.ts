@@ -8,6 +8,7 @@
  * released with the layer: the listener stops accepting, requests in flight finish.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
@@ -79,7 +80,20 @@ const HealthLive = HttpApiBuilder.group(IntakeApi, "health", (handlers) =>
         Effect.flatMap(intake.ready, (view) =>
           view.ready
             ? Effect.succeed(view)
-            : Effect.fail(new NotReady({ store: view.store, engine: view.engine }))
+            : Effect.fail(
+                new NotReady({
+                  store: view.store,
+                  engine: view.engine,
+                  service: view.service,
+                  message: `not ready: ${[
+                    view.store === "ok" ? undefined : `store ${view.store}`,
+                    view.engine.startsWith("ok") ? undefined : `engine ${view.engine}`,
+                    view.service.startsWith("refused") ? `service ${view.service}` : undefined
+                  ]
+                    .filter((part) => part !== undefined)
+                    .join("; ")}`
+                })
+              )
         )
       )
   })
@@ -183,7 +197,7 @@ export const docsRoute = HttpApiBuilder.Router.use((router) =>
           })
         ),
         Effect.catchAll((error) =>
-          Effect.as(Effect.logError(error.message), refusal(500, "Unavailable", error.message))
+          Effect.as(Effect.logError(error.message), refusal(503, "Unavailable", error.message))
         )
       )
     )
@@ -268,13 +282,76 @@ const undecodable = (cause: Cause.Cause<unknown>): Option.Option<string> =>
   })
 
 /**
+ * The `Retry-After` of every 503 of the intake (seconds): the store or the service did not
+ * answer, this worker's key was refused, or the worker is starting or stopping. A caller
+ * that retries with the same idempotency key is answered the same execution: retrying is
+ * always safe.
+ */
+export const retryAfterSeconds = 5
+
+/** What the port answers before the intake is served (`serverLayer`): the worker is starting. */
+export const starting = {
+  message:
+    "the worker is starting: its API is not ready yet; retry shortly with the same idempotency key (safe: the same key is the same operation)",
+  retryAfterSeconds: 1
+}
+
+/** What the port answers once the intake is released: the worker is stopping. */
+export const stopping = {
+  message:
+    "the worker is stopping: retry shortly, here or at another worker, with the same idempotency key (safe: the same key is the same operation)",
+  retryAfterSeconds
+}
+
+/** A 503 without `Retry-After` given one. */
+const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 503 && response.headers["retry-after"] === undefined
+    ? HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds))
+    : response
+
+const infrastructureTags: ReadonlySet<string> = new Set([
+  "EventStoreError",
+  "ExecutionQueueError",
+  "SqlError",
+  "CorruptHistory"
+])
+
+/**
+ * Why a request failed on the worker's side, said to its caller: the store's own message
+ * when the store or the queue failed (a defect after the engine's retries), else that an
+ * unexpected failure was logged (its detail stays in the log: it may hold anything).
+ */
+const faultMessage = (cause: Cause.Cause<unknown>): string => {
+  const reasons = [...Cause.defects(cause), ...Cause.failures(cause)]
+  for (const reason of reasons) {
+    if (
+      typeof reason === "object" &&
+      reason !== null &&
+      "_tag" in reason &&
+      typeof reason._tag === "string" &&
+      infrastructureTags.has(reason._tag) &&
+      "message" in reason &&
+      typeof reason.message === "string"
+    ) {
+      return `the store did not answer (${reason.message}); retry with the same idempotency key`
+    }
+  }
+  return "the worker failed to answer this request (logged); retry with the same idempotency key"
+}
+
+/**
  * Answers what the API's handlers never see with a JSON error like theirs: a body above
  * {@link maxBodyBytes} (413, refused by its length before it is read, or when reading
  * passes the limit), a body that is not JSON (400), a body that does not decode (400,
- * field by field) and a route that does not exist (404).
+ * field by field), a route that does not exist (404), and a failure on the worker's side (a
+ * defect, such as the store unreachable past the engine's retries): 503 with a JSON reason,
+ * logged with its cause, never a 500 with an empty body. Every 503 carries `Retry-After`.
  */
 export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
   Effect.gen(function* () {
+    // Applied to the answer as it is written, whichever path made it (the API's encoded
+    // errors are made outside this middleware).
+    yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withRetryAfter(response)))
     const request = yield* HttpServerRequest.HttpServerRequest
     if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return tooLarge
     return yield* app
@@ -294,7 +371,17 @@ export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
             ? tooLarge
             : refusal(400, "InvalidRequest", "the request body is not valid JSON")
         }
-        return yield* Effect.failCause(cause)
+        // A declared error (the API answers it), or the caller gone away (nobody to answer).
+        if (Cause.failures(cause).length > 0 || Cause.isInterruptedOnly(cause)) {
+          return yield* Effect.failCause(cause)
+        }
+        // A defect (the store unreachable past the engine's retries …): the platform would
+        // answer 500 with an empty body.
+        yield* Effect.logError(
+          `${request.method} ${request.url.split("?")[0] ?? request.url} failed on the worker's side`,
+          cause
+        )
+        return refusal(503, "Unavailable", faultMessage(cause))
       })
     )
   )
@@ -350,7 +437,8 @@ export interface ServeOptions {
 /**
  * Serves the intake API and (unless turned off) the web console on the `HttpServer` in
  * context; the callback receiver's route is the server's own ({@link serverLayer}). Request logs go through Effect's logger (JSON in the
- * worker, {@link requestLogger}); `guard` answers bad bodies and unknown routes.
+ * worker, {@link requestLogger}); `guard` answers bad bodies, unknown routes and failures on
+ * the worker's side (503 JSON with `Retry-After`).
  */
 export const serve = (
   token: Redacted.Redacted<string>,
@@ -378,10 +466,17 @@ export const serve = (
  * Node's HTTP server on `host:port` (0 picks a free port), closed with the layer: the
  * callback route (`POST /callbacks/:attemptId`) on `CallbackHttp`'s plain listener, the
  * receiver's lean path, and every other request to the app served on it ({@link serve}),
- * through @effect/platform. One port, so operators configure one callback URL.
+ * through @effect/platform. One port, so operators configure one callback URL. From its
+ * first byte until the intake is served, and once it is released, the rest of the port
+ * answers 503 with {@link starting} or {@link stopping} (JSON, `Retry-After`), never 404.
  */
 export const serverLayer = (options: {
   readonly host: string
   readonly port: number
 }): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, CallbackReceiver.CallbackReceiver> =>
-  CallbackHttp.layerServer({ host: options.host, port: options.port })
+  CallbackHttp.layerServer({
+    host: options.host,
+    port: options.port,
+    // From the first byte until the intake is served, and once it is released: 503, never 404.
+    unserved: { starting, stopping }
+  })

@@ -9,6 +9,8 @@
  */
 // The module, not the package: the command line reads the configuration without loading the HTTP client.
 import * as TerminalCloudConfig from "@tillflow/http/TerminalCloudConfig"
+// The module, not the package: reading the configuration loads no database driver.
+import * as PgUrl from "@tillflow/store-sql/PgUrl"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -85,7 +87,15 @@ const port = (name: string, fallback: number) =>
 
 const store: Effect.Effect<StoreConfig, ConfigError.ConfigError> = Effect.gen(function* () {
   const url = yield* Config.option(
-    Config.redacted("DATABASE_URL").pipe(Config.withDescription("PostgreSQL connection URL"))
+    Config.redacted("DATABASE_URL").pipe(
+      Config.withDescription("PostgreSQL connection URL"),
+      Config.mapOrFail((value) => {
+        const problem = PgUrl.problem(Redacted.value(value))
+        return problem === undefined
+          ? Either.right(value)
+          : Either.left(ConfigError.InvalidData(["DATABASE_URL"], `DATABASE_URL ${problem}`))
+      })
+    )
   )
   if (Option.isSome(url)) {
     const poolSize = yield* Config.integer("DATABASE_POOL_SIZE").pipe(

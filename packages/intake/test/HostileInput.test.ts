@@ -260,6 +260,154 @@ describe("hostile input", () => {
         )
     )
 
+    it.effect(
+      "bad input is refused at the door with 400 naming the field, and nothing is written: a negative MOTO sale, a guid that is no path segment, an unknown serial or terminal type, control characters in keys, a limit out of range",
+      () =>
+        writesNothing(
+          Effect.gen(function* () {
+            const { serialNumber, terminalType } = yield* terminal
+            const guid = "6a4f1b0e-9d7c-4e2a-8f3b-1c2d3e4f5a6b"
+            const cases: ReadonlyArray<readonly [string, string, string, unknown, string]> = [
+              [
+                "a MOTO sale of -100",
+                "POST",
+                "/v1/lifecycle/Moto.Sale",
+                {
+                  payload: {
+                    requestId: "moto-negative",
+                    cardToken: "tok_1234",
+                    amount: { amount: "-100", currency: "EUR" }
+                  }
+                },
+                "payload.amount"
+              ],
+              [
+                "a MOTO refund of 0",
+                "POST",
+                "/v1/lifecycle/Moto.Refund",
+                {
+                  payload: {
+                    requestId: "refund-zero",
+                    originalGuid: guid,
+                    amount: { amount: "0", currency: "EUR" }
+                  }
+                },
+                "payload.amount"
+              ],
+              [
+                "a capture of -1",
+                "POST",
+                "/v1/lifecycle/PreAuthorization.Capture",
+                {
+                  payload: {
+                    requestId: "capture-negative",
+                    originalGuid: guid,
+                    amount: { amount: "-1", currency: "EUR" }
+                  }
+                },
+                "payload.amount"
+              ],
+              [
+                "a negative tip",
+                "POST",
+                "/v1/lifecycle/TipAdjustment.Adjust",
+                {
+                  payload: {
+                    requestId: "tip-negative",
+                    originalGuid: guid,
+                    tip: { amount: "-5", currency: "EUR" }
+                  }
+                },
+                "payload.tip"
+              ],
+              [
+                "a tip adjustment whose originalGuid is ../../x",
+                "POST",
+                "/v1/lifecycle/TipAdjustment.Adjust",
+                {
+                  payload: {
+                    requestId: "tip-traversal",
+                    originalGuid: "../../x",
+                    tip: { amount: "100", currency: "EUR" }
+                  }
+                },
+                "payload.originalGuid"
+              ],
+              [
+                "a token whose originalGuid holds a slash",
+                "POST",
+                "/v1/lifecycle/DeferredTokenization.Tokenize",
+                { payload: { requestId: "token-slash", originalGuid: "abc/def" } },
+                "payload.originalGuid"
+              ],
+              [
+                "an unknown serial given with a terminal_type",
+                "POST",
+                "/v1/operations",
+                sale("unknown-serial", "9999999999", { terminal_type: terminalType }),
+                "request.serial_number"
+              ],
+              [
+                "an unknown terminal_type",
+                "POST",
+                "/v1/operations",
+                sale("unknown-type", serialNumber, { terminal_type: "TOASTER" }),
+                "request.terminal_type"
+              ],
+              [
+                "ESC in an idempotency key",
+                "POST",
+                "/v1/operations",
+                sale("key\u001b[31m", serialNumber, { terminal_type: terminalType }),
+                "idempotencyKey"
+              ],
+              [
+                "CR LF in an idempotency key",
+                "POST",
+                "/v1/operations",
+                sale("key\r\nX-Injected: 1", serialNumber, { terminal_type: terminalType }),
+                "idempotencyKey"
+              ],
+              [
+                "LF in a lifecycle's requestId",
+                "POST",
+                "/v1/lifecycle/Batch.Close",
+                { payload: { requestId: "batch\nclose", serialNumber } },
+                "payload.requestId"
+              ],
+              [
+                "ESC in a stop's idempotency key",
+                "POST",
+                `/v1/terminals/${serialNumber}/stop`,
+                { idempotencyKey: "stop\u001b" },
+                "idempotencyKey"
+              ],
+              ["limit=1e9 on the executions", "GET", "/v1/executions?limit=1e9", undefined, "limit"],
+              ["limit=1e9 on the events", "GET", "/v1/events?limit=1e9", undefined, "limit"],
+              ["limit=1e9 on the entries", "GET", "/v1/audit/entries?limit=1e9", undefined, "limit"],
+              ["limit=0 on the executions", "GET", "/v1/executions?limit=0", undefined, "limit"]
+            ]
+            const replies = yield* Effect.forEach(cases, ([, method, path, body]) =>
+              // A request left waiting (for an original that does not exist) is a door left open too.
+              call(method, path, {
+                timeoutMs: 10_000,
+                ...(body === undefined ? {} : { body: JSON.stringify(body) })
+              })
+            )
+            // Every case at once, so that a failure lists every door left open.
+            expect(
+              replies.map((reply, i) => ({
+                what: cases[i]?.[0],
+                status: reply.status,
+                json: typeof reply.json?.message === "string",
+                names: reply.text.includes(cases[i]?.[4] ?? "")
+              }))
+            ).toEqual(cases.map(([what]) => ({ what, status: 400, json: true, names: true })))
+          })
+        ),
+      240_000
+    )
+
     it.effect("a well-formed start below the limit is accepted and written (the counts above can move)", () =>
       Effect.gen(function* () {
         const { serialNumber, terminalType } = yield* terminal

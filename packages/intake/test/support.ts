@@ -46,6 +46,8 @@ export const layer: Layer.Layer<
 export interface Reply {
   readonly status: number
   readonly contentType: string | null
+  /** The `Retry-After` header, if any. */
+  readonly retryAfter?: string | null
   readonly text: string
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly json: any
@@ -66,6 +68,8 @@ export const call = (
   options: {
     readonly body?: string | ReadableStream<Uint8Array>
     readonly token?: string | null
+    /** Give up after this long (real time): the reply is then status 0, "no answer". */
+    readonly timeoutMs?: number
   } = {}
 ): Effect.Effect<Reply, never, HttpServer.HttpServer> =>
   Effect.gen(function* () {
@@ -73,19 +77,33 @@ export const call = (
     const port = server.address._tag === "TcpAddress" ? server.address.port : 0
     const bearer = options.token === undefined ? token : options.token
     return yield* Effect.promise(async () => {
-      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-        method,
-        headers: {
-          ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        // A stream is sent chunked, without a length the server could refuse it by.
-        ...(options.body === undefined ? {} : { body: options.body, duplex: "half" })
-      })
+      const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)
+      let response: Response
+      try {
+        response = await fetch(`http://127.0.0.1:${port}${path}`, {
+          ...(signal === undefined ? {} : { signal }),
+          method,
+          headers: {
+            ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
+            ...(options.body === undefined ? {} : { "content-type": "application/json" })
+          },
+          // A stream is sent chunked, without a length the server could refuse it by.
+          ...(options.body === undefined ? {} : { body: options.body, duplex: "half" })
+        })
+      } catch (error) {
+        if (signal?.aborted !== true) throw error
+        return {
+          status: 0,
+          contentType: null,
+          text: `no answer within ${options.timeoutMs} ms`,
+          json: undefined
+        }
+      }
       const text = await response.text()
       return {
         status: response.status,
         contentType: response.headers.get("content-type"),
+        retryAfter: response.headers.get("retry-after"),
         text,
         json: parse(text)
       }

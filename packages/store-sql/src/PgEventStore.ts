@@ -11,7 +11,9 @@ import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
+import * as ConnectFailure from "./internal/ConnectFailure.js"
+import * as PgUrl from "./PgUrl.js"
 import * as SqlEventStore from "./SqlEventStore.js"
 
 /** Configuration of the PostgreSQL event store. */
@@ -30,17 +32,27 @@ export interface PgEventStoreConfig {
 }
 
 const connectionError = (cause: unknown) =>
-  new EventStore.EventStoreError({
-    operation: "connect",
-    detail: cause instanceof Error ? cause.message : String(cause),
-    cause
-  })
+  new EventStore.EventStoreError({ operation: "connect", detail: ConnectFailure.describe(cause), cause })
 
-/** The event store on the PostgreSQL at `config.url`, migrated at start-up. */
+/**
+ * The event store on the PostgreSQL at `config.url`, migrated at start-up. A connection
+ * that cannot be made fails with PostgreSQL's own reason (a missing database, an unknown
+ * role, a refused password) or the network's (a closed port, an unknown host), and what to
+ * check; a value that is not a PostgreSQL URL, without trying.
+ */
 export const layer = (
   config: PgEventStoreConfig
-): Layer.Layer<EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient, EventStore.EventStoreError> =>
-  SqlEventStore.layer({
+): Layer.Layer<
+  EventStore.EventStore | SqlClient.SqlClient | PgClient.PgClient,
+  EventStore.EventStoreError
+> => {
+  const problem = PgUrl.problem(Redacted.value(config.url))
+  if (problem !== undefined) {
+    return Layer.fail(
+      new EventStore.EventStoreError({ operation: "connect", detail: `the database URL ${problem}` })
+    )
+  }
+  return SqlEventStore.layer({
     pollInterval: config.pollInterval,
     notifyInterval: config.notifyInterval,
     maxInFlight: config.maxInFlight
@@ -53,6 +65,7 @@ export const layer = (
       }).pipe(Layer.mapError(connectionError))
     )
   )
+}
 
 /** {@link layer} from `Config`. */
 export const layerConfig = (

@@ -6,6 +6,7 @@ export const packageName = "@tillflow/store-sql"
 
 export * as EventStoreMigrations from "./EventStoreMigrations.js"
 export * as PgEventStore from "./PgEventStore.js"
+export * as PgUrl from "./PgUrl.js"
 export * as PgliteClient from "./PgliteClient.js"
 export * as PgliteEventStore from "./PgliteEventStore.js"
 export * as SqlEventStore from "./SqlEventStore.js"

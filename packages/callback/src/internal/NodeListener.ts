@@ -26,7 +26,10 @@ export const segment = (raw: string): string => {
 
 const received = Buffer.from('{"received":true}')
 
-/** Writes a reply: 200 `{"received":true}`, 400 with its JSON error, the others empty. */
+/**
+ * Writes a reply: 200 `{"received":true}`, 400 with its JSON error, 503 with its JSON reason
+ * and `Retry-After`, the refusals (401, 403, 404, 413) empty.
+ */
 const write = (response: ServerResponse, reply: CallbackReceiver.Reply, close: boolean): void => {
   if (response.headersSent) return
   const headers: Record<string, string | number> = close ? { connection: "close" } : {}
@@ -43,11 +46,23 @@ const write = (response: ServerResponse, reply: CallbackReceiver.Reply, close: b
     )
     response.writeHead(400, { ...headers, "content-type": "application/json", "content-length": body.length })
     response.end(body)
+  } else if (reply._tag === "Unavailable") {
+    response.writeHead(503, {
+      ...headers,
+      "content-type": "application/json",
+      "content-length": unavailableBody.length,
+      "retry-after": String(CallbackReceiver.unavailableAnswer.retryAfterSeconds)
+    })
+    response.end(unavailableBody)
   } else {
     response.writeHead(reply.status, { ...headers, "content-length": 0 })
     response.end()
   }
 }
+
+const unavailableBody = Buffer.from(
+  JSON.stringify({ _tag: "Unavailable", message: CallbackReceiver.unavailableAnswer.message })
+)
 
 const empty = (response: ServerResponse, status: number): void => {
   if (response.headersSent) return

@@ -19,6 +19,10 @@ import { optional } from "../model/internal/Strict.js"
 export const MoneyJson = Money.FromMinorUnitsFields
 /** An amount a workflow's payload asks for: `MoneyJson` within `Money.MAX_MINOR_UNITS`. */
 export const RequestedMoneyJson = Money.RequestedFromMinorUnitsFields
+/** An amount a payload charges, refunds, captures, reverses or moves a hold by: above zero. */
+export const RequestedPositiveMoneyJson = Money.RequestedPositiveFromMinorUnitsFields
+/** A tip a payload sets or adds: zero or more. */
+export const RequestedTipMoneyJson = Money.RequestedNotNegativeFromMinorUnitsFields
 /** An instant as stored: ISO 8601 UTC. */
 export const Instant = Schema.DateTimeUtc
 

@@ -96,7 +96,7 @@ export const Sale = Workflow.make({
   payload: {
     requestId: Schema.String,
     cardToken: Identifiers.CardToken,
-    amount: LifecycleEvent.RequestedMoneyJson,
+    amount: LifecycleEvent.RequestedPositiveMoneyJson,
     transactionReference: optional(Identifiers.TransactionReference),
     customerReference: optional(Schema.String),
     /**
@@ -118,7 +118,7 @@ export const Refund = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: LifecycleEvent.RequestedMoneyJson,
+    amount: LifecycleEvent.RequestedPositiveMoneyJson,
     customerReference: optional(Schema.String),
     /** Optional on /moto/refund (spec 4.10): a UUID v4 of the caller's, sent as given. */
     transactionReference: optional(Identifiers.TransactionReference)

@@ -89,8 +89,8 @@ export const Increase = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: LifecycleEvent.RequestedMoneyJson,
-    tip: optional(LifecycleEvent.RequestedMoneyJson),
+    amount: LifecycleEvent.RequestedPositiveMoneyJson,
+    tip: optional(LifecycleEvent.RequestedTipMoneyJson),
     customerReference: optional(Schema.String)
   },
   success: HoldChanged,
@@ -104,7 +104,7 @@ export const Decrease = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: LifecycleEvent.RequestedMoneyJson,
+    amount: LifecycleEvent.RequestedPositiveMoneyJson,
     customerReference: optional(Schema.String)
   },
   success: HoldChanged,
@@ -118,8 +118,8 @@ export const Capture = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: LifecycleEvent.RequestedMoneyJson,
-    tip: optional(LifecycleEvent.RequestedMoneyJson),
+    amount: LifecycleEvent.RequestedPositiveMoneyJson,
+    tip: optional(LifecycleEvent.RequestedTipMoneyJson),
     customerReference: optional(Schema.String),
     enforcement: optional(PreAuthorizationRules.Enforcement)
   },

@@ -80,7 +80,7 @@ export const Reverse = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    amount: optional(LifecycleEvent.RequestedMoneyJson),
+    amount: optional(LifecycleEvent.RequestedPositiveMoneyJson),
     messageReasonCode: optional(Schema.NonEmptyString)
   },
   success: ReversalDone,

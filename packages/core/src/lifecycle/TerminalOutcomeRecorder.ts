@@ -15,6 +15,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
+import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as OperationOutcome from "../terminal/OperationOutcome.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
@@ -23,9 +24,10 @@ import * as TransactionHistory from "./TransactionHistory.js"
 /** The stream of the recorder's checkpoints. */
 export const checkpointStream = "projection-terminal-outcomes"
 
-const checkpointType = "TerminalOutcomesRecordedUpTo"
-
 const CheckpointJson = Schema.Struct({ transactionId: Schema.BigInt, globalPosition: Schema.BigInt })
+
+/** The recorder's checkpoint: the log is recorded up to this position. */
+export const OutcomesRecordedUpTo = EventRegistry.define("TerminalOutcomesRecordedUpTo", CheckpointJson)
 
 /** Options of the recorder. */
 export interface Options {
@@ -126,7 +128,7 @@ export const catchUp = (
       yield* store
         .append(checkpointStream, EventStore.exactVersion(start.version), [
           {
-            type: checkpointType,
+            type: OutcomesRecordedUpTo.type,
             data: Schema.encodeSync(CheckpointJson)({
               transactionId: position.transactionId,
               globalPosition: position.globalPosition

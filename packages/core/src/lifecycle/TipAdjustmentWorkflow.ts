@@ -60,7 +60,7 @@ export const Adjust = Workflow.make({
   payload: {
     requestId: Schema.String,
     originalGuid: Identifiers.Guid,
-    tip: LifecycleEvent.RequestedMoneyJson
+    tip: LifecycleEvent.RequestedTipMoneyJson
   },
   success: TipSet,
   error: TipAdjustmentError,

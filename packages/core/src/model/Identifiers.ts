@@ -97,7 +97,16 @@ export const transactionResultId = constructor(
  * A gateway guid identifying a completed transaction (`efttransactionID`,
  * `originalGuid`, the `{guid}` of tip adjustment and tokenization).
  */
-export const Guid = nonEmpty("Guid", "a transaction guid")
+export const Guid = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "a transaction guid must not be empty" }),
+  // It is a segment of the request's path (`/transactions/{guid}/tip-adjustment`): a slash,
+  // `..` or a query would send the request elsewhere. The service's guids are UUID-like.
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, {
+    message: () =>
+      "a transaction guid is 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit"
+  }),
+  Schema.brand("Guid")
+).annotations({ identifier: "Guid", description: "a transaction guid" })
 /** @see Guid */
 export type Guid = typeof Guid.Type
 /**

@@ -233,6 +233,12 @@ export const Positive: Schema.Schema<Money, Money> = MoneyFromSelf.pipe(
   Schema.filter((m) => withinLimit(m) || limitMessage(m))
 ).annotations({ identifier: "PositiveMoney" })
 
+/** Money of zero or more, within `MAX_MINOR_UNITS`: a tip a request may set (zero takes it away). */
+export const NotNegative: Schema.Schema<Money, Money> = MoneyFromSelf.pipe(
+  Schema.filter((m) => m.minorUnits >= 0n || "the amount must not be negative"),
+  Schema.filter((m) => withinLimit(m) || limitMessage(m))
+).annotations({ identifier: "NotNegativeMoney" })
+
 /**
  * An amount written as integer minor units, without its currency (e.g. `baseAmount` of a
  * tip configuration): digits only, above zero.
@@ -296,3 +302,17 @@ export const FromMajorUnitsFields = fromFields("major").annotations({ identifier
 export const RequestedFromMinorUnitsFields = Schema.compose(FromMinorUnitsFields, WithinLimit).annotations({
   identifier: "RequestedMoneyFromMinorUnits"
 })
+
+/** `FromMinorUnitsFields` for an amount a request charges, refunds or captures: above zero, within the limit. */
+export const RequestedPositiveFromMinorUnitsFields = Schema.compose(
+  FromMinorUnitsFields,
+  Positive
+).annotations({
+  identifier: "RequestedPositiveMoneyFromMinorUnits"
+})
+
+/** `FromMinorUnitsFields` for a tip a request sets: zero or more, within the limit. */
+export const RequestedNotNegativeFromMinorUnitsFields = Schema.compose(
+  FromMinorUnitsFields,
+  NotNegative
+).annotations({ identifier: "RequestedNotNegativeMoneyFromMinorUnits" })

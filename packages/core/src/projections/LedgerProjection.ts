@@ -15,6 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Ledger from "./Ledger.js"
 
@@ -23,6 +24,9 @@ export const snapshotStream = "projection-ledger"
 
 /** The type of a snapshot event. */
 export const snapshotType = "LedgerSnapshotted"
+
+/** A snapshot of the ledger: the fold so far and the checkpoint it reached. */
+export const LedgerSnapshotted = EventRegistry.define(snapshotType, Ledger.LedgerJson)
 
 const retrySchedule = Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
 

@@ -60,6 +60,8 @@ export interface Stored {
   readonly type: string
   readonly data: EventStore.Json
   readonly metadata?: EventStore.JsonObject | undefined
+  /** As stored; absent for an event just built here (the engine's current version). */
+  readonly schemaVersion?: number | undefined
 }
 
 /** Folds one stored event into the history; fails on an engine event that does not decode. */

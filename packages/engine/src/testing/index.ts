@@ -9,3 +9,6 @@
 export * from "./EngineContract.js"
 export * from "./EventStoreContract.js"
 export * from "./QueueContract.js"
+export * as EngineEventSamples from "./EngineEventSamples.js"
+export * as EventGoldens from "./EventGoldens.js"
+export * as HashChainSamples from "./HashChainSamples.js"

@@ -50,7 +50,13 @@ export const make = (
     call: (path: { readonly guid: Identifiers.Guid }) => Effect.Effect<A, Failure>
   ) =>
     Effect.annotateCurrentSpan({ "tillflow.endpoint": name, "tillflow.original_guid": guid }).pipe(
-      Effect.andThen(once(name, call({ guid: segment((s) => Identifiers.Guid.make(s), guid) })))
+      // Percent-encoded for the path (a no-op for a guid that decoded): not checked again.
+      Effect.andThen(
+        once(
+          name,
+          call({ guid: segment((s) => Identifiers.Guid.make(s, { disableValidation: true }), guid) })
+        )
+      )
     )
 
   const tipAdjustment = Effect.fn("TerminalCloud.tipAdjustment")(function* (

@@ -76,7 +76,11 @@ export const make = (
 
     const stop = (input: Intake.StopOperation) =>
       Effect.gen(function* () {
-        const terminalType = input.terminalType ?? (yield* devices.terminalTypeOf(input.serialNumber))
+        // A listed terminal, of the type given if one is: a stop sent elsewhere stops nothing.
+        const terminalType = yield* devices.terminalTypeOf(input.serialNumber, input.terminalType, {
+          serial: "serialNumber",
+          type: "terminalType"
+        })
         const idempotencyKey = input.idempotencyKey ?? `stop-${globalThis.crypto.randomUUID()}`
         const executionId = yield* withEngine(
           TerminalOperations.startStop(
@@ -108,6 +112,11 @@ export const make = (
             message: `no terminal-less workflow "${name}": use one of ${Array.from(LifecycleWorkflows.byName.keys()).join(", ")}`
           })
         }
+        const requestId = input.payload["requestId"]
+        const keyProblem = typeof requestId === "string" ? Intake.idempotencyKeyProblem(requestId) : undefined
+        if (keyProblem !== undefined) {
+          return yield* new Intake.InvalidRequest({ message: `payload.requestId: ${keyProblem}` })
+        }
         const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
         // Strict at the edge: a field the workflow does not take is refused, not dropped.
         const decoded = Schema.decodeUnknownEither(
@@ -118,6 +127,8 @@ export const make = (
           return yield* new Intake.InvalidRequest({ message: describeIssues(decoded.left, "payload") })
         }
         const payload = decoded.right
+        // A key the service refuses would refuse the operation too: said now, as the worker's fault.
+        yield* devices.ensureKey
         // Terminal operations approved so far become histories the lifecycles can act on
         // (after the payload is known good: a refused one waits for nothing).
         yield* recordedHistory(input.payload)

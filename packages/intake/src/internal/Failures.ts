@@ -1,6 +1,7 @@
 /**
  * How the local intake says that something below it failed: the store or the queue did
- * not answer (`Unavailable`), or the remote service refused, did not know or did not
+ * not answer (`Unavailable`), or the remote service refused (this worker's key: also
+ * `Unavailable`; the request: `InvalidRequest`), did not know or did not
  * answer — each turned into the intake's own errors, with what was being done in front;
  * and a request that does not decode, said field by field.
  */
@@ -14,7 +15,23 @@ export const unavailable =
   (error: { readonly message: string }): Intake.Unavailable =>
     new Intake.Unavailable({ message: `${what}: ${error.message}` })
 
-/** The remote service's error while doing `what`, as the intake's. */
+const keyRefusedText = "the service refused this worker's API key"
+
+/**
+ * What a 401 or 403 of the service means for the intake: the service refused this
+ * worker's API key — the operator's configuration, not the caller's request.
+ */
+export const keyRefused = (error: { readonly status: number; readonly message: string }): string =>
+  `${keyRefusedText} (${error.status}: ${error.message}); an operator must set a valid TERMINAL_CLOUD_API_KEY`
+
+/** Whether an intake error says the service refused this worker's API key. */
+export const isKeyRefused = (error: Intake.IntakeError): boolean =>
+  error._tag === "Unavailable" && error.message.includes(keyRefusedText)
+
+/**
+ * The remote service's error while doing `what`, as the intake's: not found is 404, no
+ * answer and a refused API key are the worker's side (503), the rest the caller's (400).
+ */
 export const remoteFailure =
   (what: string) =>
   (error: RemoteError.RemoteError): Intake.NotFound | Intake.Unavailable | Intake.InvalidRequest =>
@@ -22,7 +39,9 @@ export const remoteFailure =
       ? new Intake.NotFound({ message: `${what}: not found at the service` })
       : error._tag === "OutcomeUnknown"
         ? new Intake.Unavailable({ message: `${what}: the service did not answer (${error.message})` })
-        : new Intake.InvalidRequest({ message: `${what}: ${error.message}` })
+        : error._tag === "Forbidden"
+          ? new Intake.Unavailable({ message: `${what}: ${keyRefused(error)}` })
+          : new Intake.InvalidRequest({ message: `${what}: ${error.message}` })
 
 /**
  * One issue's message, readable: an excess property (`is unexpected, expected: "a" | "b"`)

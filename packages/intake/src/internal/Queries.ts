@@ -2,7 +2,7 @@
  * The intake's queries: the device list, one execution (waiting for its end if asked),
  * its history, executions listed by workflow, status and attributes, a transaction's
  * status at the service, a page of the global event log, and whether this process is
- * ready (its store, its engine and the workflows it registered).
+ * ready (its store, its engine and the workflows it registered, the service taking its key).
  */
 import { PaymentEvents, Ledger, LedgerProjection, TerminalCloud, TransactionResult } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
@@ -117,10 +117,16 @@ export const make = (
         : names.length === 0
           ? "no workflow registered"
           : `ok (${names.join(", ")})`
+      const service = yield* devices.service
       return {
-        ready: Either.isRight(storeOk) && Either.isRight(engineOk) && names.length > 0,
+        ready:
+          Either.isRight(storeOk) &&
+          Either.isRight(engineOk) &&
+          names.length > 0 &&
+          !service.startsWith("refused"),
         store: storeText,
-        engine: engineText
+        engine: engineText,
+        service
       }
     })
 

@@ -24,10 +24,17 @@ export interface Prepared {
 
 const operations: ReadonlyArray<string> = Enumerations.OperationType.literals
 
-/** The typed request of a JSON one, the terminal's type looked up with `terminalTypeOf`. */
+/**
+ * The typed request of a JSON one: its terminal checked with `terminalTypeOf` (a listed
+ * serial, of the type given if one is) and its type looked up when not given.
+ */
 export const prepare = (
   raw: Readonly<Record<string, unknown>>,
-  terminalTypeOf: (serialNumber: string) => Effect.Effect<string, Intake.IntakeError>
+  terminalTypeOf: (
+    serialNumber: string,
+    given: string | undefined,
+    fields: { readonly serial: string; readonly type: string }
+  ) => Effect.Effect<string, Intake.IntakeError>
 ): Effect.Effect<Prepared, Intake.IntakeError> =>
   Effect.gen(function* () {
     if ("callbackUrl" in raw || "token" in raw) {
@@ -48,8 +55,20 @@ export const prepare = (
     }
     let json: Record<string, unknown> = { ...raw }
     const serial = raw["serial_number"]
-    if (raw["terminal_type"] === undefined && typeof serial === "string" && serial.length > 0) {
-      json = { ...json, terminal_type: yield* terminalTypeOf(serial) }
+    const given = raw["terminal_type"]
+    // Only a well-formed pair is checked: anything else is refused by the schema below.
+    if (
+      typeof serial === "string" &&
+      serial.length > 0 &&
+      (given === undefined || typeof given === "string")
+    ) {
+      json = {
+        ...json,
+        terminal_type: yield* terminalTypeOf(serial, given, {
+          serial: "request.serial_number",
+          type: "request.terminal_type"
+        })
+      }
     }
     const first = decodeRequest(json)
     if (Either.isRight(first)) return { request: first.right, generated: false }
