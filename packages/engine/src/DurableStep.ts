@@ -4,15 +4,17 @@
  * `step(execute)` runs one step through the engine's own activity path (replay, the
  * determinism check, the append before the workflow sees the result) with none of
  * `Activity.make`'s per-call machinery: no exit schema built, no retry-on-interrupt
- * schedule wrapped around the effect. A step is recorded exactly as an `Activity.make`
- * activity of the same name and schemas is (`ActivityCompleted`, same encoding), so the
- * two may replace each other in a workflow without changing its history.
+ * schedule wrapped around the effect, no span unless tracing is on. A step is recorded
+ * exactly as an `Activity.make` activity of the same name and schemas is
+ * (`ActivityCompleted`, same encoding), so the two may replace each other in a workflow
+ * without changing its history.
  */
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import * as Effect from "effect/Effect"
 import * as Effectable from "effect/Effectable"
+import * as FiberRef from "effect/FiberRef"
 import * as Schema from "effect/Schema"
 
 /** A durable step's definition, built once; call it with the effect to run. */
@@ -69,7 +71,13 @@ export const make = <
       if (result._tag === "Suspended") return yield* Workflow.suspend(instance)
       return yield* result.exit
     })
-  return Object.assign(run, { stepName: name }) as unknown as DurableStep<
+  // The step's span (named as Activity.make names it) only when tracing is on: the engine
+  // turns it off for a run when no tracer is installed (`LeanStep.withoutSpansUnlessTraced`).
+  const traced = <R>(execute: Effect.Effect<unknown, unknown, R>) =>
+    Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (enabled) =>
+      enabled ? Effect.withSpan(run(execute), name, { captureStackTrace: false }) : run(execute)
+    )
+  return Object.assign(traced, { stepName: name }) as unknown as DurableStep<
     Success["Type"],
     Success["Encoded"],
     Error["Type"],
