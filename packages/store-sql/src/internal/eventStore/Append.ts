@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Coalescer from "../Coalescer.js"
+import * as HotPool from "../HotPool.js"
 import { sha256Sync } from "../sha256.js"
 import type * as Heads from "./Heads.js"
 import type * as Notifications from "./Notifications.js"
@@ -56,11 +57,24 @@ const readHead = (sql: SqlClient.SqlClient, streamId: string) =>
 
 // The statement of one attempt alone: in the caller's transaction if it has one,
 // otherwise its own.
+// Outside a transaction, with a `pg` pool (PostgreSQL), through that pool (`HotPool`).
 const executeOne = (
   sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
   request: Statements.AppendRequest
 ): Effect.Effect<Statements.AppendRow | undefined, SqlError> =>
-  Effect.map(Statements.appendChained(sql, request), (rows) => rows[0])
+  Effect.map(
+    pool === undefined
+      ? Statements.appendChained(sql, request)
+      : HotPool.query<Statements.AppendRow>(
+          sql,
+          pool,
+          Statements.appendChainedHot.name,
+          Statements.appendChainedHot.text,
+          Statements.appendChainedHot.values(request)
+        ),
+    (rows) => rows[0]
+  )
 
 // Several attempts (of different streams) as ONE statement and transaction:
 // `tillflow_append_many` (migration 5) runs `tillflow_append_chained` for each entry in
@@ -68,15 +82,27 @@ const executeOne = (
 // for its stream only; an error (a duplicate event id, a deadlock) rolls back all.
 const executeMany = (
   sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
   requests: ReadonlyArray<Statements.AppendRequest>
 ): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
-  Effect.map(Statements.appendMany(sql, requests), (rows) => {
-    const byEntry: Array<Statements.AppendRow | undefined> = new Array<Statements.AppendRow | undefined>(
-      requests.length
-    ).fill(undefined)
-    for (const row of rows) byEntry[Number(row.entry)] = row
-    return byEntry
-  })
+  Effect.map(
+    pool === undefined
+      ? Statements.appendMany(sql, requests)
+      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
+          sql,
+          pool,
+          Statements.appendManyHot.name,
+          Statements.appendManyHot.text,
+          Statements.appendManyHot.values(requests)
+        ),
+    (rows) => {
+      const byEntry: Array<Statements.AppendRow | undefined> = new Array<Statements.AppendRow | undefined>(
+        requests.length
+      ).fill(undefined)
+      for (const row of rows) byEntry[Number(row.entry)] = row
+      return byEntry
+    }
+  )
 
 /**
  * The appends of a store over `sql`: the single-stream one, coalesced beyond
@@ -84,13 +110,15 @@ const executeMany = (
  */
 export const make = (options: {
   readonly sql: SqlClient.SqlClient
+  /** The `pg` pool under `sql` (PostgreSQL): appends outside a transaction go through it. */
+  readonly pool: HotPool.HotPool["Type"] | undefined
   readonly maxInFlight: number
   readonly maxCoalesced: number
   readonly heads: Heads.Heads
   readonly notifications: Notifications.Notifications
   readonly streamVersion: EventStore.Service["streamVersion"]
 }): Pick<EventStore.Service, "append" | "appendStreams"> => {
-  const { heads, maxCoalesced, maxInFlight, notifications, sql, streamVersion } = options
+  const { heads, maxCoalesced, maxInFlight, notifications, pool, sql, streamVersion } = options
 
   // Group commit of the appends made outside a caller's transaction (`Coalescer`): N
   // concurrent appends cost one statement, one transaction and one WAL flush instead of
@@ -99,8 +127,8 @@ export const make = (options: {
     maxInFlight,
     maxCoalesced,
     key: (request: Statements.AppendRequest) => request.streamId,
-    one: (request: Statements.AppendRequest) => executeOne(sql, request),
-    many: (requests: ReadonlyArray<Statements.AppendRequest>) => executeMany(sql, requests)
+    one: (request: Statements.AppendRequest) => executeOne(sql, pool, request),
+    many: (requests: ReadonlyArray<Statements.AppendRequest>) => executeMany(sql, pool, requests)
   })
 
   // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
@@ -141,7 +169,8 @@ export const make = (options: {
       batch: Statements.batchJson(prepared, hashes)
     }
     return Effect.flatMap(
-      inTransaction ? executeOne(sql, request) : coalesced(request),
+      // In the caller's transaction, on its connection (@effect/sql's): never the pool.
+      inTransaction ? executeOne(sql, undefined, request) : coalesced(request),
       (result): Effect.Effect<Attempt> => {
         const inserted = result === undefined ? -1 : Number(result.inserted)
         if (result !== undefined && inserted === 0) {

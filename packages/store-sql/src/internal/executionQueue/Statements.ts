@@ -224,6 +224,70 @@ export const release = (sql: SqlClient.SqlClient, options: ReleaseOptions) => {
   }
 }
 
+const heldHot = "execution_id = $1 AND lease_owner = $2 AND status = 'running'"
+
+/**
+ * {@link release} through the `pg` pool (`HotPool`): per outcome, the same statement as a
+ * fixed text sent as a named prepared statement, `$1` the execution, `$2` the worker, `$3`
+ * now, then the outcome's own value.
+ */
+export const releaseHot = (
+  options: ReleaseOptions
+): { readonly name: string; readonly text: string; readonly values: ReadonlyArray<unknown> } => {
+  const { executionId, now, workerId } = options
+  const outcome = options.release
+  switch (outcome._tag) {
+    case "Suspended":
+      return {
+        name: "tillflow_release_suspended_v1",
+        text: `UPDATE tillflow_executions
+              SET status = CASE WHEN wake_requested THEN 'pending' ELSE 'suspended' END,
+                  due_at = CASE WHEN wake_requested THEN $3::bigint ELSE $4::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now, outcome.wakeAt ?? null]
+      }
+    case "Retry":
+      return {
+        name: "tillflow_release_retry_v1",
+        text: `UPDATE tillflow_executions
+              SET status = 'pending',
+                  due_at = CASE WHEN wake_requested THEN LEAST($3::bigint, $4::bigint) ELSE $4::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now, outcome.runAt]
+      }
+    case "Stuck":
+      return {
+        name: "tillflow_release_stuck_v1",
+        text: `UPDATE tillflow_executions
+              SET status = 'stuck', due_at = NULL, lease_owner = NULL, wake_requested = false,
+                  updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now]
+      }
+    case "Finished":
+      return {
+        name: "tillflow_release_finished_v1",
+        text: `WITH finished AS (
+                UPDATE tillflow_executions
+                SET status = $4::text, due_at = NULL, lease_owner = NULL, wake_requested = false,
+                    updated_at = $3::bigint
+                WHERE ${heldHot}
+                RETURNING execution_id, status, due_at
+              ), freed AS (
+                DELETE FROM tillflow_concurrency_holders
+                WHERE execution_id IN (SELECT execution_id FROM finished)
+              )
+              SELECT execution_id, status, due_at FROM finished`,
+        values: [executionId, workerId, now, outcome.status]
+      }
+  }
+}
+
 /** A wake alone. Every expression of SET reads the row as it was before the update. */
 export const wake = (
   sql: SqlClient.SqlClient,
