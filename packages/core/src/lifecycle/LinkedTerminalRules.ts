@@ -32,6 +32,7 @@ import * as Guarded from "./internal/guarded.js"
 import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as MoneyModel from "./MoneyModel.js"
 import * as MotoRules from "./MotoRules.js"
 import * as PreAuthorizationRules from "./PreAuthorizationRules.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
@@ -207,11 +208,61 @@ const reversalApplies = (operation: string, state: State): Option.Option<Refusal
   }
 }
 
+/**
+ * A refund linked to its sale through the terminal (`refund`, `moToRefund`): the money
+ * rules of every refund (`MoneyModel.decideRefund`), folded into the sale as `Refunded`.
+ */
+const refundPlan = (
+  guid: string,
+  requestId: string,
+  operation: "refund" | "moToRefund",
+  amount: Money.Money
+): Plan => ({
+  guid,
+  decision: {
+    operation: "motoRefund",
+    streamId: LifecycleEvent.transactionStream(guid),
+    requestId,
+    requestedType: "RefundRequested",
+    outcomeTypes: ["Refunded"],
+    fold: stateOf(guid, "motoRefund"),
+    decide: (state, at) => {
+      // A moToRefund refunds a MOTO sale; what refunds a refund is refused by its rule.
+      if (operation === "moToRefund" && state.kind !== "moToSale" && state.kind !== "moToRefund")
+        return Either.left(notApplicable(state, operation, "a MOTO sale", "moto-only"))
+      return Option.match(MoneyModel.decideRefund(state, operation, amount), {
+        onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
+        onNone: () => Either.right(LifecycleEvent.RefundRequested.make({ requestId, at, amount }))
+      })
+    },
+    output: () => undefined
+  },
+  applied: (state, _requested, facts, now) => [
+    {
+      streamId: LifecycleEvent.transactionStream(guid),
+      expected: "any",
+      events: [
+        LifecycleEvent.Refunded.make(
+          defined({
+            requestId,
+            at: now,
+            amount: facts.totalAmount ?? amount,
+            refundGuid: facts.efttransactionID,
+            reconciled: facts.source === "status",
+            serialNumber: state.serialNumber
+          })
+        )
+      ]
+    }
+  ]
+})
+
 /** A reversal through the terminal: `ReversalWorkflow.decideTarget`, after the settlement check. */
 const reversalPlan = (
   guid: string,
   requestId: string,
   operation: string,
+  amount: Money.Money | undefined,
   capabilities: ReversalWorkflow.AcquirerCapabilities["Type"]
 ): Plan => ({
   guid,
@@ -227,13 +278,18 @@ const reversalPlan = (
       Option.match(reversalApplies(operation, state), {
         onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
         onNone: () =>
-          Either.map(ReversalWorkflow.decideTarget(state, undefined, capabilities, at), (decided) =>
-            LifecycleEvent.ReversalRequested.make({
-              requestId,
-              at,
-              endpoint: "reversal",
-              target: decided.target
-            })
+          // A saleReversal or refundReversal names its amount: a partial one reduces what is
+          // left by it; the whole of what is left reverses in full.
+          Either.map(ReversalWorkflow.decideTarget(state, amount, capabilities, at), (decided) =>
+            LifecycleEvent.ReversalRequested.make(
+              defined({
+                requestId,
+                at,
+                endpoint: "reversal" as const,
+                target: decided.target,
+                amount: decided.partial ? decided.amount : undefined
+              })
+            )
           )
       }),
     output: () => undefined
@@ -285,9 +341,13 @@ export const planOf = (
     case "preAuthorizationIncrease":
       return holdChangePlan(guid, requestId, request.amount)
     case "preAuthorizationReversal":
+      return reversalPlan(guid, requestId, request.operation, undefined, capabilities)
     case "saleReversal":
     case "refundReversal":
-      return reversalPlan(guid, requestId, request.operation, capabilities)
+      return reversalPlan(guid, requestId, request.operation, request.amount, capabilities)
+    case "refund":
+    case "moToRefund":
+      return refundPlan(guid, requestId, request.operation, request.amount)
     case "moToReversal":
       return motoReversalPlan(guid, requestId)
     default:

@@ -19,7 +19,8 @@ import * as LifecycleError from "./LifecycleError.js"
 import type * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as MoneyModel from "./MoneyModel.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 
 /** How long a MOTO transaction can be reversed (spec 2.5, §8). */
 export const MOTO_REVERSAL_WINDOW = Duration.hours(24)
@@ -66,50 +67,13 @@ export const saleRefusal = (input: {
 
 /** Everything refunded on a sale so far. */
 export const refundedSoFar = (state: TransactionHistory.State): Money.Money =>
-  state.refunds.reduce((sum, r) => Ops.plus(sum, r.amount), Money.zero(state.amount.currency))
+  TransactionHistory.refunded(state)
 
-/** What a refund is checked against: the sale, its currency, the refunds so far, reversals. */
-export const decideRefund = (
-  state: TransactionHistory.State,
-  amount: Money.Money
-): Option.Option<Refusal> => {
-  if (state.kind !== "moToSale") return Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
-  const refunded = refundedSoFar(state)
-  const ceiling = Ops.minus(state.amount, state.reversed)
-  return Ops.firstRefusal<Refusal>(
-    () => Ops.inProgress(state, "motoRefund"),
-    () =>
-      state.fullyReversedAt !== undefined
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message: `sale ${state.guid} was reversed: nothing is left to refund`,
-              guid: state.guid,
-              sale: state.amount.toString(),
-              alreadyRefunded: refunded.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none(),
-    () => Ops.currencyOf(state, amount, "the refund"),
-    () => Ops.positive(amount, "the refund"),
-    () =>
-      refunded.minorUnits + amount.minorUnits > ceiling.minorUnits
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message:
-                `a refund of ${amount} would bring the refunds of sale ${state.guid} to ` +
-                `${Ops.plus(refunded, amount)}, above the sale's ${ceiling}`,
-              guid: state.guid,
-              sale: ceiling.toString(),
-              alreadyRefunded: refunded.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none()
-  )
-}
+/** A MOTO refund: of a MOTO sale, then the money rules every refund keeps (`MoneyModel`). */
+export const decideRefund = (state: TransactionHistory.State, amount: Money.Money): Option.Option<Refusal> =>
+  state.kind !== "moToSale"
+    ? Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
+    : MoneyModel.decideRefund(state, "motoRefund", amount)
 
 /** The 24-hour rule, from the recorded time of the transaction; other kinds pass. */
 export const reversalWindow = (
@@ -180,6 +144,7 @@ export const decideReversal = (
               rule: "reverse-once"
             })
           )
-        : Option.none()
+        : Option.none(),
+    () => MoneyModel.noReversalAfterFullRefund(state)
   )
 }

@@ -26,6 +26,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as MoneyModel from "./MoneyModel.js"
 import * as MotoRules from "./MotoRules.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
@@ -93,7 +94,9 @@ const notAllowed = (guid: string, rule: string, message: string) =>
 
 /** What is left to reverse of a transaction. */
 export const remaining = (state: TransactionHistory.State): Money.Money =>
-  Ops.minus(state.amount, state.reversed)
+  state.preAuthorization === undefined
+    ? MoneyModel.balanceOf(state).left
+    : Ops.minus(state.amount, state.reversed)
 
 /** What a reversal will undo, or why it cannot. */
 export const decideTarget = (
@@ -147,6 +150,8 @@ export const decideTarget = (
   }
   const window = MotoRules.reversalWindow(state, now)
   if (Option.isSome(window)) return Either.left(window.value)
+  const refunded = MoneyModel.noReversalAfterFullRefund(state)
+  if (Option.isSome(refunded)) return Either.left(refunded.value)
   const left = remaining(state)
   if (state.fullyReversedAt !== undefined || left.minorUnits <= 0n)
     return Either.left(notAllowed(guid, "reverse-once", `${guid} is already reversed`))

@@ -24,6 +24,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as MoneyModel from "./MoneyModel.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
@@ -88,10 +89,7 @@ export const decideTip = (
         : Option.some(
             refused(state.guid, `rule sales-only: a tip adjusts a sale; ${state.guid} is a ${state.kind}`)
           ),
-    () =>
-      state.fullyReversedAt === undefined
-        ? Option.none()
-        : Option.some(refused(state.guid, `rule sales-only: sale ${state.guid} was reversed`)),
+    () => MoneyModel.tipOnUnrefundedUnreversedSale(state),
     () => Ops.inProgress(state, "tipAdjustment"),
     () => Ops.currencyOf(state, tip, "the tip"),
     () =>

@@ -247,7 +247,11 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
           next = {
             ...state,
             reversed,
-            fullyReversedAt: reversed.minorUnits >= state.amount.minorUnits ? d.at : state.fullyReversedAt
+            // Nothing left once reversals and refunds together credited the whole amount.
+            fullyReversedAt:
+              reversed.minorUnits + refunded(state).minorUnits >= state.amount.minorUnits
+                ? d.at
+                : state.fullyReversedAt
           }
           break
         }

@@ -16,6 +16,8 @@ import type * as OperationOutcome from "./OperationOutcome.js"
 
 /** The operations decided from their original's history. */
 export const linkedOperations: ReadonlySet<string> = new Set([
+  "refund",
+  "moToRefund",
   "preAuthorizationCapture",
   "preAuthorizationIncrease",
   "preAuthorizationReversal",
