@@ -371,8 +371,9 @@ describe("TransactionRequest", () => {
   describe("nested objects", () => {
     it.each([
       ["digits", { fullName: "Ada 2", countryCode: "GBR" }, "fullName"],
-      // The spec: "fullName string required (letters only)" — a space is not a letter.
-      ["a space", { fullName: "Ada Lovelace", countryCode: "GBR" }, "fullName"],
+      // Names are words of letters, one space between them (the service's own examples send "John Doe").
+      ["a leading space", { fullName: " Ada", countryCode: "GBR" }, "fullName"],
+      ["two spaces", { fullName: "Ada  Lovelace", countryCode: "GBR" }, "fullName"],
       ["punctuation", { fullName: "O'Brien", countryCode: "IRL" }, "fullName"],
       ["two-letter country", { fullName: "Ada", countryCode: "GB" }, "countryCode"],
       ["lower-case country", { fullName: "Ada", countryCode: "gbr" }, "countryCode"],
@@ -383,6 +384,17 @@ describe("TransactionRequest", () => {
     it("moneyRemittanceOptions.fullName accepts letters of any alphabet (letters only)", () => {
       expect(
         issues({ ...minimal.sale, moneyRemittanceOptions: { fullName: "JoséÑúñez", countryCode: "ESP" } })
+      ).toEqual([])
+    })
+    it("moneyRemittanceOptions.fullName accepts names separated by single spaces, as the service's examples send them", () => {
+      expect(
+        issues({ ...minimal.sale, moneyRemittanceOptions: { fullName: "John Doe", countryCode: "USA" } })
+      ).toEqual([])
+      expect(
+        issues({
+          ...minimal.sale,
+          moneyRemittanceOptions: { fullName: "José María Núñez", countryCode: "ESP" }
+        })
       ).toEqual([])
     })
     it("billing needs zipCode", () => {
@@ -419,8 +431,14 @@ describe("TransactionRequest", () => {
         })
       ).toEqual([])
     })
-    it("a credential takes externalId or mid/tid/mcc, not both", () => {
-      expectRefusedNaming({ ...minimal.sale, merchantAuth: [{ externalId: "e", mid: "1" }] }, "externalId")
+    it("a credential takes externalId beside mid/tid/mcc, as the service's examples send it; one of them at least", () => {
+      expect(
+        issues({
+          ...minimal.sale,
+          merchantAuth: [{ acquirer: "SANDBOX", externalId: "e", mid: "1", tid: "2", mcc: "5812" }]
+        })
+      ).toEqual([])
+      expectRefusedNaming({ ...minimal.sale, merchantAuth: [{ acquirer: "SANDBOX" }] }, "externalId")
     })
   })
 

@@ -1,7 +1,9 @@
 /**
  * Credentials (`merchantAuth`) that fund a sale or refund to another merchant account
- * (spec 2.4). Either `externalId` (a backend lookup) or explicit mid/tid/mcc overrides;
- * `acquirer` is required on each credential when more than one is given.
+ * (spec 2.4): `externalId` (a backend lookup), explicit mid/tid/mcc overrides, or both (the
+ * spec says externalId replaces them; the service's published examples send both, so both are
+ * accepted and sent as given). `acquirer` is required on each credential when more than one
+ * is given.
  */
 import * as Schema from "effect/Schema"
 import * as Strict from "./internal/Strict.js"
@@ -21,9 +23,6 @@ export class Credential extends Schema.Class<Credential>("Credential")(
     externalId: Strict.optional(Schema.NonEmptyString)
   }).pipe(
     Schema.filter((c) => {
-      if (c.externalId !== undefined && (c.mid !== undefined || c.tid !== undefined || c.mcc !== undefined)) {
-        return { path: ["externalId"], message: "externalId replaces mid/tid/mcc: give one or the other" }
-      }
       if (c.externalId === undefined && c.mid === undefined && c.tid === undefined && c.mcc === undefined) {
         return {
           path: ["externalId"],
