@@ -257,7 +257,9 @@ export const layer = (
   options: { readonly holder?: string | undefined } = {}
 ): Layer.Layer<Services, StartupError> => {
   const settings = settingsLayer(Option.none())
-  const workflows = workflowsLayer.pipe(Layer.provide(settings))
+  // The merchant's MCC as the worker wires it: pre-authorizations opened on a terminal open
+  // their history, so the linked and terminal-less rules can capture, increase and release them.
+  const workflows = workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
   return Layer.mergeAll(workflows, workerLayer(config.worker), settings).pipe(
     Layer.provideMerge(engineLayer),
     Layer.provideMerge(cloudLayer(config.cloud)),
