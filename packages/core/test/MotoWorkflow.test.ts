@@ -245,11 +245,11 @@ describe("MotoWorkflow", () => {
           const moto = yield* Effect.flip(
             MotoWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: sale })
           )
-          expect(moto).toMatchObject({ _tag: "ReversalNotAllowed", rule: "no-reversal-after-full-refund" })
+          expect(moto).toMatchObject({ _tag: "ReversalNotAllowed", rule: "credited-not-above-charged" })
           const plain = yield* Effect.flip(
             ReversalWorkflow.Reverse.execute({ requestId: "rev-2", originalGuid: sale })
           )
-          expect(plain).toMatchObject({ _tag: "ReversalNotAllowed", rule: "no-reversal-after-full-refund" })
+          expect(plain).toMatchObject({ _tag: "ReversalNotAllowed", rule: "credited-not-above-charged" })
           expect(yield* (yield* control).count("motoReversal")).toBe(0)
           expect(yield* (yield* control).count("reversal")).toBe(0)
         })

@@ -211,9 +211,6 @@ export const workflowsLayerFor = (
     Lifecycles.layer
   )
 
-/** `workflowsLayerFor` without a merchant MCC (pre-authorizations open no history). */
-export const workflowsLayer = workflowsLayerFor(Option.none())
-
 /** The engine over the store and queue in context. */
 export const engineLayer = DurableEngine.layer()
 
@@ -257,8 +254,6 @@ export const layer = (
   options: { readonly holder?: string | undefined } = {}
 ): Layer.Layer<Services, StartupError> => {
   const settings = settingsLayer(Option.none())
-  // The merchant's MCC as the worker wires it: pre-authorizations opened on a terminal open
-  // their history, so the linked and terminal-less rules can capture, increase and release them.
   const workflows = workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
   return Layer.mergeAll(workflows, workerLayer(config.worker), settings).pipe(
     Layer.provideMerge(engineLayer),

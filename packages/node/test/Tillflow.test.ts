@@ -158,33 +158,38 @@ describe("operations, errors, audit and close", () => {
     expect((again as CaptureAlreadyDone).originalGuid).toBe(guid)
   })
 
-  it("row 5 of issue 28: a pre-authorization opened on a terminal is captured through the terminal (the linked rules know the merchant's MCC); a second terminal capture is refused", async () => {
-    const hold = await h.tf.preAuthorization(
-      { serialNumber: terminals[1]!.serialNumber, amount: { amount: "60.00", currency: "EUR" } },
-      { idempotencyKey: "hold-terminal-1" }
-    )
-    expect(hold.outcome).toBe("approved")
-    await recorded(h.tf, hold.transactionReference!)
-    const captured = await h.tf.preAuthorizationCapture(
-      {
-        originalTransactionId: hold.efttransactionID!,
-        serialNumber: terminals[1]!.serialNumber,
-        amount: { amount: "55.00", currency: "EUR" }
-      },
-      { idempotencyKey: "capture-terminal-1" }
-    )
-    expect(captured.outcome).toBe("approved")
-    const again = await rejection(
-      h.tf.preAuthorizationCapture(
-        {
-          originalTransactionId: hold.efttransactionID!,
-          serialNumber: terminals[1]!.serialNumber,
-          amount: { amount: "55.00", currency: "EUR" }
-        },
-        { idempotencyKey: "capture-terminal-2" }
+  it("with the merchant's MCC given, a pre-authorization opened on a terminal is captured through the terminal, once", async () => {
+    const own = await harness({ merchantMcc: "7011" })
+    try {
+      const serialNumber = (await own.tf.devices())[0]!.serialNumber
+      const hold = await own.tf.preAuthorization(
+        { serialNumber, amount: { amount: "80.00", currency: "EUR" } },
+        { idempotencyKey: "mcc-hold" }
       )
-    )
-    expect(again.message).toContain("captured once only")
+      expect(hold.outcome).toBe("approved")
+      const captured = await own.tf.preAuthorizationCapture(
+        {
+          serialNumber,
+          originalTransactionId: hold.efttransactionID!,
+          amount: { amount: "80.00", currency: "EUR" }
+        },
+        { idempotencyKey: "mcc-capture" }
+      )
+      expect(captured.outcome).toBe("approved")
+      const again = await rejection(
+        own.tf.preAuthorizationCapture(
+          {
+            serialNumber,
+            originalTransactionId: hold.efttransactionID!,
+            amount: { amount: "80.00", currency: "EUR" }
+          },
+          { idempotencyKey: "mcc-capture-2" }
+        )
+      )
+      expect(again.message).toContain("captured once only")
+    } finally {
+      await own.release()
+    }
   })
 
   it("a tip is adjusted terminal-less on an approved sale, and the audit's ledger and chains account for it", async () => {

@@ -48,6 +48,7 @@ export const Operation = Schema.Literal(
   "reversal",
   "motoReversal",
   "motoRefund",
+  "refund",
   "motoSale",
   "tipAdjustment",
   "tokenization",
@@ -203,7 +204,7 @@ export const Reversed = EventRegistry.define(
     reconciled: Schema.Boolean
   })
 )
-/** A refund of this sale (`/moto/refund`, or a `refund` / `moToRefund` linked through a terminal) was decided and is about to be sent. */
+/** A MOTO refund of this sale was decided and is about to be sent. */
 export const RefundRequested = EventRegistry.define(
   "RefundRequested",
   Schema.Struct({ ...request, amount: MoneyJson })

@@ -32,12 +32,12 @@ import * as Guarded from "./internal/guarded.js"
 import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
-import * as MoneyModel from "./MoneyModel.js"
 import * as MotoRules from "./MotoRules.js"
 import * as PreAuthorizationRules from "./PreAuthorizationRules.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalOutcomeRecorder from "./TerminalOutcomeRecorder.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as MoneyRules from "./MoneyRules.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 
 /** Options of the rules. */
 export interface Options {
@@ -47,7 +47,7 @@ export interface Options {
   readonly historyWait?: Duration.DurationInput | undefined
 }
 
-const terminalPrefix = "terminal-"
+const terminalPrefix = TransactionHistory.terminalRequestPrefix
 
 /** The `requestId` a linked terminal operation is recorded under in its original's history. */
 export const requestIdOf = (executionId: string): string => `${terminalPrefix}${executionId}`
@@ -208,55 +208,6 @@ const reversalApplies = (operation: string, state: State): Option.Option<Refusal
   }
 }
 
-/**
- * A refund linked to its sale through the terminal (`refund`, `moToRefund`): the money
- * rules of every refund (`MoneyModel.decideRefund`), folded into the sale as `Refunded`.
- */
-const refundPlan = (
-  guid: string,
-  requestId: string,
-  operation: "refund" | "moToRefund",
-  amount: Money.Money
-): Plan => ({
-  guid,
-  decision: {
-    operation: "motoRefund",
-    streamId: LifecycleEvent.transactionStream(guid),
-    requestId,
-    requestedType: "RefundRequested",
-    outcomeTypes: ["Refunded"],
-    fold: stateOf(guid, "motoRefund"),
-    decide: (state, at) => {
-      // A moToRefund refunds a MOTO sale; what refunds a refund is refused by its rule.
-      if (operation === "moToRefund" && state.kind !== "moToSale" && state.kind !== "moToRefund")
-        return Either.left(notApplicable(state, operation, "a MOTO sale", "moto-only"))
-      return Option.match(MoneyModel.decideRefund(state, operation, amount), {
-        onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
-        onNone: () => Either.right(LifecycleEvent.RefundRequested.make({ requestId, at, amount }))
-      })
-    },
-    output: () => undefined
-  },
-  applied: (state, _requested, facts, now) => [
-    {
-      streamId: LifecycleEvent.transactionStream(guid),
-      expected: "any",
-      events: [
-        LifecycleEvent.Refunded.make(
-          defined({
-            requestId,
-            at: now,
-            amount: facts.totalAmount ?? amount,
-            refundGuid: facts.efttransactionID,
-            reconciled: facts.source === "status",
-            serialNumber: state.serialNumber
-          })
-        )
-      ]
-    }
-  ]
-})
-
 /** A reversal through the terminal: `ReversalWorkflow.decideTarget`, after the settlement check. */
 const reversalPlan = (
   guid: string,
@@ -278,8 +229,6 @@ const reversalPlan = (
       Option.match(reversalApplies(operation, state), {
         onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
         onNone: () =>
-          // A saleReversal or refundReversal names its amount: a partial one reduces what is
-          // left by it; the whole of what is left reverses in full.
           Either.map(ReversalWorkflow.decideTarget(state, amount, capabilities, at), (decided) =>
             LifecycleEvent.ReversalRequested.make(
               defined({
@@ -295,6 +244,47 @@ const reversalPlan = (
     output: () => undefined
   },
   applied: reversed(requestId)
+})
+
+/**
+ * A refund linked to its sale through the terminal (`refund` or `moToRefund` with an
+ * `originalTransactionId`): `MoneyRules.decideRefund`, folded as a refund of the sale.
+ */
+const refundPlan = (guid: string, requestId: string, amount: Money.Money): Plan => ({
+  guid,
+  decision: {
+    operation: "refund",
+    streamId: LifecycleEvent.transactionStream(guid),
+    requestId,
+    requestedType: "RefundRequested",
+    outcomeTypes: ["Refunded"],
+    fold: stateOf(guid, "refund"),
+    decide: (state, at) =>
+      Option.match(MoneyRules.decideRefund(state, amount, "refund"), {
+        onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
+        onNone: () => Either.right(LifecycleEvent.RefundRequested.make({ requestId, at, amount }))
+      }),
+    output: () => undefined
+  },
+  applied: (state, _requested, facts, now) => [
+    {
+      streamId: LifecycleEvent.transactionStream(guid),
+      expected: "any",
+      events: [
+        LifecycleEvent.Refunded.make(
+          defined({
+            requestId,
+            at: now,
+            // A partial approval refunds what the result says it totalled.
+            amount: facts.totalAmount?.currency === amount.currency ? facts.totalAmount : amount,
+            refundGuid: facts.efttransactionID,
+            reconciled: facts.source === "status",
+            serialNumber: state.serialNumber
+          })
+        )
+      ]
+    }
+  ]
 })
 
 /** A MOTO reversal through the terminal: `MotoRules` (24 h, before the batch). */
@@ -347,7 +337,7 @@ export const planOf = (
       return reversalPlan(guid, requestId, request.operation, request.amount, capabilities)
     case "refund":
     case "moToRefund":
-      return refundPlan(guid, requestId, request.operation, request.amount)
+      return refundPlan(guid, requestId, request.amount)
     case "moToReversal":
       return motoReversalPlan(guid, requestId)
     default:

@@ -16,10 +16,10 @@ import type * as EventStore from "@tillflow/engine/EventStore"
 import * as Guarded from "./internal/guarded.js"
 import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
+import * as MoneyRules from "./MoneyRules.js"
 import type * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
-import * as MoneyModel from "./MoneyModel.js"
 import * as TransactionHistory from "./TransactionHistory.js"
 
 /** How long a MOTO transaction can be reversed (spec 2.5, §8). */
@@ -65,15 +65,18 @@ export const saleRefusal = (input: {
       )
     : Ops.positive(input.amount, "the MOTO sale amount")
 
-/** Everything refunded on a sale so far. */
+/** Everything refunded on a sale so far (`TransactionHistory.refunded`). */
 export const refundedSoFar = (state: TransactionHistory.State): Money.Money =>
   TransactionHistory.refunded(state)
 
-/** A MOTO refund: of a MOTO sale, then the money rules every refund keeps (`MoneyModel`). */
+/**
+ * A MOTO refund (`/moto/refund`) refunds a MOTO sale, within the rules every refund is
+ * decided by (`MoneyRules.decideRefund`).
+ */
 export const decideRefund = (state: TransactionHistory.State, amount: Money.Money): Option.Option<Refusal> =>
   state.kind !== "moToSale"
     ? Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
-    : MoneyModel.decideRefund(state, "motoRefund", amount)
+    : MoneyRules.decideRefund(state, amount, "motoRefund")
 
 /** The 24-hour rule, from the recorded time of the transaction; other kinds pass. */
 export const reversalWindow = (
@@ -135,6 +138,7 @@ export const decideReversal = (
   return Ops.firstRefusal<Refusal>(
     () => reversalWindow(state, now),
     () => Ops.inProgress(state, "motoReversal"),
+    () => MoneyRules.reversalRefusal(state, undefined),
     () =>
       state.fullyReversedAt !== undefined
         ? Option.some(
@@ -144,7 +148,6 @@ export const decideReversal = (
               rule: "reverse-once"
             })
           )
-        : Option.none(),
-    () => MoneyModel.noReversalAfterFullRefund(state)
+        : Option.none()
   )
 }

@@ -1,9 +1,8 @@
 /**
  * Credentials (`merchantAuth`) that fund a sale or refund to another merchant account
- * (spec 2.4): `externalId` (a backend lookup), explicit mid/tid/mcc overrides, or both (the
- * spec says externalId replaces them; the service's published examples send both, so both are
- * accepted and sent as given). `acquirer` is required on each credential when more than one
- * is given.
+ * (spec 2.4). `externalId` (a backend lookup, which replaces mid/tid/mcc at the service) or
+ * explicit mid/tid/mcc overrides, or both, as the service's own examples send them;
+ * `acquirer` is required on each credential when more than one is given.
  */
 import * as Schema from "effect/Schema"
 import * as Strict from "./internal/Strict.js"

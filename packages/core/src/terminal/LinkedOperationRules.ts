@@ -16,14 +16,14 @@ import type * as OperationOutcome from "./OperationOutcome.js"
 
 /** The operations decided from their original's history. */
 export const linkedOperations: ReadonlySet<string> = new Set([
-  "refund",
-  "moToRefund",
   "preAuthorizationCapture",
   "preAuthorizationIncrease",
   "preAuthorizationReversal",
   "saleReversal",
   "refundReversal",
-  "moToReversal"
+  "moToReversal",
+  "refund",
+  "moToRefund"
 ])
 
 /** Whether a request is decided from its original's history. */

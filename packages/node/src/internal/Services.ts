@@ -35,7 +35,6 @@ export const layer: Layer.Layer<Services, Stack.StartupError> = Layer.unwrapEffe
     const cloud = Stack.cloudLayer(config.cloud)
     // Callbacks only when the host says where it serves `tf.callbackHandler`; else polling.
     const settings = Stack.settingsLayer(Option.none())
-    // The merchant's MCC as the worker wires it (the linked rules open pre-authorizations with it).
     const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
     const services = Layer.mergeAll(
       workflows,

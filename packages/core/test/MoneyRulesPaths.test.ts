@@ -1,5 +1,5 @@
 /**
- * The rows of issue 28 on the terminal path: a linked refund or MOTO refund sent to a
+ * The rows of issue 28 on the terminal path (the rules are `MoneyRules`): a linked refund or MOTO refund sent to a
  * terminal is decided from its original's money and folded into it, a partial
  * `saleReversal` reduces what is left by its amount, and what was credited in full can be
  * neither reversed nor tipped. Each refusal names its rule and nothing is sent.
@@ -86,7 +86,7 @@ describe("issue 28 rows on the terminal path", () => {
         expect(refusalOf(yield* linkedRefund("r1", sale, eur(8202n)))).toMatchObject({
           _tag: "OperationRefused",
           error: "RefundExceedsSale",
-          rule: "credit-not-above-charge"
+          rule: "refund-not-above-sale"
         })
         expect(refusalOf(yield* linkedRefund("r2", sale, usd(100n)))).toMatchObject({
           _tag: "OperationRefused",
@@ -94,7 +94,7 @@ describe("issue 28 rows on the terminal path", () => {
         })
         expect(refusalOf(yield* linkedRefund("r3", refund, eur(100n)))).toMatchObject({
           _tag: "OperationRefused",
-          rule: "no-refund-of-refund"
+          rule: "no-refund-of-a-refund"
         })
         expect(yield* sends).toBe(0)
         expect(Exit.isSuccess(yield* linkedRefund("r4", sale, eur(4000n)))).toBe(true)
@@ -109,7 +109,7 @@ describe("issue 28 rows on the terminal path", () => {
         expect(TransactionHistory.refunded(yield* stateOf(sale))).toEqual(eur(4000n))
         // 40.00 refunded of 41.01: 1.02 is more than is left.
         expect(refusalOf(yield* linkedRefund("r5", sale, eur(102n)))).toMatchObject({
-          rule: "credit-not-above-charge"
+          rule: "refund-not-above-sale"
         })
         expect(yield* sends).toBe(1)
       }).pipe(Effect.provide(harness))
@@ -126,7 +126,7 @@ describe("issue 28 rows on the terminal path", () => {
           )
         )
       expect(Exit.isSuccess(yield* motoRefund("m1", eur(2000n)))).toBe(true)
-      expect(refusalOf(yield* motoRefund("m2", eur(1n)))).toMatchObject({ rule: "credit-not-above-charge" })
+      expect(refusalOf(yield* motoRefund("m2", eur(1n)))).toMatchObject({ rule: "refund-not-above-sale" })
       expect(yield* sends).toBe(1)
     }).pipe(Effect.provide(harness))
   )
@@ -139,14 +139,14 @@ describe("issue 28 rows on the terminal path", () => {
         expect(Exit.isSuccess(yield* linkedRefund("r1", sale, eur(5101n)))).toBe(true)
         expect(refusalOf(yield* saleReversal("v1", sale, eur(5101n)))).toMatchObject({
           _tag: "OperationRefused",
-          rule: "no-reversal-after-full-refund"
+          rule: "credited-not-above-charged"
         })
         const terminalLess = yield* Effect.flip(
           ReversalWorkflow.Reverse.execute({ requestId: "tl-1", originalGuid: sale })
         )
         expect(terminalLess).toMatchObject({
           _tag: "ReversalNotAllowed",
-          rule: "no-reversal-after-full-refund"
+          rule: "credited-not-above-charged"
         })
         expect(yield* sends).toBe(1)
       }).pipe(Effect.provide(harness))
@@ -184,7 +184,7 @@ describe("issue 28 rows on the terminal path", () => {
         TipAdjustmentWorkflow.Adjust.execute({ requestId: "tip-1", originalGuid: sale, tip: eur(500n) })
       )
       expect(tip).toMatchObject({ _tag: "TipAdjustmentNotAllowed" })
-      expect(tip.message).toContain("tip-on-unrefunded-unreversed-sale")
+      expect(tip.message).toContain("rule nothing-credited-back")
       expect(yield* sends).toBe(1)
     }).pipe(Effect.provide(harness))
   )
