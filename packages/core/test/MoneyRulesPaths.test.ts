@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Identifiers,
+  Ledger,
   LifecycleEvent,
   Money,
   ReversalWorkflow,
@@ -187,5 +188,45 @@ describe("issue 28 rows on the terminal path", () => {
       expect(tip.message).toContain("rule nothing-credited-back")
       expect(yield* sends).toBe(1)
     }).pipe(Effect.provide(harness))
+  )
+
+  it.effect(
+    "row 8: the ledger books a terminal reversal of a captured pre-authorization as the capture's reversal: the net is 0",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const preAuth = Identifiers.Guid.make("pa-8")
+        yield* TransactionHistory.openPreAuthorization(store, {
+          guid: preAuth,
+          amount: eur(9000n),
+          authorisedAt: yield* DateTime.now,
+          scheme: "Visa",
+          mcc: "7011",
+          serialNumber: terminal.serialNumber
+        })
+        const linked = { ...terminal, originalTransactionId: preAuth }
+        expect(
+          Exit.isSuccess(
+            yield* runToEnd(
+              TerminalOperations.preAuthorizationIncrease({ ...linked, amount: eur(1000n) }, polling("i1"))
+            )
+          )
+        ).toBe(true)
+        expect(
+          Exit.isSuccess(
+            yield* runToEnd(
+              TerminalOperations.preAuthorizationCapture({ ...linked, amount: eur(11000n) }, polling("c1"))
+            )
+          )
+        ).toBe(true)
+        expect(
+          Exit.isSuccess(yield* runToEnd(TerminalOperations.preAuthorizationReversal(linked, polling("v1"))))
+        ).toBe(true)
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), [])
+        const euro = rows.filter((row) => row.currency === "EUR")
+        expect(euro.map((row) => row.net)).toEqual([0n])
+      }).pipe(Effect.provide(harness))
   )
 })
