@@ -43,12 +43,14 @@ import * as Transition from "./internal/executionQueue/Transition.js"
 type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly claimWithNextDue: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["claimWithNextDue"]>
   readonly expireStartDeadlines: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["expireStartDeadlines"]>
+  readonly enqueueLeased: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
 const uninterruptibleCalls = (service: Service): Service => ({
   ...service,
   enqueue: (input) => Effect.uninterruptible(service.enqueue(input)),
+  enqueueLeased: (input) => Effect.uninterruptible(service.enqueueLeased(input)),
   claim: (options) => Effect.uninterruptible(service.claim(options)),
   claimWithNextDue: (options) => Effect.uninterruptible(service.claimWithNextDue(options)),
   heartbeat: (options) => Effect.uninterruptible(service.heartbeat(options)),
@@ -149,6 +151,7 @@ export const makeWith = (
     // caller's statement. An interrupted caller waits for its (short) statement instead.
     return uninterruptibleCalls({
       enqueue: Enqueue.make({ sql, maxInFlight, maxCoalesced, announce }),
+      enqueueLeased: Enqueue.makeLeased({ sql, announce }),
       claim: claims.claim,
       claimWithNextDue: claims.claimWithNextDue,
       heartbeat: (options) => heartbeat(sql, options),

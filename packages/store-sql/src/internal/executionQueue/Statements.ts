@@ -312,6 +312,46 @@ export const enqueueOne = (sql: SqlClient.SqlClient, input: EnqueueInput) =>
         ON CONFLICT (execution_id) DO NOTHING
         RETURNING execution_id`
 
+/** The input of a start leased. */
+export type EnqueueLeasedInput = Parameters<NonNullable<Service["enqueueLeased"]>>[0]
+
+/**
+ * A start leased (`ExecutionQueue.enqueueLeased`), ONE statement: the execution's key
+ * taken when it is free (a holder row inserted, `DO NOTHING` when another execution holds
+ * it, as the claim's upsert serialises on the key's primary key), then its row inserted
+ * running and leased to the worker when it needs no key or took it, pending as
+ * `enqueueOne` inserts it otherwise. An execution that exists takes no key and is left
+ * alone. It answers the row only if it inserted it, with `leased`.
+ */
+export const enqueueLeased = (sql: SqlClient.SqlClient, input: EnqueueLeasedInput) => {
+  const key = input.concurrencyKey ?? null
+  const leaseUntil = input.now + input.leaseMs
+  return sql`
+        WITH acquired AS (
+          INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
+          SELECT ${key}::text, ${input.executionId}
+          WHERE ${key}::text IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM tillflow_executions WHERE execution_id = ${input.executionId})
+          ON CONFLICT (concurrency_key) DO NOTHING
+          RETURNING execution_id
+        ), granted AS (
+          SELECT ${key}::text IS NULL OR EXISTS (SELECT 1 FROM acquired) AS leased
+        )
+        INSERT INTO tillflow_executions
+          (execution_id, workflow_name, status, due_at, lease_owner, claims, concurrency_key, parent_id,
+           attributes, stream_id, start_by, created_at, updated_at)
+        SELECT ${input.executionId}, ${input.workflowName},
+               CASE WHEN g.leased THEN 'running' ELSE 'pending' END,
+               CASE WHEN g.leased THEN ${leaseUntil}::bigint ELSE ${input.now}::bigint END,
+               CASE WHEN g.leased THEN ${input.workerId}::text END,
+               CASE WHEN g.leased THEN 1 ELSE 0 END,
+               ${key}::text, ${input.parentId ?? null}, ${JSON.stringify(input.attributes)}::jsonb,
+               ${input.stream ?? null}, ${startByOf(input)}::bigint, ${input.now}, ${input.now}
+        FROM granted g
+        ON CONFLICT (execution_id) DO NOTHING
+        RETURNING execution_id, status = 'running' AS leased`
+}
+
 /**
  * Enqueues of different executions as ONE statement, from `entries`, a JSON array of one
  * object per enqueue; it answers the rows it inserted, inserted in execution id order.
