@@ -102,7 +102,7 @@ export const make = (
       Duration.decode(options.notifyInterval ?? defaultNotifyInterval)
     )
     const { readAll, readStream, streamVersion } = Read.make({ sql, maxInFlight, maxCoalesced })
-    const append = Append.make({
+    const { append, appendStreams } = Append.make({
       sql,
       maxInFlight,
       maxCoalesced,
@@ -145,6 +145,7 @@ export const make = (
     return {
       append: (streamId, expectedVersion, events) =>
         Effect.uninterruptible(append(streamId, expectedVersion, events)),
+      appendStreams: (appends) => Effect.uninterruptible(appendStreams(appends)),
       readStream: (streamId, readOptions) => Effect.uninterruptible(readStream(streamId, readOptions)),
       streamVersion: (streamId) => Effect.uninterruptible(streamVersion(streamId)),
       readAll: (checkpoint, readOptions) => Effect.uninterruptible(readAll(checkpoint, readOptions)),

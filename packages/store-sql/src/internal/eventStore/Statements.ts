@@ -132,6 +132,15 @@ export const appendMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<App
             head_version::text AS head_version, head_hash
           FROM tillflow_append_many(${entriesJson(requests)}::jsonb)`
 
+/**
+ * A multi-stream append as ONE statement: `tillflow_append_all` (migration 6), all entries
+ * written or none, answering one row per entry, named by its `entry` (its index).
+ */
+export const appendAll = (sql: SqlClient.SqlClient, requests: ReadonlyArray<AppendRequest>) =>
+  sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
+            head_version::text AS head_version, head_hash
+          FROM tillflow_append_all(${entriesJson(requests)}::jsonb)`
+
 /** The version of one stream: no row if it does not exist. */
 export const streamVersion = (sql: SqlClient.SqlClient, streamId: string) =>
   sql<{ readonly version: string }>`
