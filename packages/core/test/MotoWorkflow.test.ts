@@ -234,6 +234,28 @@ describe("MotoWorkflow", () => {
     )
   )
 
+  it.effect(
+    "row 1 of issue 28: a MOTO sale refunded in full cannot be reversed as well, through either reversal endpoint, nothing sent",
+    () =>
+      run(
+        Effect.gen(function* () {
+          yield* atStart
+          const sale = yield* authorisedSale(eur(5101n))
+          yield* MotoWorkflow.Refund.execute({ requestId: "ref-1", originalGuid: sale, amount: eur(5101n) })
+          const moto = yield* Effect.flip(
+            MotoWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: sale })
+          )
+          expect(moto).toMatchObject({ _tag: "ReversalNotAllowed", rule: "credited-not-above-charged" })
+          const plain = yield* Effect.flip(
+            ReversalWorkflow.Reverse.execute({ requestId: "rev-2", originalGuid: sale })
+          )
+          expect(plain).toMatchObject({ _tag: "ReversalNotAllowed", rule: "credited-not-above-charged" })
+          expect(yield* (yield* control).count("motoReversal")).toBe(0)
+          expect(yield* (yield* control).count("reversal")).toBe(0)
+        })
+      )
+  )
+
   it.effect("a refund applies to a MOTO sale only", () =>
     run(
       Effect.gen(function* () {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { TerminalCloud, TerminalOperations, Money } from "@tillflow/core"
+import { Identifiers, TerminalCloud, TerminalOperations, Money } from "@tillflow/core"
 import { Stack } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -52,6 +52,48 @@ describe("Stack.layerConfig: the library embedded in a host as one layer", () =>
         Effect.provide(
           Stack.layerConfig({ holder: "stack-test" }).pipe(
             Layer.provide(Layer.setConfigProvider(settings(dataDir)))
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+      )
+    },
+    120_000
+  )
+
+  it.live(
+    "row 5 of issue 28: a pre-authorization opened on a terminal is captured through the terminal (the layer wires the merchant's MCC as the worker does)",
+    () => {
+      const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-stack-"))
+      return Effect.gen(function* () {
+        const [device] = yield* (yield* TerminalCloud.TerminalCloud).listDevices
+        if (device === undefined) return expect.fail("the simulator lists no terminal")
+        const terminal = { serialNumber: device.serialNumber, terminalType: device.terminalType }
+        const hold = yield* TerminalOperations.preAuthorization(
+          { ...terminal, amount: Money.make(6000n, "EUR") },
+          { idempotencyKey: "stack-hold" }
+        )
+        expect(hold._tag).toBe("Approved")
+        const guid = Identifiers.Guid.make(hold.facts.efttransactionID ?? "")
+        const captured = yield* TerminalOperations.preAuthorizationCapture(
+          { ...terminal, originalTransactionId: guid, amount: Money.make(5500n, "EUR") },
+          { idempotencyKey: "stack-capture" }
+        )
+        expect(captured._tag).toBe("Approved")
+      }).pipe(
+        Effect.provide(
+          Stack.layerConfig({ holder: "stack-test-mcc" }).pipe(
+            Layer.provide(
+              Layer.setConfigProvider(
+                ConfigProvider.fromMap(
+                  new Map([
+                    ["TILLFLOW_DATA_DIR", dataDir],
+                    ["TILLFLOW_SIMULATOR_FAST", "true"],
+                    ["TILLFLOW_MERCHANT_MCC", "7011"]
+                  ]),
+                  { pathDelim: "_" }
+                )
+              )
+            )
           )
         ),
         Effect.ensuring(Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))

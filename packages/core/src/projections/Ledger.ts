@@ -171,8 +171,15 @@ const lifecycleTypes: ReadonlySet<string> = new Set([
  * counted twice.
  */
 export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefined => {
-  // Folded from a linked operation sent to a terminal: its outcome event counts it.
-  if (LinkedTerminalRules.isFromTerminal(event)) return undefined
+  // Folded from a linked operation sent to a terminal: its outcome event counts it, except
+  // what the outcome cannot tell. A terminal preAuthorizationReversal is booked by its outcome
+  // as a release (net 0); when the original's history shows it reversed a capture, the
+  // capture leaves the net here, as the capture's reversal.
+  if (
+    LinkedTerminalRules.isFromTerminal(event) &&
+    !(event.type === "Reversed" && event.data.target === "capture")
+  )
+    return undefined
   const recorded = event.recorded
   const onTerminal = (event.data as { readonly serialNumber?: string | undefined }).serialNumber
   const base = {
