@@ -181,7 +181,7 @@ export const section: Section.Section = {
               "its own process (`processes/PeerTillflowProcess.ts`, `processes/PeerDbosProcess.ts`) on its own fresh database " +
               "of the same PostgreSQL, with a pool of 10 connections (DBOS's default). tillflow: `Workflow.make` + " +
               "`Activity.make`, the durable engine, the SQL execution queue and a worker of concurrency 64; each execution is " +
-              "started with `execute` and awaited (it goes through the queue: enqueued, claimed, run). DBOS: " +
+              "started with `execute` and awaited (a free slot of the worker in the same process: its queue row inserted leased to it and run at once, start leased; otherwise enqueued, claimed, run). DBOS: " +
               "`DBOS.registerWorkflow` + `DBOS.runStep`, each execution started with `DBOS.startWorkflow` under its own " +
               "workflow id and awaited (it runs in the calling process at once). steps/s is steps over the wall time from the " +
               "first start to the last result; latency is start → result of each execution; Node CPU is `process.cpuUsage` of " +

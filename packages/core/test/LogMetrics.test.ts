@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { LogMetrics } from "@tillflow/core"
+import { LifecycleEvent, LogMetrics, Money, TerminalLessOutcomes } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Logger from "effect/Logger"
 import * as Metric from "effect/Metric"
 
 const t0 = Date.UTC(2026, 2, 1, 10, 0, 0)
@@ -102,7 +104,8 @@ describe("LogMetrics.initialize", () => {
         "tillflow_operation_overhead_seconds",
         "tillflow_reconciliation_checks_total",
         "tillflow_unknown_outcomes_total",
-        "tillflow_callback_deliveries_total"
+        "tillflow_callback_deliveries_total",
+        "tillflow_terminal_less_outcomes_total"
       ]) {
         expect(names.get(name) ?? 0, name).toBeGreaterThan(0)
       }
@@ -115,5 +118,143 @@ describe("LogMetrics.initialize", () => {
       )
       expect((yield* Metric.value(declinedPreAuth)).count).toBe(0)
     })
+  )
+})
+
+describe("LogMetrics: terminal-less operations are logged and counted like terminal ones", () => {
+  const lifecycle = (streamId: string, fact: LifecycleEvent.Event, recordedAt: number) =>
+    Effect.map(LifecycleEvent.registry.encode(fact), (encoded) =>
+      event(streamId, encoded.type, encoded.data as Record<string, unknown>, recordedAt)
+    )
+  const count = (operation: string, outcome: string) =>
+    Effect.map(
+      Metric.value(
+        Metric.tagged(
+          Metric.tagged(TerminalLessOutcomes.outcomes, "operation", operation),
+          "outcome",
+          outcome
+        )
+      ),
+      (state) => state.count
+    )
+
+  it.effect(
+    "a capture, a refused capture, a tokenization and a reversal in doubt each give one line and one count; none counts as a terminal outcome",
+    () =>
+      Effect.gen(function* () {
+        const lines: Array<{
+          readonly level: string
+          readonly message: string
+          readonly annotations: unknown
+        }> = []
+        const logger = Logger.make(({ annotations, logLevel, message }) => {
+          lines.push({
+            level: logLevel.label,
+            message: String(Array.isArray(message) ? message[0] : message),
+            annotations: Object.fromEntries(HashMap.toEntries(annotations))
+          })
+        })
+        const at = DateTime.unsafeMake(t0)
+        const events = [
+          yield* lifecycle(
+            "txn-pa-1",
+            LifecycleEvent.PreAuthorizationCaptured.make({
+              requestId: "cap-1",
+              at,
+              total: Money.make(4500n, "EUR"),
+              reconciled: false
+            }),
+            t0
+          ),
+          yield* lifecycle(
+            "txn-pa-1",
+            LifecycleEvent.OperationRefused.make({
+              requestId: "cap-2",
+              at,
+              operation: "capture",
+              error: "CaptureAlreadyDone",
+              rule: "capture-once",
+              message: "pa-1 was captured once only"
+            }),
+            t0 + 1
+          ),
+          yield* lifecycle(
+            "txn-sale-1",
+            LifecycleEvent.CardTokenized.make({ requestId: "tok-1", at, cardToken: "tok_1" }),
+            t0 + 2
+          ),
+          yield* lifecycle(
+            "txn-sale-2",
+            LifecycleEvent.OperationInDoubt.make({
+              requestId: "rev-1",
+              at,
+              operation: "reversal",
+              message: "the status endpoint did not say"
+            }),
+            t0 + 3
+          ),
+          // Folded from a refund sent to a terminal: that terminal operation's own outcome counts it.
+          yield* lifecycle(
+            "txn-sale-3",
+            LifecycleEvent.Refunded.make({
+              requestId: "terminal-exec-1",
+              at,
+              amount: Money.make(100n, "EUR"),
+              reconciled: false
+            }),
+            t0 + 4
+          )
+        ]
+        const before = {
+          capture: yield* count("capture", "approved"),
+          refused: yield* count("capture", "refused"),
+          tokenization: yield* count("tokenization", "approved"),
+          doubt: yield* count("reversal", "in doubt"),
+          refund: yield* count("motoRefund", "approved"),
+          unknown: (yield* Metric.value(
+            Metric.tagged(
+              Metric.tagged(LogMetrics.outcomes, "operation", "unknown"),
+              "outcome",
+              "CardTokenized"
+            )
+          )).count
+        }
+        const observer = yield* LogMetrics.makeObserver({ since: 0 })
+        yield* Effect.forEach(events, observer.observe).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        expect(yield* count("capture", "approved")).toBe(before.capture + 1)
+        expect(yield* count("capture", "refused")).toBe(before.refused + 1)
+        expect(yield* count("tokenization", "approved")).toBe(before.tokenization + 1)
+        expect(yield* count("reversal", "in doubt")).toBe(before.doubt + 1)
+        expect(yield* count("motoRefund", "approved")).toBe(before.refund)
+        expect(
+          (yield* Metric.value(
+            Metric.tagged(
+              Metric.tagged(LogMetrics.outcomes, "operation", "unknown"),
+              "outcome",
+              "CardTokenized"
+            )
+          )).count
+        ).toBe(before.unknown)
+        expect(lines.map((l) => [l.level, l.message])).toEqual([
+          ["INFO", "capture approved"],
+          ["INFO", "capture refused: rule capture-once: pa-1 was captured once only"],
+          ["INFO", "tokenization approved"],
+          [
+            "ERROR",
+            "reversal in doubt: the status endpoint did not say; look at the status endpoint, then resolve it"
+          ]
+        ])
+        expect(lines[0]?.annotations).toMatchObject({
+          operation: "capture",
+          outcome: "approved",
+          requestId: "cap-1",
+          amount: "45.00",
+          currency: "EUR",
+          stream: "txn-pa-1"
+        })
+        expect(JSON.stringify(lines)).not.toContain("tok_1")
+      })
   )
 })

@@ -97,6 +97,34 @@ describe("TransactionHistory", () => {
     expect(Either.isLeft(error) && error.left.message).toBe("the sale result g carries no efttimestamp")
   })
 
+  it("a pre-authorization opened from a terminal's outcome carries the tender type (its capture window depends on it) and the batch the result gave", () => {
+    const at = DateTime.unsafeMake("2025-03-01T10:00:00Z")
+    const context = {
+      operation: "preAuthorization",
+      serialNumber: "0821032398",
+      terminalType: "PAXA920",
+      attempt: 1,
+      attemptId: "a-1",
+      financial: true
+    }
+    const fromResult = OperationOutcome.factsOf(result, context, "polling")
+    expect(fromResult).toMatchObject({ tenderType: "CREDIT", batchNumber: "7" })
+    const opened = Either.getOrThrow(
+      TransactionHistory.preAuthorizationFromOutcome(new OperationOutcome.Approved({ facts: fromResult }), {
+        mcc: "7011",
+        authorisedAt: at
+      })
+    )
+    expect(opened).toMatchObject({ tenderType: "CREDIT", batchNumber: "7" })
+    const sale = Either.getOrThrow(
+      TransactionHistory.completedFromOutcome(
+        new OperationOutcome.Approved({ facts: { ...fromResult, operation: "sale" } }),
+        { at }
+      )
+    )
+    expect(sale.batchNumber).toBe("7")
+  })
+
   it("approved outcomes of the terminal flows open a pre-authorization or record a sale; others do not", () => {
     const at = DateTime.unsafeMake("2025-03-01T10:00:00Z")
     const preAuth = TransactionHistory.preAuthorizationFromOutcome(

@@ -371,14 +371,27 @@ describe("TransactionRequest", () => {
   describe("nested objects", () => {
     it.each([
       ["digits", { fullName: "Ada 2", countryCode: "GBR" }, "fullName"],
-      // The spec: "fullName string required (letters only)" — a space is not a letter.
-      ["a space", { fullName: "Ada Lovelace", countryCode: "GBR" }, "fullName"],
       ["punctuation", { fullName: "O'Brien", countryCode: "IRL" }, "fullName"],
+      ["a leading space", { fullName: " Ada", countryCode: "GBR" }, "fullName"],
+      ["two spaces in a row", { fullName: "Ada  Lovelace", countryCode: "GBR" }, "fullName"],
+      ["only a space", { fullName: " ", countryCode: "GBR" }, "fullName"],
       ["two-letter country", { fullName: "Ada", countryCode: "GB" }, "countryCode"],
       ["lower-case country", { fullName: "Ada", countryCode: "gbr" }, "countryCode"],
       ["missing fullName", { countryCode: "GBR" }, "fullName"]
     ])("moneyRemittanceOptions with %s is refused naming %s", (_, options, field) => {
       expectRefusedNaming({ ...minimal.sale, moneyRemittanceOptions: options }, field)
+    })
+    it("moneyRemittanceOptions.fullName accepts names of letters separated by single spaces, as the service's own examples send them", () => {
+      // The spec says "letters only"; its examples send "John Doe": letters rule out digits and punctuation, not the space between names.
+      expect(
+        issues({ ...minimal.sale, moneyRemittanceOptions: { fullName: "John Doe", countryCode: "USA" } })
+      ).toEqual([])
+      expect(
+        issues({
+          ...minimal.sale,
+          moneyRemittanceOptions: { fullName: "Ana María López", countryCode: "ESP" }
+        })
+      ).toEqual([])
     })
     it("moneyRemittanceOptions.fullName accepts letters of any alphabet (letters only)", () => {
       expect(
@@ -419,8 +432,16 @@ describe("TransactionRequest", () => {
         })
       ).toEqual([])
     })
-    it("a credential takes externalId or mid/tid/mcc, not both", () => {
-      expectRefusedNaming({ ...minimal.sale, merchantAuth: [{ externalId: "e", mid: "1" }] }, "externalId")
+    it("a credential with externalId beside mid, tid and mcc is accepted as the service's examples send it (externalId is the lookup)", () => {
+      expect(
+        issues({
+          ...minimal.sale,
+          merchantAuth: [{ externalId: "ext-1", mid: "MID1", tid: "TID1", mcc: "5999" }]
+        })
+      ).toEqual([])
+    })
+    it("a credential names something: externalId or at least one of mid, tid, mcc", () => {
+      expectRefusedNaming({ ...minimal.sale, merchantAuth: [{ acquirer: "SANDBOX" }] }, "externalId")
     })
   })
 

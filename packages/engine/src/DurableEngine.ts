@@ -37,7 +37,7 @@ import { scheduleClock } from "./internal/Clocks.js"
 import { withCompiledCodecs } from "./internal/Codecs.js"
 import { deferredDone, deferredResult } from "./internal/Deferreds.js"
 import { emittedOf } from "./internal/DomainEvents.js"
-import type { EngineState } from "./internal/EngineState.js"
+import type { EngineState, LocalWorker } from "./internal/EngineState.js"
 import { ConcurrencyKey, execute, SearchAttributesOf, StartBy } from "./internal/Execute.js"
 import { activityExecute } from "./internal/Replay.js"
 import { awaitChange, changed, poll } from "./internal/Results.js"
@@ -226,7 +226,16 @@ export interface Service {
   readonly signal: Effect.Effect<void>
   /** Waits until `signal` is called. */
   readonly awaitSignal: Effect.Effect<void>
+  /**
+   * Attaches a worker of this process for the scope's life: while it has a free slot, an
+   * execution started in this process runs in it at once, its queue row inserted already
+   * leased to it (when the queue has `enqueueLeased`), instead of waiting for a claim.
+   * `EngineWorker` attaches itself.
+   */
+  readonly attachWorker: (worker: LocalWorker) => Effect.Effect<void, never, Scope.Scope>
 }
+
+export type { LocalWorker }
 
 /** The engine service: its `WorkflowEngine`, visibility and what workers need. */
 export class DurableEngine extends Context.Tag("tillflow/DurableEngine")<DurableEngine, Service>() {}
@@ -292,7 +301,8 @@ export const make = (
       checkedAt: new WeakMap(),
       touched: new Set(),
       waiters: new Map(),
-      signal: Effect.asVoid(Queue.offer(wakeups, undefined))
+      signal: Effect.asVoid(Queue.offer(wakeups, undefined)),
+      localWorkers: new Set()
     }
 
     // What other processes change (started, woke, finished) wakes this process's workers
@@ -344,7 +354,12 @@ export const make = (
       run: run(state, engine),
       awaitChange: (executionId) => awaitChange(state, executionId),
       signal: state.signal,
-      awaitSignal: Effect.asVoid(Queue.take(wakeups))
+      awaitSignal: Effect.asVoid(Queue.take(wakeups)),
+      attachWorker: (worker) =>
+        Effect.acquireRelease(
+          Effect.sync(() => state.localWorkers.add(worker)),
+          () => Effect.sync(() => state.localWorkers.delete(worker))
+        )
     }
   })
 

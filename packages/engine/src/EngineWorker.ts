@@ -50,6 +50,15 @@ export const start = (
     const shutdownTimeout = options.shutdownTimeout ?? "10 seconds"
 
     const runs = yield* FiberMap.make<string, DurableEngine.RunOutcome>()
+    // Slots taken by starts in this process that run here at once (start leased), before
+    // their run is in `runs`; a stopping worker takes no more.
+    let reserved = 0
+    let stopping = false
+    const runFork = yield* FiberMap.runtime(runs)<never>()
+    const runClaim = (claim: ExecutionQueue.Claim) =>
+      runFork(claim.executionId, Effect.ensuring(engine.run(claim, workerId), engine.signal), {
+        onlyIfMissing: true
+      })
 
     const heartbeat = Effect.gen(function* () {
       while (true) {
@@ -109,7 +118,7 @@ export const start = (
     }
     const claimDue = Effect.gen(function* () {
       const names = yield* engine.workflowNames
-      const free = concurrency - (yield* FiberMap.size(runs))
+      const free = concurrency - (yield* FiberMap.size(runs)) - reserved
       if (names.length === 0 || free <= 0) {
         return { claimed: 0, full: free <= 0, next: names.length === 0 ? Option.none() : undefined }
       }
@@ -124,15 +133,8 @@ export const start = (
         queue.claimWithNextDue === undefined
           ? { claims: yield* queue.claim(options), nextDueAt: undefined }
           : yield* queue.claimWithNextDue(options)
-      for (const claim of claims) {
-        yield* FiberMap.run(
-          runs,
-          claim.executionId,
-          Effect.ensuring(engine.run(claim, workerId), engine.signal),
-          { onlyIfMissing: true }
-        )
-      }
-      const full = (yield* FiberMap.size(runs)) >= concurrency
+      for (const claim of claims) runClaim(claim)
+      const full = (yield* FiberMap.size(runs)) + reserved >= concurrency
       return { claimed: claims.length, full, next: nextDueAt }
     })
 
@@ -176,6 +178,7 @@ export const start = (
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
+        stopping = true
         yield* Effect.logDebug(
           `Worker ${workerId} stopping with ${yield* FiberMap.size(runs)} runs in flight`
         )
@@ -196,6 +199,24 @@ export const start = (
         yield* Effect.logDebug(`Worker ${workerId} stopped: its runs finished or gave their claims back`)
       })
     )
+    // Starts in this process run here at once while a slot is free (released first when
+    // the scope closes, before the runs are drained).
+    yield* engine.attachWorker({
+      workerId,
+      leaseMs,
+      reserve: () => {
+        if (stopping || Effect.runSync(FiberMap.size(runs)) + reserved >= concurrency) return false
+        reserved += 1
+        return true
+      },
+      unreserve: () => {
+        reserved -= 1
+      },
+      runReserved: (claim) => {
+        reserved -= 1
+        runClaim(claim)
+      }
+    })
     yield* Effect.logDebug(`Worker ${workerId} started`)
     return workerId
   })

@@ -146,6 +146,14 @@ export interface AppendResult {
   readonly positions: ReadonlyArray<bigint>
 }
 
+/** One stream's part of a multi-stream append (`Service.appendStreams`). */
+export interface StreamAppend {
+  readonly streamId: string
+  readonly expectedVersion: ExpectedVersion
+  /** At least one event: a multi-stream append writes to every stream it names. */
+  readonly events: ReadonlyArray<NewEvent>
+}
+
 /** Options of `readStream`: from which version (default 1) and how many at most (default all). */
 export interface ReadStreamOptions {
   readonly fromVersion?: number | undefined
@@ -252,6 +260,24 @@ export interface Service {
     expectedVersion: ExpectedVersion,
     events: ReadonlyArray<NewEvent>
   ) => Effect.Effect<AppendResult, AppendError>
+
+  /**
+   * Appends a batch to each of several streams, all or none: every stream's expected
+   * version is checked in the same atomic write, and when one is not met (or an event id is
+   * already stored) nothing is written to any stream. The results are in the order given.
+   * Each stream is named once and gets at least one event (`InvalidEvent` otherwise); a lost
+   * race fails with `ConcurrencyConflict` naming the first stream, in the order given,
+   * whose expected version was not met.
+   *
+   * @example
+   * yield* store.appendStreams([
+   *   { streamId: "payment-7", expectedVersion: EventStore.exactVersion(3), events: [result] },
+   *   { streamId: "execution-7", expectedVersion: EventStore.AnyVersion, events: [resolved] }
+   * ])
+   */
+  readonly appendStreams: (
+    appends: ReadonlyArray<StreamAppend>
+  ) => Effect.Effect<ReadonlyArray<AppendResult>, AppendError>
 
   /** Reads a stream in version order, from `fromVersion` (default 1), at most `maxCount` events. */
   readonly readStream: (
@@ -408,6 +434,55 @@ export const prepareBatch = (
         dataJson: dataJson.right,
         metadataJson: metadataJson.right
       })
+    }
+    return prepared
+  })
+
+/**
+ * Validates a multi-stream append before it is written: at least one stream, each named
+ * once with at least one event, each batch as `prepareBatch` wants it, and no event id
+ * twice across the streams. Pure: every implementation of `appendStreams` calls it first.
+ */
+export const prepareStreams = (
+  appends: ReadonlyArray<StreamAppend>
+): Effect.Effect<
+  ReadonlyArray<ReadonlyArray<PreparedEvent>>,
+  InvalidEvent | DuplicateEventId | Redaction.SensitiveDataRefused
+> =>
+  Effect.gen(function* () {
+    if (appends.length === 0) {
+      return yield* new InvalidEvent({
+        eventType: "",
+        path: "appends",
+        reason: "a multi-stream append names at least one stream"
+      })
+    }
+    const streams = new Set<string>()
+    const eventIds = new Set<string>()
+    const prepared: Array<ReadonlyArray<PreparedEvent>> = []
+    for (const [index, { events, streamId }] of appends.entries()) {
+      if (streams.has(streamId)) {
+        return yield* new InvalidEvent({
+          eventType: events[0]?.type ?? "",
+          path: `appends[${index}].streamId`,
+          reason: `stream "${streamId}" is named twice: a multi-stream append names each stream once`
+        })
+      }
+      streams.add(streamId)
+      if (events.length === 0) {
+        return yield* new InvalidEvent({
+          eventType: "",
+          path: `appends[${index}].events`,
+          reason: `no event for stream "${streamId}": a multi-stream append gives each stream at least one`
+        })
+      }
+      const batch = yield* prepareBatch(streamId, events)
+      for (const event of batch) {
+        if (eventIds.has(event.eventId))
+          return yield* new DuplicateEventId({ streamId, eventId: event.eventId })
+        eventIds.add(event.eventId)
+      }
+      prepared.push(batch)
     }
     return prepared
   })

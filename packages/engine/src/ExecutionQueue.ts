@@ -106,6 +106,30 @@ export interface ListFilter {
   readonly limit?: number | undefined
 }
 
+/** What `enqueue` is given: a new execution. */
+export interface EnqueueInput {
+  readonly executionId: string
+  readonly workflowName: string
+  readonly concurrencyKey: string | undefined
+  readonly parentId: string | undefined
+  readonly attributes: SearchAttributes
+  /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
+  readonly stream?: string | undefined
+  /**
+   * For an execution with a concurrency key: when it must have started by. Still
+   * waiting for its key then, `expireStartDeadlines` takes it out of the key's line.
+   */
+  readonly startBy?: number | undefined
+  readonly now: number
+}
+
+/** What `enqueueLeased` answers: whether it inserted the row, and its claim when leased. */
+export interface EnqueueLeased {
+  readonly inserted: boolean
+  /** The claim of the row inserted leased; undefined when it waits for its key or existed. */
+  readonly claim: Claim | undefined
+}
+
 /** An infrastructure failure of the queue's storage. */
 export class ExecutionQueueError extends Schema.TaggedError<ExecutionQueueError>()("ExecutionQueueError", {
   operation: Schema.String,
@@ -121,21 +145,23 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
   ExecutionQueue,
   {
     /** Adds an execution, due at `now`; does nothing (returns false) if it exists. */
-    readonly enqueue: (input: {
-      readonly executionId: string
-      readonly workflowName: string
-      readonly concurrencyKey: string | undefined
-      readonly parentId: string | undefined
-      readonly attributes: SearchAttributes
-      /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
-      readonly stream?: string | undefined
-      /**
-       * For an execution with a concurrency key: when it must have started by. Still
-       * waiting for its key then, `expireStartDeadlines` takes it out of the key's line.
-       */
-      readonly startBy?: number | undefined
-      readonly now: number
-    }) => Effect.Effect<boolean, ExecutionQueueError>
+    readonly enqueue: (input: EnqueueInput) => Effect.Effect<boolean, ExecutionQueueError>
+
+    /**
+     * `enqueue`, the new row inserted already claimed by `workerId` until `now + leaseMs`
+     * (one statement): a start in a process whose worker has a free slot runs there at
+     * once, no claim needed. A row with a concurrency key another unfinished execution
+     * holds is inserted pending, as `enqueue` inserts it, and waits for its key; otherwise
+     * the execution becomes the key's holder, as a claim makes it. Answers whether the row
+     * was inserted and, when it was inserted leased, its claim (`claims` 1). Nothing is
+     * done to an execution that exists. Optional: a queue without it is asked `enqueue`.
+     */
+    readonly enqueueLeased?: (
+      input: EnqueueInput & {
+        readonly workerId: string
+        readonly leaseMs: number
+      }
+    ) => Effect.Effect<EnqueueLeased, ExecutionQueueError>
 
     /**
      * Takes every execution never claimed whose `startBy` has passed while it waited for
@@ -344,27 +370,59 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     return claimed
   }
 
+  const insert = (input: EnqueueInput): Row => {
+    const row: Row = {
+      executionId: input.executionId,
+      workflowName: input.workflowName,
+      status: "pending",
+      dueAt: input.now,
+      leaseOwner: null,
+      wakeRequested: false,
+      concurrencyKey: input.concurrencyKey ?? null,
+      startBy: input.concurrencyKey === undefined ? null : (input.startBy ?? null),
+      parentId: input.parentId ?? null,
+      attributes: { ...input.attributes },
+      claims: 0,
+      createdAt: input.now,
+      updatedAt: input.now,
+      seq: seq++
+    }
+    rows.set(input.executionId, row)
+    return row
+  }
+
   return ExecutionQueue.of({
     enqueue: (input) =>
       Effect.sync(() => {
         if (rows.has(input.executionId)) return false
-        rows.set(input.executionId, {
-          executionId: input.executionId,
-          workflowName: input.workflowName,
-          status: "pending",
-          dueAt: input.now,
-          leaseOwner: null,
-          wakeRequested: false,
-          concurrencyKey: input.concurrencyKey ?? null,
-          startBy: input.concurrencyKey === undefined ? null : (input.startBy ?? null),
-          parentId: input.parentId ?? null,
-          attributes: { ...input.attributes },
-          claims: 0,
-          createdAt: input.now,
-          updatedAt: input.now,
-          seq: seq++
-        })
+        insert(input)
         return true
+      }),
+
+    enqueueLeased: (input) =>
+      Effect.sync((): EnqueueLeased => {
+        if (rows.has(input.executionId)) return { inserted: false, claim: undefined }
+        const row = insert(input)
+        if (row.concurrencyKey !== null) {
+          const holder = holders.get(row.concurrencyKey)
+          if (holder !== undefined && holder !== row.executionId) return { inserted: true, claim: undefined }
+          holders.set(row.concurrencyKey, row.executionId)
+        }
+        const leaseUntil = input.now + input.leaseMs
+        row.status = "running"
+        row.leaseOwner = input.workerId
+        row.dueAt = leaseUntil
+        row.claims = 1
+        return {
+          inserted: true,
+          claim: {
+            executionId: row.executionId,
+            workflowName: row.workflowName,
+            parentId: row.parentId,
+            claims: 1,
+            leaseUntil
+          }
+        }
       }),
 
     claim: (options) => Effect.sync(() => claimNow(options)),

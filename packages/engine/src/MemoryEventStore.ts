@@ -60,6 +60,52 @@ export const make = (
 
     const versionOf = (streamId: string): number => streams.get(streamId)?.events.length ?? 0
 
+    // Writes a checked batch at `actual` + 1 on, as part of transaction `transactionId`.
+    const write = (
+      streamId: string,
+      actual: number,
+      prepared: ReadonlyArray<EventStore.PreparedEvent>,
+      recordedAt: DateTime.Utc,
+      transactionId: bigint
+    ): EventStore.AppendResult => {
+      const state = streams.get(streamId) ?? { events: [], lastHash: HashChain.genesis }
+      const hashes = HashChain.chainSync(
+        state.lastHash,
+        streamId,
+        actual + 1,
+        prepared,
+        HashChain.sha256HexSync
+      )
+      const positions: Array<bigint> = []
+      prepared.forEach((event, i) => {
+        const globalPosition = nextPosition++
+        positions.push(globalPosition)
+        const recorded = new EventStore.RecordedEvent(
+          {
+            streamId,
+            version: actual + 1 + i,
+            globalPosition,
+            transactionId,
+            eventId: event.eventId,
+            type: event.type,
+            schemaVersion: event.schemaVersion,
+            // Stored as a database would: a copy that later mutation of the input cannot reach.
+            data: JSON.parse(event.dataJson),
+            metadata: JSON.parse(event.metadataJson),
+            recordedAt,
+            hash: hashes[i]
+          },
+          true
+        )
+        state.events.push(recorded)
+        log.push(recorded)
+        eventIds.add(event.eventId)
+      })
+      state.lastHash = hashes[hashes.length - 1]
+      streams.set(streamId, state)
+      return { nextVersion: actual + prepared.length, positions }
+    }
+
     const append = Effect.fn("EventStore.append")(function* (
       streamId: string,
       expectedVersion: EventStore.ExpectedVersion,
@@ -78,48 +124,51 @@ export const make = (
               return yield* new EventStore.DuplicateEventId({ streamId, eventId: event.eventId })
             }
           }
-          const state = streams.get(streamId) ?? { events: [], lastHash: HashChain.genesis }
-          const hashes = HashChain.chainSync(
-            state.lastHash,
-            streamId,
-            actual + 1,
-            prepared,
-            HashChain.sha256HexSync
-          )
           const recordedAt = DateTime.unsafeMake(yield* Clock.currentTimeMillis)
-          const transactionId = nextTransactionId++
-          const positions: Array<bigint> = []
-          prepared.forEach((event, i) => {
-            const globalPosition = nextPosition++
-            positions.push(globalPosition)
-            const recorded = new EventStore.RecordedEvent(
-              {
-                streamId,
-                version: actual + 1 + i,
-                globalPosition,
-                transactionId,
-                eventId: event.eventId,
-                type: event.type,
-                schemaVersion: event.schemaVersion,
-                // Stored as a database would: a copy that later mutation of the input cannot reach.
-                data: JSON.parse(event.dataJson),
-                metadata: JSON.parse(event.metadataJson),
-                recordedAt,
-                hash: hashes[i]
-              },
-              true
-            )
-            state.events.push(recorded)
-            log.push(recorded)
-            eventIds.add(event.eventId)
-          })
-          state.lastHash = hashes[hashes.length - 1]
-          streams.set(streamId, state)
-          return { nextVersion: actual + prepared.length, positions }
+          return write(streamId, actual, prepared, recordedAt, nextTransactionId++)
         })
       )
       if (result.positions.length > 0) yield* PubSub.publish(appended, undefined)
       return result
+    })
+
+    // All or none: every stream is checked under the lock before anything is written, so the
+    // writes that follow cannot fail half-way; one transaction id for all of them.
+    const appendStreams = Effect.fn("EventStore.appendStreams")(function* (
+      appends: ReadonlyArray<EventStore.StreamAppend>
+    ) {
+      const prepared = yield* EventStore.prepareStreams(appends)
+      const results = yield* lock.withPermits(1)(
+        Effect.gen(function* () {
+          const actuals = appends.map(({ streamId }) => versionOf(streamId))
+          for (const [i, { expectedVersion, streamId }] of appends.entries()) {
+            if (!EventStore.satisfies(expectedVersion, actuals[i])) {
+              return yield* new EventStore.ConcurrencyConflict({
+                streamId,
+                expected: expectedVersion,
+                actual: actuals[i]
+              })
+            }
+          }
+          for (const [i, batch] of prepared.entries()) {
+            for (const event of batch) {
+              if (eventIds.has(event.eventId)) {
+                return yield* new EventStore.DuplicateEventId({
+                  streamId: appends[i].streamId,
+                  eventId: event.eventId
+                })
+              }
+            }
+          }
+          const recordedAt = DateTime.unsafeMake(yield* Clock.currentTimeMillis)
+          const transactionId = nextTransactionId++
+          return prepared.map((batch, i) =>
+            write(appends[i].streamId, actuals[i], batch, recordedAt, transactionId)
+          )
+        })
+      )
+      yield* PubSub.publish(appended, undefined)
+      return results
     })
 
     const readStream = Effect.fn("EventStore.readStream")(function* (
@@ -211,6 +260,7 @@ export const make = (
 
     const store: EventStore.Service = {
       append,
+      appendStreams,
       readStream,
       streamVersion,
       readAll,

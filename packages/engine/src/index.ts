@@ -10,6 +10,7 @@
  */
 export * as DeterministicId from "./DeterministicId.js"
 export * as DurableEngine from "./DurableEngine.js"
+export * as DurableStep from "./DurableStep.js"
 export * as EngineEvent from "./EngineEvent.js"
 export * as EngineWorker from "./EngineWorker.js"
 export * as EventRegistry from "./EventRegistry.js"

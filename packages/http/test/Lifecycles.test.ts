@@ -438,13 +438,26 @@ describe("lifecycle workflows against the simulator over HTTP", () => {
           )
           expect(direct._tag === "GatewayRejected" ? direct.code : direct._tag).toBe("AMOUNT_TOO_HIGH")
 
+          // A sale refunded in part is not reversed whole: that would credit back more than it charged.
+          const credited = yield* Effect.flip(
+            MotoWorkflow.Reverse.execute({ requestId: "rev-0", originalGuid: guid })
+          )
+          expect(credited).toMatchObject({ _tag: "ReversalNotAllowed", rule: "credited-not-above-charged" })
+          const early = yield* MotoWorkflow.Sale.execute({
+            requestId: "moto-3",
+            cardToken,
+            amount: eur(1900n)
+          })
           const late = yield* MotoWorkflow.Sale.execute({
             requestId: "moto-2",
             cardToken,
             amount: eur(2100n)
           })
           yield* h.advance(23 * 3_600_000)
-          yield* MotoWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: guid })
+          yield* MotoWorkflow.Reverse.execute({
+            requestId: "rev-1",
+            originalGuid: Identifiers.Guid.make(early.guid ?? "")
+          })
           yield* h.advance(3_600_000 + 1_000)
           const closed = yield* Effect.flip(
             MotoWorkflow.Reverse.execute({

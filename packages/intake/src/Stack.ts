@@ -211,9 +211,6 @@ export const workflowsLayerFor = (
     Lifecycles.layer
   )
 
-/** `workflowsLayerFor` without a merchant MCC (pre-authorizations open no history). */
-export const workflowsLayer = workflowsLayerFor(Option.none())
-
 /** The engine over the store and queue in context. */
 export const engineLayer = DurableEngine.layer()
 
@@ -257,7 +254,7 @@ export const layer = (
   options: { readonly holder?: string | undefined } = {}
 ): Layer.Layer<Services, StartupError> => {
   const settings = settingsLayer(Option.none())
-  const workflows = workflowsLayer.pipe(Layer.provide(settings))
+  const workflows = workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
   return Layer.mergeAll(workflows, workerLayer(config.worker), settings).pipe(
     Layer.provideMerge(engineLayer),
     Layer.provideMerge(cloudLayer(config.cloud)),

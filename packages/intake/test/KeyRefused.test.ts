@@ -12,6 +12,7 @@ import { SimulatorServer } from "@tillflow/simulator"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { call, token } from "./support.js"
 
@@ -32,7 +33,9 @@ const wrongKey = Layer.unwrapEffect(
 
 const layer = IntakeHttp.serve(Redacted.make(token)).pipe(
   Layer.provideMerge(
-    Layer.mergeAll(Stack.workflowsLayer, IntakeLocal.layer()).pipe(Layer.provide(ProtocolSettings.layer({})))
+    Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
+      Layer.provide(ProtocolSettings.layer({}))
+    )
   ),
   Layer.provideMerge(
     Layer.merge(

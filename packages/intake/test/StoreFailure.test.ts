@@ -11,6 +11,7 @@ import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { call, token } from "./support.js"
 
@@ -39,7 +40,9 @@ const failingAppends = Layer.effect(
 
 const served = IntakeHttp.serve(Redacted.make(token)).pipe(
   Layer.provideMerge(
-    Layer.mergeAll(Stack.workflowsLayer, IntakeLocal.layer()).pipe(Layer.provide(ProtocolSettings.layer({})))
+    Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
+      Layer.provide(ProtocolSettings.layer({}))
+    )
   ),
   Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)),
   Layer.provideMerge(IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })),

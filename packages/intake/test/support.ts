@@ -11,6 +11,7 @@ import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
 /** The bearer token of the served intake. */
@@ -20,7 +21,7 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
   Layer.provideMerge(TestDatabase.layer)
 )
 
-const services = Layer.mergeAll(Stack.workflowsLayer, IntakeLocal.layer()).pipe(
+const services = Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
   Layer.provide(ProtocolSettings.layer({}))
 )
 

@@ -158,6 +158,40 @@ describe("operations, errors, audit and close", () => {
     expect((again as CaptureAlreadyDone).originalGuid).toBe(guid)
   })
 
+  it("with the merchant's MCC given, a pre-authorization opened on a terminal is captured through the terminal, once", async () => {
+    const own = await harness({ merchantMcc: "7011" })
+    try {
+      const serialNumber = (await own.tf.devices())[0]!.serialNumber
+      const hold = await own.tf.preAuthorization(
+        { serialNumber, amount: { amount: "80.00", currency: "EUR" } },
+        { idempotencyKey: "mcc-hold" }
+      )
+      expect(hold.outcome).toBe("approved")
+      const captured = await own.tf.preAuthorizationCapture(
+        {
+          serialNumber,
+          originalTransactionId: hold.efttransactionID!,
+          amount: { amount: "80.00", currency: "EUR" }
+        },
+        { idempotencyKey: "mcc-capture" }
+      )
+      expect(captured.outcome).toBe("approved")
+      const again = await rejection(
+        own.tf.preAuthorizationCapture(
+          {
+            serialNumber,
+            originalTransactionId: hold.efttransactionID!,
+            amount: { amount: "80.00", currency: "EUR" }
+          },
+          { idempotencyKey: "mcc-capture-2" }
+        )
+      )
+      expect(again.message).toContain("captured once only")
+    } finally {
+      await own.release()
+    }
+  })
+
   it("a tip is adjusted terminal-less on an approved sale, and the audit's ledger and chains account for it", async () => {
     const sale = await h.tf.sale(
       { serialNumber: terminals[2]!.serialNumber, amount: { amount: "30.00", currency: "EUR" } },

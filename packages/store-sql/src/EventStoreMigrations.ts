@@ -220,13 +220,78 @@ const appendMany = Effect.gen(function* () {
     $$`
 })
 
+// The multi-stream append (migration 6): batches for several streams written all or none.
+// `entries` is a JSON array of `[entry, stream_id, expected, stream_exists, previous_hash,
+// next_hash, batch]` as for `tillflow_append_many`. First every stream row is bumped (or
+// created), in `stream_id` order (one lock order for every writer, so no deadlock between
+// them), each only if still at `expected` and `previous_hash`; the first bump that does not
+// happen raises, which rolls back the bumps made before it (the block's savepoint), and the
+// function answers every entry's committed head with 0 inserted: no event row was written
+// and no value of the global position sequence taken. Otherwise the events of every entry
+// are inserted by one statement. One row per entry, by its index. A duplicate event id
+// fails the whole statement, as for the other appends.
+const appendAll = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE FUNCTION tillflow_append_all(entries jsonb)
+    RETURNS TABLE (entry integer, inserted integer, positions text, head_version bigint, head_hash text)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      e record;
+    BEGIN
+      BEGIN
+        FOR e IN
+          SELECT x.v->>1 AS stream, (x.v->>2)::bigint AS expected, (x.v->>3)::boolean AS stream_exists,
+            x.v->>4 AS previous_hash, x.v->>5 AS next_hash, jsonb_array_length(x.v->6) AS n
+          FROM jsonb_array_elements(entries) AS x (v)
+          ORDER BY x.v->>1
+        LOOP
+          IF e.stream_exists THEN
+            UPDATE streams SET version = e.expected + e.n, last_hash = e.next_hash, updated_at = now()
+              WHERE streams.stream_id = e.stream AND streams.version = e.expected
+                AND streams.last_hash = e.previous_hash;
+          ELSE
+            INSERT INTO streams (stream_id, version, last_hash) VALUES (e.stream, e.expected + e.n, e.next_hash)
+              ON CONFLICT (stream_id) DO NOTHING;
+          END IF;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'tillflow: a stream moved' USING ERRCODE = 'TF001';
+          END IF;
+        END LOOP;
+      EXCEPTION WHEN SQLSTATE 'TF001' THEN
+        RETURN QUERY
+          SELECT (x.v->>0)::integer, 0, NULL::text, streams.version, streams.last_hash
+          FROM jsonb_array_elements(entries) AS x (v) LEFT JOIN streams ON streams.stream_id = x.v->>1;
+        RETURN;
+      END;
+      RETURN QUERY
+        WITH appended AS (
+          INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
+          SELECT x.v->>1, (x.v->>2)::bigint + b.n, (b.e->>0)::uuid, b.e->>1, (b.e->>2)::integer,
+            b.e->3, b.e->4, b.e->>5
+          FROM jsonb_array_elements(entries) WITH ORDINALITY AS x (v, i),
+            jsonb_array_elements(x.v->6) WITH ORDINALITY AS b (e, n)
+          ORDER BY x.i, b.n
+          RETURNING events.stream_id, events.version, events.global_position
+        )
+        SELECT (x.v->>0)::integer, count(appended.global_position)::integer,
+          string_agg(appended.global_position::text, ',' ORDER BY appended.version),
+          (x.v->>2)::bigint + jsonb_array_length(x.v->6), x.v->>5
+        FROM jsonb_array_elements(entries) AS x (v)
+          LEFT JOIN appended ON appended.stream_id = x.v->>1
+        GROUP BY x.v;
+    END
+    $$`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
   "2_notify_after_commit": notifyAfterCommit,
   "3_append_function": appendFunction,
   "4_append_reporting_head": appendReportingHead,
-  "5_append_many": appendMany
+  "5_append_many": appendMany,
+  "6_append_all": appendAll
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -3,8 +3,9 @@
  * with LISTEN/NOTIFY waking subscriptions. The layers also provide the `SqlClient` and
  * `PgClient`, so the rest of an app (the workflow engine's tables) shares the pool.
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as PgClient from "@effect/sql-pg/PgClient"
 import { EventStore } from "@tillflow/engine"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -13,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as ConnectFailure from "./internal/ConnectFailure.js"
+import * as HotPool from "./internal/HotPool.js"
 import * as PgUrl from "./PgUrl.js"
 import * as SqlEventStore from "./SqlEventStore.js"
 
@@ -58,11 +60,15 @@ export const layer = (
     maxInFlight: config.maxInFlight
   }).pipe(
     Layer.provideMerge(
-      PgClient.layer({
-        url: config.url,
-        maxConnections: config.maxConnections ?? 10,
-        applicationName: config.applicationName ?? "tillflow"
-      }).pipe(Layer.mapError(connectionError))
+      // A `pg` pool of our own under the `PgClient`, so the hot statements reach it
+      // (`internal/HotPool`); the app sees the `PgClient` and `SqlClient` as before.
+      Layer.scopedContext(
+        HotPool.make({
+          url: config.url,
+          maxConnections: config.maxConnections ?? 10,
+          applicationName: config.applicationName ?? "tillflow"
+        })
+      ).pipe(Layer.provide(Reactivity.layer), Layer.mapError(connectionError))
     )
   )
 }

@@ -32,11 +32,13 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as EventStoreMigrations from "./EventStoreMigrations.js"
 import * as Coalescer from "./internal/Coalescer.js"
+import * as HotPool from "./internal/HotPool.js"
 import * as Append from "./internal/eventStore/Append.js"
 import * as Heads from "./internal/eventStore/Heads.js"
 import * as Notifications from "./internal/eventStore/Notifications.js"
@@ -102,8 +104,12 @@ export const make = (
       Duration.decode(options.notifyInterval ?? defaultNotifyInterval)
     )
     const { readAll, readStream, streamVersion } = Read.make({ sql, maxInFlight, maxCoalesced })
-    const append = Append.make({
+    // PostgreSQL through a `pg` pool we hold (`PgEventStore`, `TestDatabase`): the append
+    // goes through that pool as a prepared statement (STYLE.md, "SQL"); PGlite: @effect/sql.
+    const pool = Option.getOrUndefined(yield* Effect.serviceOption(HotPool.HotPool))
+    const { append, appendStreams } = Append.make({
       sql,
+      pool,
       maxInFlight,
       maxCoalesced,
       heads: Heads.make(),
@@ -145,6 +151,7 @@ export const make = (
     return {
       append: (streamId, expectedVersion, events) =>
         Effect.uninterruptible(append(streamId, expectedVersion, events)),
+      appendStreams: (appends) => Effect.uninterruptible(appendStreams(appends)),
       readStream: (streamId, readOptions) => Effect.uninterruptible(readStream(streamId, readOptions)),
       streamVersion: (streamId) => Effect.uninterruptible(streamVersion(streamId)),
       readAll: (checkpoint, readOptions) => Effect.uninterruptible(readAll(checkpoint, readOptions)),

@@ -24,10 +24,12 @@ import { ExecutionQueue } from "@tillflow/engine"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as ExecutionQueueMigrations from "./ExecutionQueueMigrations.js"
 import * as Channel from "./internal/Channel.js"
 import * as Coalescer from "./internal/Coalescer.js"
+import * as HotPool from "./internal/HotPool.js"
 import * as Announcements from "./internal/executionQueue/Announcements.js"
 import * as Claim from "./internal/executionQueue/Claim.js"
 import * as Enqueue from "./internal/executionQueue/Enqueue.js"
@@ -43,12 +45,14 @@ import * as Transition from "./internal/executionQueue/Transition.js"
 type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly claimWithNextDue: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["claimWithNextDue"]>
   readonly expireStartDeadlines: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["expireStartDeadlines"]>
+  readonly enqueueLeased: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
 const uninterruptibleCalls = (service: Service): Service => ({
   ...service,
   enqueue: (input) => Effect.uninterruptible(service.enqueue(input)),
+  enqueueLeased: (input) => Effect.uninterruptible(service.enqueueLeased(input)),
   claim: (options) => Effect.uninterruptible(service.claim(options)),
   claimWithNextDue: (options) => Effect.uninterruptible(service.claimWithNextDue(options)),
   heartbeat: (options) => Effect.uninterruptible(service.heartbeat(options)),
@@ -142,13 +146,16 @@ export const makeWith = (
       interval: options.scanFloorInterval ?? Floors.defaults.interval
     })
     const claims = Claim.make(sql, options.streamVersions === true, advanceFloors)
-    const transitions = Transition.make({ sql, maxInFlight, maxCoalesced, announce })
+    // PostgreSQL through a `pg` pool we hold: a release goes through it (`internal/HotPool`).
+    const pool = Option.getOrUndefined(yield* Effect.serviceOption(HotPool.HotPool))
+    const transitions = Transition.make({ sql, pool, maxInFlight, maxCoalesced, announce })
 
     // Every call runs uninterruptibly, for the reason given in SqlEventStore: @effect/sql-pg
     // cancels an interrupted statement with a pg_cancel_backend that can land on another
     // caller's statement. An interrupted caller waits for its (short) statement instead.
     return uninterruptibleCalls({
       enqueue: Enqueue.make({ sql, maxInFlight, maxCoalesced, announce }),
+      enqueueLeased: Enqueue.makeLeased({ sql, announce }),
       claim: claims.claim,
       claimWithNextDue: claims.claimWithNextDue,
       heartbeat: (options) => heartbeat(sql, options),

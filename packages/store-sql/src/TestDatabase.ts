@@ -29,6 +29,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as HotPool from "./internal/HotPool.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlEventStore from "./SqlEventStore.js"
 
@@ -132,7 +133,9 @@ const postgres = (url: Redacted.Redacted, options: Options) =>
     )
     const databaseUrl = withDatabase(url, name)
     // Acquired after CREATE DATABASE, so released (pool closed) before DROP DATABASE.
-    const client = yield* PgClient.make({
+    // With its `pg` pool (`internal/HotPool`), as `PgEventStore` opens it: the contract
+    // suites run the store's hot statements on PostgreSQL as the apps do.
+    const clients = yield* HotPool.make({
       url: databaseUrl,
       maxConnections: options.maxConnections ?? 10,
       applicationName: "tillflow-tests"
@@ -142,10 +145,7 @@ const postgres = (url: Redacted.Redacted, options: Options) =>
       )
     )
     const info: TestDatabaseInfo = { kind: "postgres", name, url: Option.some(databaseUrl) }
-    return Context.make(PgClient.PgClient, client).pipe(
-      Context.add(SqlClient.SqlClient, client),
-      Context.add(TestDatabase, info)
-    )
+    return Context.add(clients, TestDatabase, info)
   })
 
 const pglite = Effect.gen(function* () {

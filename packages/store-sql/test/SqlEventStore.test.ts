@@ -21,7 +21,7 @@ import * as StatementCensus from "./StatementCensus.js"
 
 /**
  * The statements an effect sent, by kind: `append` (the append function), `coalesced`
- * (appends coalesced), `head` (a read of the `streams` table), `coalesced read`, `read`, or
+ * (appends coalesced), `all` (a multi-stream append), `head` (a read of the `streams` table), `coalesced read`, `read`, or
  * the statement's text.
  */
 const statementsOf = StatementCensus.statementsOf((text) =>
@@ -29,13 +29,15 @@ const statementsOf = StatementCensus.statementsOf((text) =>
     ? "append"
     : text.includes("tillflow_append_many(")
       ? "coalesced"
-      : text.includes("FROM streams")
-        ? "head"
-        : text.includes("AS wanted")
-          ? "coalesced read"
-          : text.includes("FROM events")
-            ? "read"
-            : text
+      : text.includes("tillflow_append_all(")
+        ? "all"
+        : text.includes("FROM streams")
+          ? "head"
+          : text.includes("AS wanted")
+            ? "coalesced read"
+            : text.includes("FROM events")
+              ? "read"
+              : text
 )
 
 const happened = (n: number): EventStore.NewEvent => ({ type: "Happened", data: { n } })
@@ -195,6 +197,58 @@ const sqlStoreSuite = <E>(
           const head = { version: 2, lastHash: events[1].hash }
           // No hasher given: HashChain's default, Web Crypto.
           expect(yield* HashChain.verifyStream(stream, events, Option.some(head))).toEqual(Option.none())
+        })
+    )
+
+    it.scoped(
+      "a multi-stream append is one statement; refused on a later stream after an earlier one was bumped, it writes nothing and burns no position",
+      () =>
+        Effect.gen(function* () {
+          const writer = yield* SqlEventStore.make()
+          const other = yield* SqlEventStore.make()
+          // Stream ids sort `a` before `b`: the function bumps `a` before it finds `b` moved.
+          const prefix = freshStream("all")
+          const a = `${prefix}-a`
+          const b = `${prefix}-b`
+          const created = yield* statementsOf(
+            writer.appendStreams([
+              { streamId: b, expectedVersion: EventStore.NoStream, events: [happened(1)] },
+              { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(1), happened(2)] }
+            ])
+          )
+          expect(created).toMatchObject({ sent: ["all"], result: [{ nextVersion: 1 }, { nextVersion: 2 }] })
+          const [before] = (yield* other.append(b, EventStore.exactVersion(1), [happened(2)])).positions
+          // `writer` has both heads cached: one statement, refused inside it on `b`.
+          const refused = yield* statementsOf(
+            Effect.flip(
+              writer.appendStreams([
+                { streamId: a, expectedVersion: EventStore.exactVersion(2), events: [happened(3)] },
+                { streamId: b, expectedVersion: EventStore.exactVersion(1), events: [happened(3)] }
+              ])
+            )
+          )
+          expect(refused).toMatchObject({
+            sent: ["all"],
+            result: { _tag: "ConcurrencyConflict", streamId: b, actual: 2 }
+          })
+          expect(yield* writer.streamVersion(a)).toBe(2)
+          // The refused statement took no value of the global position sequence.
+          const [after] = (yield* other.append(b, EventStore.AnyVersion, [happened(3)])).positions
+          expect(after).toBe(before + 1n)
+          // `writer` learnt b at 2 from the refusal, but b moved on: under Any the head the
+          // first attempt answers is used, one more statement, no read.
+          const landed = yield* statementsOf(
+            writer.appendStreams([
+              { streamId: a, expectedVersion: EventStore.exactVersion(2), events: [happened(3)] },
+              { streamId: b, expectedVersion: EventStore.AnyVersion, events: [happened(4)] }
+            ])
+          )
+          expect(landed).toMatchObject({
+            sent: ["all", "all"],
+            result: [{ nextVersion: 3 }, { nextVersion: 4 }]
+          })
+          expect((yield* writer.readStream(b)).map((e) => e.data)).toEqual([1, 2, 3, 4].map((n) => ({ n })))
+          for (const stream of [a, b]) expect((yield* writer.verify(stream)).ok).toBe(true)
         })
     )
 
@@ -651,7 +705,8 @@ const sqlStoreSuite = <E>(
           "notify_after_commit",
           "append_function",
           "append_reporting_head",
-          "append_many"
+          "append_many",
+          "append_all"
         ])
       })
     )

@@ -48,6 +48,7 @@ export const Operation = Schema.Literal(
   "reversal",
   "motoReversal",
   "motoRefund",
+  "refund",
   "motoSale",
   "tipAdjustment",
   "tokenization",

@@ -36,7 +36,8 @@ import * as MotoRules from "./MotoRules.js"
 import * as PreAuthorizationRules from "./PreAuthorizationRules.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalOutcomeRecorder from "./TerminalOutcomeRecorder.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as MoneyRules from "./MoneyRules.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 
 /** Options of the rules. */
 export interface Options {
@@ -46,7 +47,7 @@ export interface Options {
   readonly historyWait?: Duration.DurationInput | undefined
 }
 
-const terminalPrefix = "terminal-"
+const terminalPrefix = TransactionHistory.terminalRequestPrefix
 
 /** The `requestId` a linked terminal operation is recorded under in its original's history. */
 export const requestIdOf = (executionId: string): string => `${terminalPrefix}${executionId}`
@@ -212,6 +213,7 @@ const reversalPlan = (
   guid: string,
   requestId: string,
   operation: string,
+  amount: Money.Money | undefined,
   capabilities: ReversalWorkflow.AcquirerCapabilities["Type"]
 ): Plan => ({
   guid,
@@ -227,18 +229,62 @@ const reversalPlan = (
       Option.match(reversalApplies(operation, state), {
         onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
         onNone: () =>
-          Either.map(ReversalWorkflow.decideTarget(state, undefined, capabilities, at), (decided) =>
-            LifecycleEvent.ReversalRequested.make({
-              requestId,
-              at,
-              endpoint: "reversal",
-              target: decided.target
-            })
+          Either.map(ReversalWorkflow.decideTarget(state, amount, capabilities, at), (decided) =>
+            LifecycleEvent.ReversalRequested.make(
+              defined({
+                requestId,
+                at,
+                endpoint: "reversal" as const,
+                target: decided.target,
+                amount: decided.partial ? decided.amount : undefined
+              })
+            )
           )
       }),
     output: () => undefined
   },
   applied: reversed(requestId)
+})
+
+/**
+ * A refund linked to its sale through the terminal (`refund` or `moToRefund` with an
+ * `originalTransactionId`): `MoneyRules.decideRefund`, folded as a refund of the sale.
+ */
+const refundPlan = (guid: string, requestId: string, amount: Money.Money): Plan => ({
+  guid,
+  decision: {
+    operation: "refund",
+    streamId: LifecycleEvent.transactionStream(guid),
+    requestId,
+    requestedType: "RefundRequested",
+    outcomeTypes: ["Refunded"],
+    fold: stateOf(guid, "refund"),
+    decide: (state, at) =>
+      Option.match(MoneyRules.decideRefund(state, amount, "refund"), {
+        onSome: (refusal): Either.Either<LifecycleEvent.Event, Refusal> => Either.left(refusal),
+        onNone: () => Either.right(LifecycleEvent.RefundRequested.make({ requestId, at, amount }))
+      }),
+    output: () => undefined
+  },
+  applied: (state, _requested, facts, now) => [
+    {
+      streamId: LifecycleEvent.transactionStream(guid),
+      expected: "any",
+      events: [
+        LifecycleEvent.Refunded.make(
+          defined({
+            requestId,
+            at: now,
+            // A partial approval refunds what the result says it totalled.
+            amount: facts.totalAmount?.currency === amount.currency ? facts.totalAmount : amount,
+            refundGuid: facts.efttransactionID,
+            reconciled: facts.source === "status",
+            serialNumber: state.serialNumber
+          })
+        )
+      ]
+    }
+  ]
 })
 
 /** A MOTO reversal through the terminal: `MotoRules` (24 h, before the batch). */
@@ -285,9 +331,13 @@ export const planOf = (
     case "preAuthorizationIncrease":
       return holdChangePlan(guid, requestId, request.amount)
     case "preAuthorizationReversal":
+      return reversalPlan(guid, requestId, request.operation, undefined, capabilities)
     case "saleReversal":
     case "refundReversal":
-      return reversalPlan(guid, requestId, request.operation, capabilities)
+      return reversalPlan(guid, requestId, request.operation, request.amount, capabilities)
+    case "refund":
+    case "moToRefund":
+      return refundPlan(guid, requestId, request.amount)
     case "moToReversal":
       return motoReversalPlan(guid, requestId)
     default:

@@ -16,10 +16,11 @@ import type * as EventStore from "@tillflow/engine/EventStore"
 import * as Guarded from "./internal/guarded.js"
 import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
+import * as MoneyRules from "./MoneyRules.js"
 import type * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 
 /** How long a MOTO transaction can be reversed (spec 2.5, §8). */
 export const MOTO_REVERSAL_WINDOW = Duration.hours(24)
@@ -64,52 +65,18 @@ export const saleRefusal = (input: {
       )
     : Ops.positive(input.amount, "the MOTO sale amount")
 
-/** Everything refunded on a sale so far. */
+/** Everything refunded on a sale so far (`TransactionHistory.refunded`). */
 export const refundedSoFar = (state: TransactionHistory.State): Money.Money =>
-  state.refunds.reduce((sum, r) => Ops.plus(sum, r.amount), Money.zero(state.amount.currency))
+  TransactionHistory.refunded(state)
 
-/** What a refund is checked against: the sale, its currency, the refunds so far, reversals. */
-export const decideRefund = (
-  state: TransactionHistory.State,
-  amount: Money.Money
-): Option.Option<Refusal> => {
-  if (state.kind !== "moToSale") return Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
-  const refunded = refundedSoFar(state)
-  const ceiling = Ops.minus(state.amount, state.reversed)
-  return Ops.firstRefusal<Refusal>(
-    () => Ops.inProgress(state, "motoRefund"),
-    () =>
-      state.fullyReversedAt !== undefined
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message: `sale ${state.guid} was reversed: nothing is left to refund`,
-              guid: state.guid,
-              sale: state.amount.toString(),
-              alreadyRefunded: refunded.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none(),
-    () => Ops.currencyOf(state, amount, "the refund"),
-    () => Ops.positive(amount, "the refund"),
-    () =>
-      refunded.minorUnits + amount.minorUnits > ceiling.minorUnits
-        ? Option.some(
-            new LifecycleError.RefundExceedsSale({
-              message:
-                `a refund of ${amount} would bring the refunds of sale ${state.guid} to ` +
-                `${Ops.plus(refunded, amount)}, above the sale's ${ceiling}`,
-              guid: state.guid,
-              sale: ceiling.toString(),
-              alreadyRefunded: refunded.toString(),
-              requested: amount.toString(),
-              rule: "refund-not-above-sale"
-            })
-          )
-        : Option.none()
-  )
-}
+/**
+ * A MOTO refund (`/moto/refund`) refunds a MOTO sale, within the rules every refund is
+ * decided by (`MoneyRules.decideRefund`).
+ */
+export const decideRefund = (state: TransactionHistory.State, amount: Money.Money): Option.Option<Refusal> =>
+  state.kind !== "moToSale"
+    ? Option.some(notMoto(state, "motoRefund", "a MOTO sale"))
+    : MoneyRules.decideRefund(state, amount, "motoRefund")
 
 /** The 24-hour rule, from the recorded time of the transaction; other kinds pass. */
 export const reversalWindow = (
@@ -171,6 +138,7 @@ export const decideReversal = (
   return Ops.firstRefusal<Refusal>(
     () => reversalWindow(state, now),
     () => Ops.inProgress(state, "motoReversal"),
+    () => MoneyRules.reversalRefusal(state, undefined),
     () =>
       state.fullyReversedAt !== undefined
         ? Option.some(

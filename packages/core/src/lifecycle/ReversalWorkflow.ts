@@ -26,6 +26,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as MoneyRules from "./MoneyRules.js"
 import * as MotoRules from "./MotoRules.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
@@ -92,8 +93,7 @@ const notAllowed = (guid: string, rule: string, message: string) =>
   new LifecycleError.ReversalNotAllowed({ message, guid, rule })
 
 /** What is left to reverse of a transaction. */
-export const remaining = (state: TransactionHistory.State): Money.Money =>
-  Ops.minus(state.amount, state.reversed)
+export const remaining = (state: TransactionHistory.State): Money.Money => MoneyRules.left(state)
 
 /** What a reversal will undo, or why it cannot. */
 export const decideTarget = (
@@ -147,8 +147,12 @@ export const decideTarget = (
   }
   const window = MotoRules.reversalWindow(state, now)
   if (Option.isSome(window)) return Either.left(window.value)
+  if (state.fullyReversedAt !== undefined)
+    return Either.left(notAllowed(guid, "reverse-once", `${guid} is already reversed`))
+  const credit = MoneyRules.reversalRefusal(state, amount)
+  if (Option.isSome(credit)) return Either.left(credit.value)
   const left = remaining(state)
-  if (state.fullyReversedAt !== undefined || left.minorUnits <= 0n)
+  if (left.minorUnits <= 0n)
     return Either.left(notAllowed(guid, "reverse-once", `${guid} is already reversed`))
   if (amount === undefined || amount.minorUnits === left.minorUnits)
     return Either.right({ target: "transaction", amount: left, partial: false })

@@ -23,6 +23,7 @@ import * as Guarded from "./internal/guarded.js"
 import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as MoneyRules from "./MoneyRules.js"
 import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
@@ -92,6 +93,13 @@ export const decideTip = (
       state.fullyReversedAt === undefined
         ? Option.none()
         : Option.some(refused(state.guid, `rule sales-only: sale ${state.guid} was reversed`)),
+    () =>
+      Option.map(MoneyRules.tipRefusal(state), (why) =>
+        refused(
+          state.guid,
+          `rule nothing-credited-back: ${why}; a tip adjusts a sale nothing was credited back from`
+        )
+      ),
     () => Ops.inProgress(state, "tipAdjustment"),
     () => Ops.currencyOf(state, tip, "the tip"),
     () =>

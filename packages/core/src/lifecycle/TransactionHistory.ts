@@ -87,6 +87,16 @@ export interface State {
   readonly completed: ReadonlyMap<string, LifecycleEvent.Decoded>
 }
 
+/**
+ * The prefix of the `requestId` under which a linked operation sent to a terminal is recorded
+ * in its original's history (`LinkedTerminalRules.requestIdOf`).
+ */
+export const terminalRequestPrefix = "terminal-"
+
+/** The operation a refund's events belong to: a refund sent to a terminal, or a MOTO refund. */
+const refundOperation = (requestId: string): LifecycleEvent.Operation =>
+  requestId.startsWith(terminalRequestPrefix) ? "refund" : "motoRefund"
+
 /** The key of a request in `completed`. */
 export const requestKey = (operation: LifecycleEvent.Operation, requestId: string): string =>
   `${operation}/${requestId}`
@@ -255,7 +265,7 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
       return complete(next, operation, event)
     }
     case "RefundRequested":
-      return request(state, "motoRefund", event)
+      return request(state, refundOperation(event.data.requestId), event)
     case "Refunded":
       return complete(
         {
@@ -265,7 +275,7 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
             { requestId: event.data.requestId, amount: event.data.amount, at: event.data.at }
           ]
         },
-        "motoRefund",
+        refundOperation(event.data.requestId),
         event
       )
     case "TipAdjustmentRequested":
@@ -535,9 +545,11 @@ export const preAuthorizationFromOutcome = (
             authorisedAt: context.authorisedAt,
             scheme: facts.cardSchemeName ?? "",
             mcc: context.mcc,
+            tenderType: facts.tenderType,
             transactionReference: facts.transactionReference,
             serialNumber: facts.serialNumber,
             terminalType: facts.terminalType,
+            batchNumber: facts.batchNumber,
             stayEndsAt: context.stayEndsAt
           })
         )
@@ -562,6 +574,7 @@ export const completedFromOutcome = (
             transactionReference: facts.transactionReference,
             serialNumber: facts.serialNumber,
             terminalType: facts.terminalType,
+            batchNumber: facts.batchNumber,
             originalGuid: facts.originalTransactionId
           })
         )

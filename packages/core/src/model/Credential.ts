@@ -1,6 +1,7 @@
 /**
  * Credentials (`merchantAuth`) that fund a sale or refund to another merchant account
- * (spec 2.4). Either `externalId` (a backend lookup) or explicit mid/tid/mcc overrides;
+ * (spec 2.4). `externalId` (a backend lookup, which replaces mid/tid/mcc at the service) or
+ * explicit mid/tid/mcc overrides, or both, as the service's own examples send them;
  * `acquirer` is required on each credential when more than one is given.
  */
 import * as Schema from "effect/Schema"
@@ -21,9 +22,6 @@ export class Credential extends Schema.Class<Credential>("Credential")(
     externalId: Strict.optional(Schema.NonEmptyString)
   }).pipe(
     Schema.filter((c) => {
-      if (c.externalId !== undefined && (c.mid !== undefined || c.tid !== undefined || c.mcc !== undefined)) {
-        return { path: ["externalId"], message: "externalId replaces mid/tid/mcc: give one or the other" }
-      }
       if (c.externalId === undefined && c.mid === undefined && c.tid === undefined && c.mcc === undefined) {
         return {
           path: ["externalId"],

@@ -6,17 +6,18 @@ import * as Schema from "effect/Schema"
 import * as Lenient from "./internal/Lenient.js"
 
 /**
- * Full name of the remitter. The spec says "letters only": letters of any alphabet, no
- * spaces, digits or punctuation (strict in what we send; a received echo is not checked).
+ * Full name of the remitter. The spec says "letters only" and its own examples send
+ * "John Doe": letters of any alphabet, names separated by single spaces, no digits or
+ * punctuation (strict in what we send; a received echo is not checked).
  */
 export const FullName = Schema.String.pipe(
-  Schema.pattern(/^\p{L}+$/u, {
+  Schema.pattern(/^\p{L}+( \p{L}+)*$/u, {
     message: () =>
-      "fullName may only contain letters (the spec allows letters only: no spaces, digits or punctuation)"
+      'fullName may only contain letters, names separated by single spaces (the spec says letters only; its examples send "John Doe"): no digits, punctuation, or leading, trailing or double spaces'
   })
 ).annotations({
   identifier: "FullName",
-  arbitrary: () => (fc) => fc.stringMatching(/^[A-Za-zÀ-ÖØ-öø-ÿ]{1,24}$/)
+  arbitrary: () => (fc) => fc.stringMatching(/^[A-Za-zÀ-ÖØ-öø-ÿ]{1,12}( [A-Za-zÀ-ÖØ-öø-ÿ]{1,12}){0,2}$/)
 })
 
 /** ISO 3166-1 alpha-3 country code: three upper-case letters. */

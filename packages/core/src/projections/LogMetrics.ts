@@ -21,6 +21,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Reconciliation from "../terminal/Reconciliation.js"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
+import * as TerminalLessOutcomes from "./TerminalLessOutcomes.js"
 import type * as EventStore from "@tillflow/engine/EventStore"
 
 /** Terminal operations that ended, by operation and outcome event type. */
@@ -112,7 +113,8 @@ export const initialize: Effect.Effect<void> = Effect.suspend(() => {
         "undecodable",
         ...CallbackRegistration.RefusalReason.literals.map((reason) => `refused:${reason}`)
       ].map((result) => touch(Metric.tagged(callbackDeliveries, "result", result))),
-      touch(mismatches)
+      touch(mismatches),
+      TerminalLessOutcomes.initialize
     ],
     { discard: true }
   )
@@ -209,7 +211,8 @@ export interface Observer {
  * from the observer's start, as Prometheus expects of a process, even when it replays
  * older events. It remembers when each operation was requested to measure its latency.
  * Each operation that ends (at or after `since`) is also logged in one INFO line: its
- * execution, operation, terminal, amount and outcome, no card data.
+ * execution, operation, terminal, amount and outcome, no card data; terminal-less
+ * operations too (`TerminalLessOutcomes`).
  */
 export const makeObserver = (options: { readonly since: number }): Effect.Effect<Observer> =>
   Effect.sync(() => {
@@ -220,6 +223,12 @@ export const makeObserver = (options: { readonly since: number }): Effect.Effect
     const resultReceived = new Map<string, number>()
     const observe = (event: EventStore.RecordedEvent): Effect.Effect<void> =>
       Effect.suspend(() => {
+        // A terminal-less operation's end (a deferred tokenization's CardTokenized is not a
+        // terminal's): its own line and counter.
+        if (TerminalLessOutcomes.isEnding(event))
+          return event.recordedAt.epochMillis >= options.since
+            ? TerminalLessOutcomes.observe(event)
+            : Effect.void
         const data = event.data
         if (event.type === PaymentEvents.OperationRequested.type) {
           requested.set(event.streamId, requestedOf(data))

@@ -21,7 +21,9 @@ export const linkedOperations: ReadonlySet<string> = new Set([
   "preAuthorizationReversal",
   "saleReversal",
   "refundReversal",
-  "moToReversal"
+  "moToReversal",
+  "refund",
+  "moToRefund"
 ])
 
 /** Whether a request is decided from its original's history. */

@@ -54,7 +54,11 @@ export const Facts = Schema.Struct({
   customerReference: text,
   errorMessage: text,
   statusMessage: text,
-  recovered: Schema.optional(Schema.Boolean)
+  recovered: Schema.optional(Schema.Boolean),
+  /** CREDIT or DEBIT, as the result said: a pre-authorization's capture window depends on it. */
+  tenderType: text,
+  /** The terminal's batch the transaction went into. */
+  batchNumber: text
 }).annotations({ identifier: "OutcomeFacts" })
 /** @see Facts */
 export type Facts = typeof Facts.Type
@@ -263,7 +267,9 @@ export const factsOf = (result: AnyResult, context: AttemptContext, source: Resu
     ...optional("customerReference", result.customerReference),
     ...optional("errorMessage", result.errorMessage),
     ...optional("statusMessage", result.statusMessage),
-    ...optional("recovered", result.recoveredTransaction)
+    ...optional("recovered", result.recoveredTransaction),
+    ...optional("tenderType", result.tenderType),
+    ...optional("batchNumber", result.batchNumber)
   }
 }
 

@@ -55,6 +55,22 @@ export interface RunState {
   resolvedOwn: boolean
 }
 
+/**
+ * A worker of this process, as a start sees it (decision "start leased"): a new execution
+ * started here runs at once in a free slot of such a worker, its queue row inserted
+ * already leased to it (`ExecutionQueue.enqueueLeased`), instead of waiting for a claim.
+ */
+export interface LocalWorker {
+  readonly workerId: string
+  readonly leaseMs: number
+  /** Takes one of its free slots for a start; false when it has none or is stopping. */
+  readonly reserve: () => boolean
+  /** Gives a slot `reserve` took back unused. */
+  readonly unreserve: () => void
+  /** Runs `claim` in the slot `reserve` took (the run releases it as a claimed run does). */
+  readonly runReserved: (claim: ExecutionQueue.Claim) => void
+}
+
 /** The engine's state in one process. */
 export interface EngineState {
   readonly store: EventStore.Service
@@ -99,6 +115,8 @@ export interface EngineState {
   readonly waiters: Map<string, Set<Deferred.Deferred<void>>>
   /** Wakes this process's workers (something became due). */
   readonly signal: Effect.Effect<void>
+  /** The workers attached in this process (`DurableEngine.attachWorker`), for starts leased. */
+  readonly localWorkers: Set<LocalWorker>
 }
 
 /** The engine's clock. */

@@ -15,7 +15,7 @@ import * as Schema from "effect/Schema"
 import * as EngineEvent from "../EngineEvent.js"
 import type * as ExecutionQueue from "../ExecutionQueue.js"
 import { asSchema } from "./Codecs.js"
-import type { EngineState } from "./EngineState.js"
+import type { EngineState, LocalWorker } from "./EngineState.js"
 import { now, orDieAfterRetries } from "./EngineState.js"
 import type { Log } from "./ExecutionLog.js"
 import { appendTo, engineEvent, fresh, keep, load, refresh } from "./ExecutionLog.js"
@@ -106,6 +106,31 @@ const storedPayload = (
     Effect.orElseSucceed(() => opts.payload)
   )
 
+/** A worker of this process with a free slot, the slot taken (see `LocalWorker`). */
+const reserveLocal = (state: EngineState): LocalWorker | undefined => {
+  for (const worker of state.localWorkers) if (worker.reserve()) return worker
+  return undefined
+}
+
+/**
+ * The start leased to `worker`; its slot is given back unless a claim comes of it (the
+ * row waits for its concurrency key, or the start failed).
+ */
+const enqueueLeased = (
+  state: EngineState,
+  enqueue: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>,
+  worker: LocalWorker,
+  input: ExecutionQueue.EnqueueInput
+) =>
+  orDieAfterRetries(enqueue({ ...input, workerId: worker.workerId, leaseMs: worker.leaseMs })).pipe(
+    Effect.map((answer) => ({ claim: answer.claim, created: answer.inserted })),
+    Effect.onExit((exit) =>
+      Exit.isSuccess(exit) && exit.value.claim !== undefined
+        ? Effect.void
+        : Effect.zipRight(Effect.sync(worker.unreserve), state.signal)
+    )
+  )
+
 /** Starts an execution (once), enqueues it, and returns its result unless `discard`. */
 export const execute =
   (state: EngineState) =>
@@ -137,24 +162,44 @@ export const execute =
       // queued under the owner's key and attributes, never under this caller's.
       const owner =
         ours || started === undefined ? opts.payload : yield* storedPayload(workflow, started, opts)
-      const created = yield* orDieAfterRetries(
-        Effect.flatMap(now, (time) =>
-          state.queue.enqueue({
-            executionId,
-            workflowName: workflow.name,
-            concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(owner),
-            startBy: Context.get(workflow.annotations, StartBy)(owner),
-            parentId: parent?.executionId,
-            attributes: Context.get(workflow.annotations, SearchAttributesOf)(owner),
-            stream: log.stream,
-            now: time
-          })
-        )
+      const time = yield* now
+      const input: ExecutionQueue.EnqueueInput = {
+        executionId,
+        workflowName: workflow.name,
+        concurrencyKey: Context.get(workflow.annotations, ConcurrencyKey)(owner),
+        startBy: Context.get(workflow.annotations, StartBy)(owner),
+        parentId: parent?.executionId,
+        attributes: Context.get(workflow.annotations, SearchAttributesOf)(owner),
+        stream: log.stream,
+        now: time
+      }
+      // Started by this call in a process whose worker has a free slot: it runs there at
+      // once, its row inserted already leased to that worker (start leased).
+      // Uninterruptible from the slot's reservation to the run's start: a slot is never lost.
+      const { childResult, created } = yield* Effect.uninterruptible(
+        Effect.gen(function* () {
+          const leased = state.queue.enqueueLeased
+          const worker =
+            ours && leased !== undefined && state.registry.has(workflow.name)
+              ? reserveLocal(state)
+              : undefined
+          const { claim, created } =
+            worker === undefined || leased === undefined
+              ? { claim: undefined, created: yield* orDieAfterRetries(state.queue.enqueue(input)) }
+              : yield* enqueueLeased(state, leased, worker, input)
+          if (created && claim === undefined) yield* state.signal
+          // A child that has not finished suspends its parent; its completion wakes it.
+          const childResult = parent === undefined ? undefined : yield* decodeCompleted(workflow, log)
+          // The run takes the log just kept: the stream is at its version (the run's appends
+          // at their exact version catch anything appended since, as after a claim).
+          const version = log.history.version
+          yield* keep(state, log)
+          if (worker !== undefined && claim !== undefined) {
+            worker.runReserved({ ...claim, streamVersion: version })
+          }
+          return { childResult, created }
+        })
       )
-      if (created) yield* state.signal
-      // A child that has not finished suspends its parent; its completion wakes it.
-      const childResult = parent === undefined ? undefined : yield* decodeCompleted(workflow, log)
-      yield* keep(state, log)
       if (opts.discard) return
       if (parent !== undefined) return childResult ?? new Workflow.Suspended({})
       return yield* awaitCompletion(state, workflow, executionId, created)

@@ -17,6 +17,7 @@ import * as DeferredWakes from "./engine/DeferredWakes.js"
 import * as Deferreds from "./engine/Deferreds.js"
 import * as Determinism from "./engine/Determinism.js"
 import * as DomainEvents from "./engine/DomainEvents.js"
+import * as DurableSteps from "./engine/DurableSteps.js"
 import * as Interruption from "./engine/Interruption.js"
 import type { Stores } from "./engine/Nodes.js"
 import * as SearchAttributes from "./engine/SearchAttributes.js"
@@ -41,6 +42,7 @@ export const engineContract = <E>(
     Interruption.suite(it)
     ChildWorkflows.suite(it)
     Determinism.suite(it)
+    DurableSteps.suite(it)
     CachedHistories.suite(it, options)
     ConcurrencyKeys.suite(it)
     Workers.suite(it)

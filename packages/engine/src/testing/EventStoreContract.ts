@@ -12,6 +12,7 @@ import * as AppendAndRead from "./eventStore/AppendAndRead.js"
 import * as ChainVerification from "./eventStore/ChainVerification.js"
 import * as ExpectedVersions from "./eventStore/ExpectedVersions.js"
 import * as GlobalLog from "./eventStore/GlobalLog.js"
+import * as MultiStream from "./eventStore/MultiStream.js"
 import * as Refusals from "./eventStore/Refusals.js"
 import type { OtherInstance, Tamper } from "./eventStore/Streams.js"
 import * as Subscriptions from "./eventStore/Subscriptions.js"
@@ -29,6 +30,7 @@ export const eventStoreContract = <E>(
     AppendAndRead.suite(it)
     ExpectedVersions.suite(it)
     TwoInstances.suite(it)
+    MultiStream.suite(it)
     Refusals.suite(it)
     GlobalLog.suite(it)
     Subscriptions.suite(it)

@@ -18,6 +18,7 @@ import * as Listing from "./queue/Listing.js"
 import * as NextDue from "./queue/NextDue.js"
 import * as Notifications from "./queue/Notifications.js"
 import * as StartDeadlines from "./queue/StartDeadlines.js"
+import * as StartLeased from "./queue/StartLeased.js"
 import * as Suspension from "./queue/Suspension.js"
 
 export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue.ExecutionQueue, E>) =>
@@ -29,6 +30,7 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
     NextDue.suite(it)
     ConcurrencyKeys.suite(it)
     StartDeadlines.suite(it)
+    StartLeased.suite(it)
     Listing.suite(it)
     History.suite(it)
   })

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Coalescer from "../Coalescer.js"
+import * as HotPool from "../HotPool.js"
 import { sha256Sync } from "../sha256.js"
 import type * as Heads from "./Heads.js"
 import type * as Notifications from "./Notifications.js"
@@ -56,11 +57,24 @@ const readHead = (sql: SqlClient.SqlClient, streamId: string) =>
 
 // The statement of one attempt alone: in the caller's transaction if it has one,
 // otherwise its own.
+// Outside a transaction, with a `pg` pool (PostgreSQL), through that pool (`HotPool`).
 const executeOne = (
   sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
   request: Statements.AppendRequest
 ): Effect.Effect<Statements.AppendRow | undefined, SqlError> =>
-  Effect.map(Statements.appendChained(sql, request), (rows) => rows[0])
+  Effect.map(
+    pool === undefined
+      ? Statements.appendChained(sql, request)
+      : HotPool.query<Statements.AppendRow>(
+          sql,
+          pool,
+          Statements.appendChainedHot.name,
+          Statements.appendChainedHot.text,
+          Statements.appendChainedHot.values(request)
+        ),
+    (rows) => rows[0]
+  )
 
 // Several attempts (of different streams) as ONE statement and transaction:
 // `tillflow_append_many` (migration 5) runs `tillflow_append_chained` for each entry in
@@ -68,26 +82,43 @@ const executeOne = (
 // for its stream only; an error (a duplicate event id, a deadlock) rolls back all.
 const executeMany = (
   sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
   requests: ReadonlyArray<Statements.AppendRequest>
 ): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
-  Effect.map(Statements.appendMany(sql, requests), (rows) => {
-    const byEntry: Array<Statements.AppendRow | undefined> = new Array<Statements.AppendRow | undefined>(
-      requests.length
-    ).fill(undefined)
-    for (const row of rows) byEntry[Number(row.entry)] = row
-    return byEntry
-  })
+  Effect.map(
+    pool === undefined
+      ? Statements.appendMany(sql, requests)
+      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
+          sql,
+          pool,
+          Statements.appendManyHot.name,
+          Statements.appendManyHot.text,
+          Statements.appendManyHot.values(requests)
+        ),
+    (rows) => {
+      const byEntry: Array<Statements.AppendRow | undefined> = new Array<Statements.AppendRow | undefined>(
+        requests.length
+      ).fill(undefined)
+      for (const row of rows) byEntry[Number(row.entry)] = row
+      return byEntry
+    }
+  )
 
-/** The append of a store over `sql`, coalesced beyond `maxInFlight`. */
+/**
+ * The appends of a store over `sql`: the single-stream one, coalesced beyond
+ * `maxInFlight`, and the multi-stream one (all or none, never coalesced).
+ */
 export const make = (options: {
   readonly sql: SqlClient.SqlClient
+  /** The `pg` pool under `sql` (PostgreSQL): appends outside a transaction go through it. */
+  readonly pool: HotPool.HotPool["Type"] | undefined
   readonly maxInFlight: number
   readonly maxCoalesced: number
   readonly heads: Heads.Heads
   readonly notifications: Notifications.Notifications
   readonly streamVersion: EventStore.Service["streamVersion"]
-}): EventStore.Service["append"] => {
-  const { heads, maxCoalesced, maxInFlight, notifications, sql, streamVersion } = options
+}): Pick<EventStore.Service, "append" | "appendStreams"> => {
+  const { heads, maxCoalesced, maxInFlight, notifications, pool, sql, streamVersion } = options
 
   // Group commit of the appends made outside a caller's transaction (`Coalescer`): N
   // concurrent appends cost one statement, one transaction and one WAL flush instead of
@@ -96,8 +127,8 @@ export const make = (options: {
     maxInFlight,
     maxCoalesced,
     key: (request: Statements.AppendRequest) => request.streamId,
-    one: (request: Statements.AppendRequest) => executeOne(sql, request),
-    many: (requests: ReadonlyArray<Statements.AppendRequest>) => executeMany(sql, requests)
+    one: (request: Statements.AppendRequest) => executeOne(sql, pool, request),
+    many: (requests: ReadonlyArray<Statements.AppendRequest>) => executeMany(sql, pool, requests)
   })
 
   // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
@@ -138,7 +169,8 @@ export const make = (options: {
       batch: Statements.batchJson(prepared, hashes)
     }
     return Effect.flatMap(
-      inTransaction ? executeOne(sql, request) : coalesced(request),
+      // In the caller's transaction, on its connection (@effect/sql's): never the pool.
+      inTransaction ? executeOne(sql, undefined, request) : coalesced(request),
       (result): Effect.Effect<Attempt> => {
         const inserted = result === undefined ? -1 : Number(result.inserted)
         if (result !== undefined && inserted === 0) {
@@ -217,11 +249,88 @@ export const make = (options: {
     return Effect.flatMap(firstGuess(streamId, expectedVersion), attempt)
   }
 
+  // The multi-stream append: every stream hashed onto its first guess and sent as ONE
+  // statement (`tillflow_append_all`, migration 6), which writes all or none. A wrong guess
+  // answers every stream's committed head; the next attempt chains onto those heads if each
+  // satisfies its expected version, otherwise `ConcurrencyConflict` names the first that
+  // does not (in the order given).
+  const appendAllOnce = (
+    appends: ReadonlyArray<EventStore.StreamAppend>,
+    prepared: ReadonlyArray<ReadonlyArray<EventStore.PreparedEvent>>,
+    guesses: ReadonlyArray<Option.Option<HashChain.StreamHead>>
+  ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, EventStore.ConcurrencyConflict | SqlError> => {
+    const requests = appends.map(({ streamId }, i): Statements.AppendRequest => {
+      const guess = guesses[i]
+      const expected = Option.isSome(guess) ? guess.value.version : 0
+      const previousHash = Option.isSome(guess) ? guess.value.lastHash : HashChain.genesis
+      const hashes = HashChain.chainSync(previousHash, streamId, expected + 1, prepared[i], sha256Sync)
+      return {
+        streamId,
+        expected,
+        exists: Option.isSome(guess),
+        previousHash,
+        lastHash: hashes[hashes.length - 1],
+        batch: Statements.batchJson(prepared[i], hashes)
+      }
+    })
+    return Effect.flatMap(Statements.appendAll(sql, requests), (rows) => {
+      const byEntry = new Array<Statements.AppendRow | undefined>(requests.length).fill(undefined)
+      for (const row of rows) byEntry[Number(row.entry)] = row
+      if (byEntry.every((row, i) => row !== undefined && Number(row.inserted) === prepared[i].length)) {
+        return Effect.succeed(
+          requests.map((request, i): EventStore.AppendResult => {
+            const nextVersion = request.expected + prepared[i].length
+            heads.remember(request.streamId, { version: nextVersion, lastHash: request.lastHash })
+            const positions = (byEntry[i]?.positions ?? "").split(",").map((position) => BigInt(position))
+            return { nextVersion, positions }
+          })
+        )
+      }
+      if (byEntry.some((row) => row === undefined || Number(row.inserted) !== 0)) {
+        // Cannot happen (the function answers one row per entry, all written or none).
+        return Effect.die(new Error(`multi-stream append answered a partial write: ${JSON.stringify(rows)}`))
+      }
+      const actualHeads = byEntry.map((row): Option.Option<HashChain.StreamHead> =>
+        row?.head_version == null || row.head_hash === null
+          ? Option.none()
+          : Option.some({ version: Number(row.head_version), lastHash: row.head_hash })
+      )
+      for (const [i, { expectedVersion, streamId }] of appends.entries()) {
+        const head = actualHeads[i]
+        if (Option.isSome(head)) heads.remember(streamId, head.value)
+        else heads.forget(streamId)
+        const actual = Option.isSome(head) ? head.value.version : 0
+        if (!EventStore.satisfies(expectedVersion, actual)) {
+          return Effect.fail(
+            new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+          )
+        }
+      }
+      return appendAllOnce(appends, prepared, actualHeads)
+    })
+  }
+
+  const appendStreams = Effect.fnUntraced(function* (appends: ReadonlyArray<EventStore.StreamAppend>) {
+    const prepared = yield* EventStore.prepareStreams(appends)
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    const results = yield* Effect.forEach(appends, ({ expectedVersion, streamId }) =>
+      firstGuess(streamId, expectedVersion)
+    ).pipe(
+      Effect.flatMap((guesses) => appendAllOnce(appends, prepared, guesses)),
+      Effect.tap(() => notifications.notifyAppended(Option.isSome(transaction))),
+      Effect.catchTag("SqlError", (error) =>
+        Effect.fail(mapAppendSqlError(appends[0].streamId, prepared.flat())(error))
+      )
+    )
+    yield* PubSub.publish(notifications.wakeups, undefined)
+    return results
+  })
+
   // Not a span of its own (`Effect.fn`): the append is the store's hot path, and a span
   // per call cost ~30 µs of CPU even without a captured stack trace (~75 µs with one),
   // as much as the rest of the store's own work on a single event (docs/performance.md).
   // Its statement is still traced, by @effect/sql's `sql.execute` span.
-  return Effect.fnUntraced(function* (
+  const append = Effect.fnUntraced(function* (
     streamId: string,
     expectedVersion: EventStore.ExpectedVersion,
     events: ReadonlyArray<EventStore.NewEvent>
@@ -242,4 +351,6 @@ export const make = (options: {
     yield* PubSub.publish(notifications.wakeups, undefined)
     return result
   })
+
+  return { append, appendStreams }
 }

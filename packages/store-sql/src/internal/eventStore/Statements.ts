@@ -124,6 +124,32 @@ export const appendChained = (sql: SqlClient.SqlClient, request: AppendRequest) 
             ${request.batch}::jsonb)`
 
 /**
+ * The append through the `pg` pool (`HotPool`): the same statement as {@link appendChained},
+ * a fixed text sent as a named prepared statement, its parameters in the same order.
+ */
+export const appendChainedHot = {
+  name: "tillflow_append_chained_v1",
+  text: `SELECT inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_chained($1::text, $2::bigint, $3::boolean, $4::text, $5::text, $6::jsonb)`,
+  values: (request: AppendRequest): ReadonlyArray<unknown> => [
+    request.streamId,
+    request.expected,
+    request.exists,
+    request.previousHash,
+    request.lastHash,
+    request.batch
+  ]
+} as const
+
+/** {@link appendMany} through the `pg` pool (`HotPool`), as {@link appendChainedHot}. */
+export const appendManyHot = {
+  name: "tillflow_append_many_v1",
+  text: `SELECT entry, inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_many($1::jsonb)`,
+  values: (requests: ReadonlyArray<AppendRequest>): ReadonlyArray<unknown> => [entriesJson(requests)]
+} as const
+
+/**
  * Several attempts (of different streams) as ONE statement: `tillflow_append_many`
  * (migration 5), answering one row per attempt, named by its `entry` (its index).
  */
@@ -131,6 +157,15 @@ export const appendMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<App
   sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
             head_version::text AS head_version, head_hash
           FROM tillflow_append_many(${entriesJson(requests)}::jsonb)`
+
+/**
+ * A multi-stream append as ONE statement: `tillflow_append_all` (migration 6), all entries
+ * written or none, answering one row per entry, named by its `entry` (its index).
+ */
+export const appendAll = (sql: SqlClient.SqlClient, requests: ReadonlyArray<AppendRequest>) =>
+  sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
+            head_version::text AS head_version, head_hash
+          FROM tillflow_append_all(${entriesJson(requests)}::jsonb)`
 
 /** The version of one stream: no row if it does not exist. */
 export const streamVersion = (sql: SqlClient.SqlClient, streamId: string) =>

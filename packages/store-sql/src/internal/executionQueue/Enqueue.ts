@@ -4,12 +4,13 @@
  * (`Coalescer`, `enqueueMany`); each inserted row is announced.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import type { ExecutionQueue } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Coalescer from "../Coalescer.js"
 import type { Announce } from "./Announcements.js"
-import { decodeIds, failure } from "./Rows.js"
+import { decodeIds, decodeLeased, failure } from "./Rows.js"
 import * as Statements from "./Statements.js"
 
 // An enqueue alone: one statement.
@@ -67,3 +68,35 @@ export const make = (options: {
       Effect.mapError(failure("enqueue"))
     )
 }
+
+/**
+ * The start leased of a queue over `sql` (`ExecutionQueue.enqueueLeased`): one statement,
+ * never coalesced (its caller runs the execution at once). A row inserted pending, waiting
+ * for its key, is announced as an enqueued one is; a row inserted leased is not (it is
+ * running, and no other worker may take it).
+ */
+export const makeLeased =
+  (options: { readonly sql: SqlClient.SqlClient; readonly announce: Announce }) =>
+  (
+    input: Statements.EnqueueLeasedInput
+  ): Effect.Effect<ExecutionQueue.EnqueueLeased, ExecutionQueue.ExecutionQueueError> =>
+    Statements.enqueueLeased(options.sql, input).pipe(
+      Effect.flatMap(decodeLeased),
+      Effect.flatMap((rows): Effect.Effect<ExecutionQueue.EnqueueLeased, SqlError> => {
+        const row = rows[0]
+        if (row === undefined) return Effect.succeed({ inserted: false, claim: undefined })
+        if (!row.leased)
+          return Effect.as(options.announce([input.executionId]), { inserted: true, claim: undefined })
+        return Effect.succeed({
+          inserted: true,
+          claim: {
+            executionId: input.executionId,
+            workflowName: input.workflowName,
+            parentId: input.parentId ?? null,
+            claims: 1,
+            leaseUntil: input.now + input.leaseMs
+          }
+        })
+      }),
+      Effect.mapError(failure("enqueueLeased"))
+    )

@@ -38,6 +38,9 @@ export const decodeClaimedWithNext = Schema.decodeUnknown(Schema.Array(ClaimedOr
 const IdRow = Schema.Struct({ execution_id: Schema.String })
 export const decodeIds = Schema.decodeUnknown(Schema.Array(IdRow))
 
+const LeasedRow = Schema.Struct({ execution_id: Schema.String, leased: Schema.Boolean })
+export const decodeLeased = Schema.decodeUnknown(Schema.Array(LeasedRow))
+
 const ReleasedRow = Schema.Struct({
   execution_id: Schema.String,
   status: ExecutionQueue.ExecutionStatus,

@@ -224,6 +224,70 @@ export const release = (sql: SqlClient.SqlClient, options: ReleaseOptions) => {
   }
 }
 
+const heldHot = "execution_id = $1 AND lease_owner = $2 AND status = 'running'"
+
+/**
+ * {@link release} through the `pg` pool (`HotPool`): per outcome, the same statement as a
+ * fixed text sent as a named prepared statement, `$1` the execution, `$2` the worker, `$3`
+ * now, then the outcome's own value.
+ */
+export const releaseHot = (
+  options: ReleaseOptions
+): { readonly name: string; readonly text: string; readonly values: ReadonlyArray<unknown> } => {
+  const { executionId, now, workerId } = options
+  const outcome = options.release
+  switch (outcome._tag) {
+    case "Suspended":
+      return {
+        name: "tillflow_release_suspended_v1",
+        text: `UPDATE tillflow_executions
+              SET status = CASE WHEN wake_requested THEN 'pending' ELSE 'suspended' END,
+                  due_at = CASE WHEN wake_requested THEN $3::bigint ELSE $4::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now, outcome.wakeAt ?? null]
+      }
+    case "Retry":
+      return {
+        name: "tillflow_release_retry_v1",
+        text: `UPDATE tillflow_executions
+              SET status = 'pending',
+                  due_at = CASE WHEN wake_requested THEN LEAST($3::bigint, $4::bigint) ELSE $4::bigint END,
+                  lease_owner = NULL, wake_requested = false, updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now, outcome.runAt]
+      }
+    case "Stuck":
+      return {
+        name: "tillflow_release_stuck_v1",
+        text: `UPDATE tillflow_executions
+              SET status = 'stuck', due_at = NULL, lease_owner = NULL, wake_requested = false,
+                  updated_at = $3::bigint
+              WHERE ${heldHot}
+              RETURNING execution_id, status, due_at`,
+        values: [executionId, workerId, now]
+      }
+    case "Finished":
+      return {
+        name: "tillflow_release_finished_v1",
+        text: `WITH finished AS (
+                UPDATE tillflow_executions
+                SET status = $4::text, due_at = NULL, lease_owner = NULL, wake_requested = false,
+                    updated_at = $3::bigint
+                WHERE ${heldHot}
+                RETURNING execution_id, status, due_at
+              ), freed AS (
+                DELETE FROM tillflow_concurrency_holders
+                WHERE execution_id IN (SELECT execution_id FROM finished)
+              )
+              SELECT execution_id, status, due_at FROM finished`,
+        values: [executionId, workerId, now, outcome.status]
+      }
+  }
+}
+
 /** A wake alone. Every expression of SET reads the row as it was before the update. */
 export const wake = (
   sql: SqlClient.SqlClient,
@@ -311,6 +375,46 @@ export const enqueueOne = (sql: SqlClient.SqlClient, input: EnqueueInput) =>
                 ${startByOf(input)}::bigint, ${input.now}, ${input.now})
         ON CONFLICT (execution_id) DO NOTHING
         RETURNING execution_id`
+
+/** The input of a start leased. */
+export type EnqueueLeasedInput = Parameters<NonNullable<Service["enqueueLeased"]>>[0]
+
+/**
+ * A start leased (`ExecutionQueue.enqueueLeased`), ONE statement: the execution's key
+ * taken when it is free (a holder row inserted, `DO NOTHING` when another execution holds
+ * it, as the claim's upsert serialises on the key's primary key), then its row inserted
+ * running and leased to the worker when it needs no key or took it, pending as
+ * `enqueueOne` inserts it otherwise. An execution that exists takes no key and is left
+ * alone. It answers the row only if it inserted it, with `leased`.
+ */
+export const enqueueLeased = (sql: SqlClient.SqlClient, input: EnqueueLeasedInput) => {
+  const key = input.concurrencyKey ?? null
+  const leaseUntil = input.now + input.leaseMs
+  return sql`
+        WITH acquired AS (
+          INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
+          SELECT ${key}::text, ${input.executionId}
+          WHERE ${key}::text IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM tillflow_executions WHERE execution_id = ${input.executionId})
+          ON CONFLICT (concurrency_key) DO NOTHING
+          RETURNING execution_id
+        ), granted AS (
+          SELECT ${key}::text IS NULL OR EXISTS (SELECT 1 FROM acquired) AS leased
+        )
+        INSERT INTO tillflow_executions
+          (execution_id, workflow_name, status, due_at, lease_owner, claims, concurrency_key, parent_id,
+           attributes, stream_id, start_by, created_at, updated_at)
+        SELECT ${input.executionId}, ${input.workflowName},
+               CASE WHEN g.leased THEN 'running' ELSE 'pending' END,
+               CASE WHEN g.leased THEN ${leaseUntil}::bigint ELSE ${input.now}::bigint END,
+               CASE WHEN g.leased THEN ${input.workerId}::text END,
+               CASE WHEN g.leased THEN 1 ELSE 0 END,
+               ${key}::text, ${input.parentId ?? null}, ${JSON.stringify(input.attributes)}::jsonb,
+               ${input.stream ?? null}, ${startByOf(input)}::bigint, ${input.now}, ${input.now}
+        FROM granted g
+        ON CONFLICT (execution_id) DO NOTHING
+        RETURNING execution_id, status = 'running' AS leased`
+}
 
 /**
  * Enqueues of different executions as ONE statement, from `entries`, a JSON array of one

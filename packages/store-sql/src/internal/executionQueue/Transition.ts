@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Coalescer from "../Coalescer.js"
+import * as HotPool from "../HotPool.js"
 import type { Announce } from "./Announcements.js"
 import { announced, decodeReleased, decodeTransitions, failure, type Released } from "./Rows.js"
 import * as Statements from "./Statements.js"
@@ -35,10 +36,18 @@ type Transition =
 type Rows = Effect.Effect<ReadonlyArray<Released>, SqlError | ParseResult.ParseError>
 
 // A wake or a release alone is one statement: its own transaction, or part of the caller's.
-const transitionOne = (sql: SqlClient.SqlClient, transition: Transition): Rows =>
-  (transition._tag === "Wake" ? Statements.wake(sql, transition) : Statements.release(sql, transition)).pipe(
-    Effect.flatMap(decodeReleased)
-  )
+// A release outside a transaction, with a `pg` pool (PostgreSQL), goes through that pool
+// as a named prepared statement (`HotPool`, STYLE.md "SQL").
+const transitionOne = (
+  sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
+  transition: Transition
+): Rows => {
+  if (transition._tag === "Wake") return Effect.flatMap(Statements.wake(sql, transition), decodeReleased)
+  if (pool === undefined) return Effect.flatMap(Statements.release(sql, transition), decodeReleased)
+  const hot = Statements.releaseHot(transition)
+  return Effect.flatMap(HotPool.query(sql, pool, hot.name, hot.text, hot.values), decodeReleased)
+}
 
 /**
  * Wakes and releases of different executions as ONE statement and transaction, each
@@ -99,11 +108,13 @@ export interface Transitions {
 /** The wakes and releases of a queue over `sql`, coalesced beyond `maxInFlight`. */
 export const make = (options: {
   readonly sql: SqlClient.SqlClient
+  /** The `pg` pool under `sql` (PostgreSQL): releases outside a transaction go through it. */
+  readonly pool: HotPool.HotPool["Type"] | undefined
   readonly maxInFlight: number
   readonly maxCoalesced: number
   readonly announce: Announce
 }): Transitions => {
-  const { announce, maxCoalesced, maxInFlight, sql } = options
+  const { announce, maxCoalesced, maxInFlight, pool, sql } = options
 
   // Group commit of the wakes and releases made outside a caller's transaction: one
   // statement for the calls waiting while `maxInFlight` are in flight, one call per
@@ -112,13 +123,14 @@ export const make = (options: {
     maxInFlight,
     maxCoalesced,
     key: (transition: Transition) => transition.executionId,
-    one: (transition: Transition) => transitionOne(sql, transition),
+    one: (transition: Transition) => transitionOne(sql, pool, transition),
     many: (transitions: ReadonlyArray<Transition>) => transitionMany(sql, transitions)
   })
 
   const transition = (transition: Transition) =>
     Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (connection) =>
-      Option.isSome(connection) ? transitionOne(sql, transition) : coalescedTransition(transition)
+      // In the caller's transaction, on its connection (@effect/sql's): never the pool.
+      Option.isSome(connection) ? transitionOne(sql, undefined, transition) : coalescedTransition(transition)
     ).pipe(Effect.tap((rows) => announce(rows.filter(announced).map((row) => row.execution_id))))
 
   return {
