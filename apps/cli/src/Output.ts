@@ -5,7 +5,7 @@
  *
  * | code | meaning |
  * |---|---|
- * | 0 | done: approved, or the command succeeded |
+ * | 0 | done: approved, or the command succeeded (a display such as `executions show`, whatever the outcome) |
  * | 1 | tillflow could not do it: store or worker unreachable, unexpected failure |
  * | 2 | usage: a bad argument or option, an unknown serial, a reused idempotency key |
  * | 3 | declined by the acquirer or issuer |

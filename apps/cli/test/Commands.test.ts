@@ -313,6 +313,14 @@ describe("tillflow against a worker: executions, events, audit", () => {
     expect(show.doc["executionId"]).toBe(done["executionId"])
   }, 240_000)
 
+  it("executions show of a declined payment is a display: exit 0, and the document still says declined", async () => {
+    const declined = await json(["sale", "--serial", serial, "--amount", "37.84"])
+    expect(declined.status).toBe(3)
+    const show = await json(["executions", "show", String(declined.doc["executionId"])])
+    expect(show.status, show.stderr).toBe(0)
+    expect(show.doc["status"]).toBe("declined")
+  }, 240_000)
+
   it("events tail --json prints NDJSON, and its help says so", async () => {
     const tail = await worker.cli(["events", "tail", "--last", "5", "--json"])
     expect(tail.status, tail.stderr).toBe(0)

@@ -377,6 +377,7 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
     withExample(Intake.Unavailable, new Intake.Unavailable({ message: "the event store did not answer" }))
   )
   .annotate(OpenApi.Title, "tillflow intake")
+  .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/licenses/MIT" })
   .annotate(OpenApi.Servers, [{ url: "/", description: "the worker serving this document" }])
   .annotate(OpenApi.Transform, withDecodeErrorExample)
   .annotate(

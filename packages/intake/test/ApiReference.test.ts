@@ -29,6 +29,10 @@ describe("the intake API's reference", () => {
     expect(document.openapi).toBe("3.1.0")
   })
 
+  it("the document names the project's licence (MIT, as LICENSE says) for the linter's info-license rule", () => {
+    expect(document.info.license).toEqual({ name: "MIT", url: "https://opensource.org/licenses/MIT" })
+  })
+
   it("the sale request is typed: operation, serial_number, amount and currency required, no callbackUrl or token", () => {
     const start = resolve(
       document.paths["/v1/operations"].post.requestBody.content["application/json"].schema

@@ -91,11 +91,14 @@ const show = Command.make(
               : [])
           ]
         )
-        return Output.exitCodeOf(view)
+        // Showing an execution is a display: it succeeded whatever the payment's outcome (a
+        // declined or partial payment is said in the output, not the exit code), so `set -e`
+        // scripts can show any execution.
+        return Output.ExitCode.ok
       })
     )
   )
-).pipe(Command.withDescription("one execution: status, progress or report"))
+).pipe(Command.withDescription("one execution: status, progress or report (exit 0 whatever its outcome)"))
 
 export const executions = Command.make("executions").pipe(
   Command.withDescription("workflow executions"),

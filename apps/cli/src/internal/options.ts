@@ -4,7 +4,9 @@
  * (`dual`), and money and the transactions an operation refers to.
  */
 import * as Options from "@effect/cli/Options"
+import { Identifiers } from "@tillflow/core"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 /**
  * `Options.withDefault`, the default also said in the help: @effect/cli shows a default only
@@ -103,7 +105,15 @@ export const currency = Options.text("currency").pipe(
   Options.withDescription("ISO 4217 currency code"),
   withShownDefault("EUR")
 )
+/** Whether a text is a transaction guid the service can be sent (`Identifiers.Guid`). */
+const isGuid = Schema.is(Identifiers.Guid)
+
 export const originalId = Options.text("original-transaction-id").pipe(
+  // Refused here, before anything is started or sent: a malformed guid would reach the terminal.
+  Options.filterMap(
+    (guid) => (isGuid(guid) ? Option.some(guid) : Option.none()),
+    "--original-transaction-id: a transaction guid is 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit (the transactionID of the original's result)"
+  ),
   Options.withDescription("the gateway guid of the original transaction (transactionID of its result)")
 )
 export const originalReference = Options.text("original-reference").pipe(
