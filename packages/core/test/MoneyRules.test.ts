@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import {
   Identifiers,
+  Ledger,
   LifecycleEvent,
   Money,
   MotoWorkflow,
@@ -226,4 +227,54 @@ describe("one original, every path: what is credited back never exceeds what was
       expect(cloud.calls).toEqual([])
     }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
   })
+
+  it.effect("a linked MOTO refund sent to a terminal is decided from and folded into its MOTO sale", () =>
+    Effect.gen(function* () {
+      yield* record("moto-20", "moToSale", eur(2000n))
+      const motoRefund = (key: string, amount: Money.Money) =>
+        runToEnd(
+          TerminalOperations.linkedMotoRefund(
+            { ...terminal, originalTransactionId: guid("moto-20"), amount },
+            polling(key)
+          )
+        )
+      expect(Exit.isSuccess(yield* motoRefund("m1", eur(2000n)))).toBe(true)
+      expect(refusalOf(yield* motoRefund("m2", eur(1n)))).toMatchObject({ rule: "refund-not-above-sale" })
+      expect(yield* sends).toBe(1)
+    }).pipe(Effect.provide(layer({ linkedRules: rules })))
+  )
+
+  it.effect(
+    "the ledger books a terminal reversal of a captured pre-authorization as the capture's reversal: the net is 0",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const preAuth = guid("pa-8")
+        yield* TransactionHistory.openPreAuthorization(store, {
+          guid: preAuth,
+          amount: eur(9000n),
+          authorisedAt: yield* DateTime.now,
+          scheme: "Visa",
+          mcc: "7011",
+          serialNumber: terminal.serialNumber
+        })
+        const linked = { ...terminal, originalTransactionId: preAuth }
+        const approved = <A, E>(exit: Exit.Exit<A, E>) => expect(Exit.isSuccess(exit)).toBe(true)
+        approved(
+          yield* runToEnd(
+            TerminalOperations.preAuthorizationIncrease({ ...linked, amount: eur(1000n) }, polling("i1"))
+          )
+        )
+        approved(
+          yield* runToEnd(
+            TerminalOperations.preAuthorizationCapture({ ...linked, amount: eur(11000n) }, polling("c1"))
+          )
+        )
+        approved(yield* runToEnd(TerminalOperations.preAuthorizationReversal(linked, polling("v1"))))
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), [])
+        expect(rows.filter((row) => row.currency === "EUR").map((row) => row.net)).toEqual([0n])
+      }).pipe(Effect.provide(layer({ linkedRules: rules })))
+  )
 })
