@@ -14,6 +14,7 @@ import {
   MotoWorkflow,
   ReversalWorkflow,
   TerminalOperations,
+  TerminalOutcomeRecorder,
   TipAdjustmentWorkflow,
   TransactionHistory,
   type Moto,
@@ -276,5 +277,31 @@ describe("one original, every path: what is credited back never exceeds what was
         const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), [])
         expect(rows.filter((row) => row.currency === "EUR").map((row) => row.net)).toEqual([0n])
       }).pipe(Effect.provide(layer({ linkedRules: rules })))
+  )
+
+  it.effect(
+    "a terminal-less reversal of a terminal sale is booked on that terminal's and merchant's ledger row, not on merchant '-'",
+    () => {
+      const cloud = counted()
+      return Effect.gen(function* () {
+        const handle = yield* Cloud
+        handle.script({ result: { mid: "MID-7" } })
+        const sale = yield* runToEnd(
+          TerminalOperations.sale({ ...terminal, amount: eur(2000n) }, polling("sale-mid"))
+        )
+        expect(Exit.isSuccess(sale) && sale.value._tag).toBe("Approved")
+        const saleGuid = Exit.isSuccess(sale) ? (sale.value.facts.efttransactionID ?? "") : ""
+        yield* TerminalOutcomeRecorder.catchUp({ mcc: Option.some("7011") })
+        yield* ReversalWorkflow.Reverse.execute({ requestId: "rev-mid", originalGuid: guid(saleGuid) })
+        const store = yield* EventStore.EventStore
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), ["terminal", "merchant"])
+        expect(rows.map((row) => [row.terminal, row.merchant, row.net])).toEqual([
+          [terminal.serialNumber, "MID-7", 0n]
+        ])
+        expect(cloud.calls).toEqual(["reversal"])
+      }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
+    }
   )
 })

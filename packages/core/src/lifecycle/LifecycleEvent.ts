@@ -66,10 +66,11 @@ export type ReversalTarget = typeof ReversalTarget.Type
 const request = { requestId: Schema.String, at: Instant }
 
 /**
- * The terminal of the transaction a terminal-less fact acted on, when it was made on one:
- * the ledger books the fact on that terminal's row (absent in facts recorded before it was).
+ * The terminal of the transaction a terminal-less fact acted on, when it was made on one,
+ * and the merchant its result named (`mid`): the ledger books the fact on that terminal's
+ * and merchant's row (each absent in facts recorded before it was).
  */
-const onTerminal = { serialNumber: optional(Schema.String) }
+const onTerminal = { serialNumber: optional(Schema.String), merchant: optional(Schema.String) }
 
 // ---------------------------------------------------------------------------------------
 // Opening a transaction's stream
@@ -86,7 +87,9 @@ export const TransactionRecorded = EventRegistry.define(
     serialNumber: optional(Schema.String),
     terminalType: optional(Schema.String),
     batchNumber: optional(Schema.String),
-    originalGuid: optional(Schema.String)
+    originalGuid: optional(Schema.String),
+    /** The merchant the result named (`mid`), when it was made on a terminal. */
+    merchant: optional(Schema.String)
   })
 )
 
@@ -106,7 +109,9 @@ export const PreAuthorizationOpened = EventRegistry.define(
     terminalType: optional(Schema.String),
     batchNumber: optional(Schema.String),
     /** End of the stay (JCB hotel and car rental: the capture window). */
-    stayEndsAt: optional(Instant)
+    stayEndsAt: optional(Instant),
+    /** The merchant the result named (`mid`), when it was made on a terminal. */
+    merchant: optional(Schema.String)
   })
 )
 

@@ -279,7 +279,8 @@ const refundPlan = (guid: string, requestId: string, amount: Money.Money): Plan 
             amount: facts.totalAmount?.currency === amount.currency ? facts.totalAmount : amount,
             refundGuid: facts.efttransactionID,
             reconciled: facts.source === "status",
-            serialNumber: state.serialNumber
+            serialNumber: state.serialNumber,
+            merchant: state.merchant
           })
         )
       ]

@@ -474,7 +474,8 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
                   amount: payload.amount,
                   refundGuid,
                   reconciled,
-                  serialNumber: state.serialNumber
+                  serialNumber: state.serialNumber,
+                  merchant: state.merchant
                 })
               )
             ]

@@ -240,7 +240,8 @@ const changeHold = (
                   hold,
                   gatewayGuid,
                   reconciled,
-                  serialNumber: state.serialNumber
+                  serialNumber: state.serialNumber,
+                  merchant: state.merchant
                 })
               )
             : LifecycleEvent.HoldDecreased.make(
@@ -251,7 +252,8 @@ const changeHold = (
                   hold,
                   gatewayGuid,
                   reconciled,
-                  serialNumber: state.serialNumber
+                  serialNumber: state.serialNumber,
+                  merchant: state.merchant
                 })
               )
         return Either.right({
@@ -381,7 +383,8 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
                   total: data.total,
                   captureGuid,
                   reconciled,
-                  serialNumber: state.serialNumber
+                  serialNumber: state.serialNumber,
+                  merchant: state.merchant
                 })
               )
             ]
@@ -400,6 +403,7 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
                   at: now,
                   transactionReference: state.transactionReference,
                   serialNumber: state.serialNumber,
+                  merchant: state.merchant,
                   terminalType: state.terminalType,
                   originalGuid: guid
                 })

@@ -275,7 +275,8 @@ export const reversed = (
               amount,
               gatewayGuid,
               reconciled,
-              serialNumber: state.serialNumber
+              serialNumber: state.serialNumber,
+              merchant: state.merchant
             })
           )
         ]

@@ -172,7 +172,8 @@ const adjust = (payload: Workflow.Workflow.Payload<typeof Adjust>) =>
                     at: now,
                     tip: payload.tip,
                     replaces,
-                    serialNumber: state.serialNumber
+                    serialNumber: state.serialNumber,
+                    merchant: state.merchant
                   })
                 )
               ]

@@ -70,6 +70,8 @@ export interface State {
   readonly terminalType: string | undefined
   readonly batchNumber: string | undefined
   readonly originalGuid: string | undefined
+  /** The merchant the original's result named (`mid`), when it was made on a terminal. */
+  readonly merchant: string | undefined
   readonly preAuthorization: PreAuthorization | undefined
   readonly pending: Pending | undefined
   readonly refunds: ReadonlyArray<{
@@ -96,6 +98,9 @@ export const terminalRequestPrefix = "terminal-"
 /** The operation a refund's events belong to: a refund sent to a terminal, or a MOTO refund. */
 const refundOperation = (requestId: string): LifecycleEvent.Operation =>
   requestId.startsWith(terminalRequestPrefix) ? "refund" : "motoRefund"
+
+const nonBlank = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim().length === 0 ? undefined : value
 
 /** The key of a request in `completed`. */
 export const requestKey = (operation: LifecycleEvent.Operation, requestId: string): string =>
@@ -163,6 +168,7 @@ const open = (event: LifecycleEvent.Decoded): State | undefined => {
         terminalType: d.terminalType,
         batchNumber: d.batchNumber,
         originalGuid: d.originalGuid,
+        merchant: d.merchant,
         preAuthorization: undefined,
         reversed: Money.zero(d.amount.currency)
       }
@@ -180,6 +186,7 @@ const open = (event: LifecycleEvent.Decoded): State | undefined => {
         terminalType: d.terminalType,
         batchNumber: d.batchNumber,
         originalGuid: undefined,
+        merchant: d.merchant,
         reversed: Money.zero(d.amount.currency),
         preAuthorization: {
           via: d.via,
@@ -346,6 +353,8 @@ export interface PreAuthorizationAuthorised {
   readonly terminalType?: string | undefined
   readonly batchNumber?: string | undefined
   readonly stayEndsAt?: DateTime.Utc | undefined
+  /** The merchant the result named (`mid`). */
+  readonly merchant?: string | undefined
 }
 
 /** What a completed transaction's result said, to record it. */
@@ -359,6 +368,8 @@ export interface Completed {
   readonly terminalType?: string | undefined
   readonly batchNumber?: string | undefined
   readonly originalGuid?: string | undefined
+  /** The merchant the result named (`mid`). */
+  readonly merchant?: string | undefined
 }
 
 /**
@@ -403,7 +414,8 @@ export const openPreAuthorization = Effect.fn("TransactionHistory.openPreAuthori
         serialNumber: authorised.serialNumber,
         terminalType: authorised.terminalType,
         batchNumber: authorised.batchNumber,
-        stayEndsAt: authorised.stayEndsAt
+        stayEndsAt: authorised.stayEndsAt,
+        merchant: authorised.merchant
       })
     )
   )
@@ -474,7 +486,8 @@ export const preAuthorizationFromResult = (
       serialNumber: context.serialNumber,
       terminalType: context.terminalType,
       batchNumber: result.batchNumber,
-      stayEndsAt: context.stayEndsAt
+      stayEndsAt: context.stayEndsAt,
+      merchant: nonBlank(result.mid) ?? nonBlank(result.merchantName)
     })
   )
 
@@ -498,9 +511,14 @@ export const completedFromResult = (
       serialNumber: context.serialNumber,
       terminalType: context.terminalType,
       batchNumber: result.batchNumber,
-      originalGuid: context.originalGuid
+      originalGuid: context.originalGuid,
+      merchant: nonBlank(result.mid) ?? nonBlank(result.merchantName)
     })
   )
+
+/** The merchant an outcome's result named: its `mid`, else its merchant name (none when both are blank). */
+const merchantOf = (facts: OperationOutcome.Facts): string | undefined =>
+  nonBlank(facts.mid) ?? nonBlank(facts.merchantName)
 
 const transactionKinds: ReadonlySet<string> = new Set(LifecycleEvent.TransactionKind.literals)
 
@@ -550,7 +568,8 @@ export const preAuthorizationFromOutcome = (
             serialNumber: facts.serialNumber,
             terminalType: facts.terminalType,
             batchNumber: facts.batchNumber,
-            stayEndsAt: context.stayEndsAt
+            stayEndsAt: context.stayEndsAt,
+            merchant: merchantOf(facts)
           })
         )
       : Either.left(
@@ -575,7 +594,8 @@ export const completedFromOutcome = (
             serialNumber: facts.serialNumber,
             terminalType: facts.terminalType,
             batchNumber: facts.batchNumber,
-            originalGuid: facts.originalTransactionId
+            originalGuid: facts.originalTransactionId,
+            merchant: merchantOf(facts)
           })
         )
       : Either.left(

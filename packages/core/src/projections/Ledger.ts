@@ -166,7 +166,8 @@ const lifecycleTypes: ReadonlySet<string> = new Set([
  * The entry of a terminal-less fact (`LifecycleEvent`): MOTO sales and their declines,
  * captures, hold changes, reversals, refunds and tip adjustments made without a terminal.
  * A fact on a transaction made on a terminal (a reversal of a terminal sale) is booked on
- * that terminal (the fact names it); the others belong to no terminal ("-"). The facts of
+ * that terminal and its result's merchant (the fact names both); the others belong to no
+ * terminal and no merchant ("-"). The facts of
  * operations made on terminals come from their outcome events instead, so nothing is
  * counted twice.
  */
@@ -181,10 +182,13 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
   )
     return undefined
   const recorded = event.recorded
-  const onTerminal = (event.data as { readonly serialNumber?: string | undefined }).serialNumber
+  const { merchant, serialNumber: onTerminal } = event.data as {
+    readonly serialNumber?: string | undefined
+    readonly merchant?: string | undefined
+  }
   const base = {
     terminal: nonEmpty(onTerminal) ?? "-",
-    merchant: "-",
+    merchant: nonEmpty(merchant) ?? "-",
     transactionReference: undefined,
     streamId: recorded.streamId,
     eventType: recorded.type,
