@@ -167,7 +167,20 @@ describe("a worker's port from its first byte to its exit", () => {
         const beforeStop = answers.length
         // Stopping: SIGTERM while requests keep coming, until the process is gone.
         running.child.kill("SIGTERM")
-        while (!exited) yield* Effect.promise(round)
+        // Beside the rounds (a round waits for its slowest answer, a sale's), a quick probe of
+        // /ready after another, so a short stopping window is seen too: a worker whose
+        // executions all ended stops in well under a round.
+        const probe = async () => {
+          while (!exited) {
+            const answer = await send(base, "ready", "GET", "/ready")
+            if (answer !== undefined) answers.push(answer)
+            await new Promise((resolve) => setTimeout(resolve, 5))
+          }
+        }
+        const rounds = async () => {
+          while (!exited) await round()
+        }
+        yield* Effect.promise(() => Promise.all([probe(), rounds()]))
 
         const bad = answers.flatMap((answer) => {
           const why = misleading(answer)
