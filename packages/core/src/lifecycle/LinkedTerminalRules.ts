@@ -47,10 +47,9 @@ export interface Options {
   readonly historyWait?: Duration.DurationInput | undefined
 }
 
-const terminalPrefix = TransactionHistory.terminalRequestPrefix
-
 /** The `requestId` a linked terminal operation is recorded under in its original's history. */
-export const requestIdOf = (executionId: string): string => `${terminalPrefix}${executionId}`
+export const requestIdOf = (executionId: string): string =>
+  `${TransactionHistory.terminalRequestPrefix}${executionId}`
 
 /**
  * Whether a lifecycle event was folded from a linked operation sent to a terminal: the
@@ -58,7 +57,7 @@ export const requestIdOf = (executionId: string): string => `${terminalPrefix}${
  */
 export const isFromTerminal = (event: LifecycleEvent.Decoded): boolean => {
   const requestId = Guarded.requestIdOf(event)
-  return requestId !== undefined && requestId.startsWith(terminalPrefix)
+  return requestId !== undefined && requestId.startsWith(TransactionHistory.terminalRequestPrefix)
 }
 
 type Refusal = { readonly _tag: string; readonly message: string }

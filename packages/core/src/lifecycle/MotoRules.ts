@@ -65,10 +65,6 @@ export const saleRefusal = (input: {
       )
     : Ops.positive(input.amount, "the MOTO sale amount")
 
-/** Everything refunded on a sale so far (`TransactionHistory.refunded`). */
-export const refundedSoFar = (state: TransactionHistory.State): Money.Money =>
-  TransactionHistory.refunded(state)
-
 /**
  * A MOTO refund (`/moto/refund`) refunds a MOTO sale, within the rules every refund is
  * decided by (`MoneyRules.decideRefund`).

@@ -40,7 +40,7 @@ import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 import { optional } from "../model/internal/Strict.js"
 
 // The rules live in `MotoRules`; this name stays here for the callers that know it.
@@ -460,7 +460,7 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
           return Option.none()
         }),
       applied: (response, { now, reconciled, state }) => {
-        const refundedSoFar = Ops.plus(MotoRules.refundedSoFar(state), payload.amount)
+        const refundedSoFar = Ops.plus(TransactionHistory.refunded(state), payload.amount)
         const refundGuid = response.guid
         const appends: Array<Guarded.Append> = [
           {
@@ -521,7 +521,7 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
           defined({
             requestId: payload.requestId,
             amount: d.amount,
-            refundedSoFar: MotoRules.refundedSoFar(state),
+            refundedSoFar: TransactionHistory.refunded(state),
             refundGuid: d.refundGuid,
             reconciled: d.reconciled
           })

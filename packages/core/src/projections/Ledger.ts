@@ -151,7 +151,8 @@ export const entryOf = (event: OutcomeEvent): Entry | undefined => {
   }
 }
 
-const lifecycleTypes: ReadonlySet<string> = new Set([
+/** The terminal-less facts that move or hold money: the ledger books each one. */
+export const lifecycleFactTypes: ReadonlySet<string> = new Set([
   "MotoSaleApproved",
   "MotoSaleDeclined",
   "PreAuthorizationCaptured",
@@ -301,7 +302,7 @@ export const entriesOf = (
     const undecodable: Array<string> = []
     for (const recorded of events) {
       const outcome = isLedgerType(recorded.type)
-      if (!outcome && !lifecycleTypes.has(recorded.type)) continue
+      if (!outcome && !lifecycleFactTypes.has(recorded.type)) continue
       const decoded = outcome
         ? yield* Effect.either(
             Effect.map(PaymentEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))

@@ -14,8 +14,10 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
-import * as TransactionHistory from "../lifecycle/TransactionHistory.js"
+import * as LinkedTerminalRules from "../lifecycle/LinkedTerminalRules.js"
 import * as Money from "../model/Money.js"
+import * as PaymentEvents from "../terminal/PaymentEvents.js"
+import * as Ledger from "./Ledger.js"
 
 /** Terminal-less operations that ended, by operation and outcome. */
 export const outcomes = Metric.counter("tillflow_terminal_less_outcomes_total", {
@@ -43,14 +45,7 @@ export interface Ending {
 
 /** The event types that end a terminal-less operation. */
 export const endingTypes: ReadonlySet<string> = new Set([
-  "MotoSaleApproved",
-  "MotoSaleDeclined",
-  "PreAuthorizationCaptured",
-  "HoldIncreased",
-  "HoldDecreased",
-  "Reversed",
-  "Refunded",
-  "TipAdjusted",
+  ...Ledger.lifecycleFactTypes,
   "CardTokenized",
   "BatchClosed",
   "DeviceCommandAccepted",
@@ -59,15 +54,18 @@ export const endingTypes: ReadonlySet<string> = new Set([
   "OperationInDoubt"
 ])
 
+const paymentStreamPrefix = PaymentEvents.paymentStream("")
+
 /** Whether a recorded event ends a terminal-less operation (not a terminal operation's own event). */
 export const isEnding = (event: EventStore.RecordedEvent): boolean =>
-  endingTypes.has(event.type) && !event.streamId.startsWith("payment-")
+  endingTypes.has(event.type) && !event.streamId.startsWith(paymentStreamPrefix)
 
 /** The end an event records, if it is one (none for facts folded from a terminal operation). */
 export const endingOf = (event: LifecycleEvent.Decoded): Ending | undefined => {
+  // Folded from a linked operation sent to a terminal: its own outcome ended it.
+  if (LinkedTerminalRules.isFromTerminal(event)) return undefined
   const data = event.data as { readonly requestId?: string; readonly serialNumber?: string }
   const requestId = data.requestId ?? ""
-  if (requestId.startsWith(TransactionHistory.terminalRequestPrefix)) return undefined
   const base = { requestId, terminal: data.serialNumber }
   switch (event.type) {
     case "MotoSaleApproved":
