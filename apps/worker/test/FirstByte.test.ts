@@ -220,12 +220,6 @@ describe("a worker's port from its first byte to its exit", () => {
         }
         yield* Effect.promise(() => Promise.all([probe(), rounds()]))
 
-        console.log(
-          "DEBUG held",
-          JSON.stringify(held?.json).slice(0, 200),
-          "stopping 503s",
-          answers.slice(beforeStop).filter((a) => a.status === 503).length
-        )
         const bad = answers.flatMap((answer) => {
           const why = misleading(answer)
           return why === undefined ? [] : [`${answer.label}: ${why} ${answer.text.slice(0, 200)}`]
