@@ -75,5 +75,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "audit rebuild": ["tillflow audit rebuild"],
   "audit timeline": ["tillflow audit timeline 3fbcbde8de67f89cfde611dfd05bbad3"],
   simulator: ["tillflow simulator --port 7070 --terminals 5"],
+  operators: ["tillflow operators hash < ana-secret.txt"],
+  "operators hash": ["tillflow operators hash < ana-secret.txt", "tillflow operators hash"],
   worker: ["TILLFLOW_INTAKE_TOKEN=a-token-of-16-chars tillflow worker"]
 }
