@@ -16,6 +16,7 @@ import { executions } from "./commands/executions.js"
 import { tipAdjust, token } from "./commands/followUp.js"
 import { moto } from "./commands/moto.js"
 import { preauth } from "./commands/preauth.js"
+import { replay } from "./commands/replay.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
 import { cardPan, ping, print, refund, reverse, sale, stop, tokenize } from "./commands/terminal.js"
@@ -46,6 +47,7 @@ export const tillflow = Command.make("tillflow").pipe(
     executions,
     events,
     audit,
+    replay,
     simulator,
     worker
   ])
