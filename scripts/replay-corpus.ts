@@ -64,8 +64,10 @@ const intakeUrl = await new Promise<string>((resolve, reject) => {
 console.log(`worker at ${intakeUrl}`)
 
 let keys = 0
+/** The intake's JSON answers, read loosely: the script only picks a few fields out of them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+type View = any
+const call = async (method: string, path: string, body?: unknown): Promise<View> => {
   const response = await fetch(`${intakeUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -78,19 +80,22 @@ const call = async (method: string, path: string, body?: unknown): Promise<any> 
     return { status: response.status, text }
   }
 }
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const operation = async (request: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<any> => {
+const operation = async (
+  request: Record<string, unknown>,
+  extra: Record<string, unknown> = {}
+): Promise<View> => {
   const view = await call("POST", "/v1/operations", {
     idempotencyKey: `corpus-${++keys}`,
     request,
     waitSeconds: 60,
     ...extra
   })
-  console.log(`${String(request["operation"])}: ${view.status ?? "?"} — ${view.report?.summary ?? JSON.stringify(view)}`)
+  console.log(
+    `${String(request["operation"])}: ${view.status ?? "?"} — ${view.report?.summary ?? JSON.stringify(view)}`
+  )
   return view
 }
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const lifecycle = async (workflow: string, payload: Record<string, unknown>): Promise<any> => {
+const lifecycle = async (workflow: string, payload: Record<string, unknown>): Promise<View> => {
   const view = await call("POST", `/v1/lifecycle/${workflow}`, {
     payload: { requestId: `corpus-${++keys}`, ...payload },
     waitSeconds: 60
@@ -99,17 +104,21 @@ const lifecycle = async (workflow: string, payload: Record<string, unknown>): Pr
   return view
 }
 
-const devices: ReadonlyArray<{ serialNumber: string; terminalType: string }> = await call("GET", "/v1/devices")
+const devices: ReadonlyArray<{ serialNumber: string; terminalType: string }> = await call(
+  "GET",
+  "/v1/devices"
+)
 const [a, b] = devices
 if (a === undefined || b === undefined) throw new Error(`no devices: ${JSON.stringify(devices)}`)
 /** The service's guid of an operation's transaction, from its execution view. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const guid = (view: any): string => String(view?.result?.value?.facts?.efttransactionID ?? "")
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const facts = (view: any): Record<string, unknown> => view?.result?.value?.facts ?? {}
+const guid = (view: View): string => String(view?.result?.value?.facts?.efttransactionID ?? "")
+const facts = (view: View): Record<string, unknown> => view?.result?.value?.facts ?? {}
 const eur = (amount: string) => ({ amount, currency: "EUR" })
 const on = (device: typeof a) => ({ serial_number: device.serialNumber, terminal_type: device.terminalType })
-const terminal = (device: typeof a) => ({ serialNumber: device.serialNumber, terminalType: device.terminalType })
+const terminal = (device: typeof a) => ({
+  serialNumber: device.serialNumber,
+  terminalType: device.terminalType
+})
 
 try {
   const sale = await operation({ operation: "sale", ...on(a), ...eur("1050") })
@@ -134,8 +143,13 @@ try {
   await lifecycle("Reversal.Reverse", { originalGuid: guid(polled) })
   await lifecycle("Reversal.Reverse", { originalGuid: "00000000-0000-4000-8000-000000000000" }) // refused
   await lifecycle("Moto.Reverse", { originalGuid: guid(moto) })
-  const motoSale = await lifecycle("Moto.Sale", { cardToken: String(facts(tokenized)["cardToken"]), amount: eur("4000") })
-  const motoGuid = String(motoSale?.result?.value?.guid ?? motoSale?.result?.value?.facts?.efttransactionID ?? "")
+  const motoSale = await lifecycle("Moto.Sale", {
+    cardToken: String(facts(tokenized)["cardToken"]),
+    amount: eur("4000")
+  })
+  const motoGuid = String(
+    motoSale?.result?.value?.guid ?? motoSale?.result?.value?.facts?.efttransactionID ?? ""
+  )
   await lifecycle("Moto.Refund", { originalGuid: motoGuid, amount: eur("1000") })
   await lifecycle("Moto.Reverse", { originalGuid: motoGuid })
   await lifecycle("Moto.Sale", { cardToken: "unknown-token", amount: eur("1500") }) // refused
@@ -143,7 +157,12 @@ try {
   await lifecycle("Batch.Summary", { ...terminal(a), batchNumber: "1", currency: "EUR" })
   await lifecycle("Batch.Close", { ...terminal(a), batchNumber: "1" })
   await lifecycle("Batch.Detail", { ...terminal(a), batchNumber: "1", currency: "EUR" })
-  console.log(`stop: ${JSON.stringify(await call("POST", `/v1/terminals/${a.serialNumber}/stop`, { waitSeconds: 30 }))}`.slice(0, 200))
+  console.log(
+    `stop: ${JSON.stringify(await call("POST", `/v1/terminals/${a.serialNumber}/stop`, { waitSeconds: 30 }))}`.slice(
+      0,
+      200
+    )
+  )
 } finally {
   worker.kill("SIGTERM")
   await new Promise((resolve) => worker.on("exit", resolve))
@@ -151,14 +170,17 @@ try {
 
 const histories = await Effect.runPromise(
   ReplayKit.fromStore().pipe(
-    Effect.provide(Stack.storeLayer({ _tag: "Embedded", dataDir: Path.join(dataDir, "data") }, "replay-corpus")),
+    Effect.provide(
+      Stack.storeLayer({ _tag: "Embedded", dataDir: Path.join(dataDir, "data") }, "replay-corpus")
+    ),
     Effect.scoped
   )
 )
 Fs.mkdirSync(Path.dirname(out), { recursive: true })
 Fs.writeFileSync(out, histories.map((history) => `${ReplayKit.exportLine(history)}\n`).join(""))
 const byWorkflow = new Map<string, number>()
-for (const history of histories) byWorkflow.set(history.workflowName, (byWorkflow.get(history.workflowName) ?? 0) + 1)
+for (const history of histories)
+  byWorkflow.set(history.workflowName, (byWorkflow.get(history.workflowName) ?? 0) + 1)
 console.log(`${histories.length} histories written to ${Path.relative(root, out)}:`)
 for (const [name, count] of byWorkflow) console.log(`  ${name}: ${count}`)
 Fs.rmSync(dataDir, { recursive: true, force: true })

@@ -203,7 +203,9 @@ const replayOne = <E, R>(
       for (const event of history.events) {
         const decoded = EngineEvent.fromStored(event)
         if (Option.isSome(decoded) && Either.isLeft(decoded.value)) {
-          return diverges(`event ${event.version} (${event.type}) does not decode: ${decoded.value.left.message}`)
+          return diverges(
+            `event ${event.version} (${event.type}) does not decode: ${decoded.value.left.message}`
+          )
         }
       }
       const completedEvent = history.events.find((event) => event.type === "WorkflowCompleted")
@@ -216,7 +218,9 @@ const replayOne = <E, R>(
       }
       const { store } = yield* MemoryEventStore.make()
       const copy = (target: string, events: ReadonlyArray<ExportedEvent>) =>
-        events.length === 0 ? Effect.void : Effect.orDie(store.append(target, EventStore.NoStream, events.map(toNew)))
+        events.length === 0
+          ? Effect.void
+          : Effect.orDie(store.append(target, EventStore.NoStream, events.map(toNew)))
       yield* copy(
         stream,
         history.events.filter((event) => !heldBack.has(event.type))
@@ -257,7 +261,9 @@ const replayOne = <E, R>(
       const violated = after
         .map((event) => EngineEvent.fromStored(event))
         .flatMap((decoded) =>
-          Option.isSome(decoded) && Either.isRight(decoded.value) && decoded.value.right._tag === "DeterminismViolated"
+          Option.isSome(decoded) &&
+          Either.isRight(decoded.value) &&
+          decoded.value.right._tag === "DeterminismViolated"
             ? [decoded.value.right]
             : []
         )[0]

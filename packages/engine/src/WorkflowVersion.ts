@@ -98,7 +98,13 @@ export const unfinishedWithoutMarker = (
     const withoutMarker: Array<string> = []
     for (const info of unfinished) {
       const history = yield* engine.history(info.executionId)
-      if (!hasMarker(history.map((entry) => entry.recorded), change)) withoutMarker.push(info.executionId)
+      if (
+        !hasMarker(
+          history.map((entry) => entry.recorded),
+          change
+        )
+      )
+        withoutMarker.push(info.executionId)
     }
     return { unfinished: unfinished.length, marked: unfinished.length - withoutMarker.length, withoutMarker }
   })

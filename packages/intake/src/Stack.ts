@@ -255,7 +255,9 @@ export const replayWorkflowsLayer = (
   merchant: Merchant
 ): Layer.Layer<never, never, WorkflowEngine | EventStore.EventStore> =>
   workflowsLayerFor(merchant).pipe(
-    Layer.provide(Layer.merge(Layer.succeed(TerminalCloud.TerminalCloud, noCloud), ProtocolSettings.layer({})))
+    Layer.provide(
+      Layer.merge(Layer.succeed(TerminalCloud.TerminalCloud, noCloud), ProtocolSettings.layer({}))
+    )
   )
 
 /** What the workflows know of the merchant they work for (from the worker's configuration). */

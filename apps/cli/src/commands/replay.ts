@@ -16,11 +16,15 @@ export const replay = Command.make(
   {
     json: common.json,
     from: Options.file("from").pipe(
-      Options.withDescription("replay the histories of this export file (JSON lines) instead of the database in use"),
+      Options.withDescription(
+        "replay the histories of this export file (JSON lines) instead of the database in use"
+      ),
       Options.optional
     ),
     export: Options.file("export").pipe(
-      Options.withDescription("write the execution histories of the database in use to this file (JSON lines); replays nothing"),
+      Options.withDescription(
+        "write the execution histories of the database in use to this file (JSON lines); replays nothing"
+      ),
       Options.optional
     ),
     workflow: Options.text("workflow").pipe(

@@ -35,7 +35,8 @@ const fromFile = (path: string) =>
       catch: (cause) => new Output.UsageError({ message: `--from ${path}: ${String(cause)}` })
     })
     const parsed = ReplayKit.parseExport(text)
-    if (Either.isLeft(parsed)) return yield* new Output.UsageError({ message: `--from ${path}: ${parsed.left}` })
+    if (Either.isLeft(parsed))
+      return yield* new Output.UsageError({ message: `--from ${path}: ${parsed.left}` })
     return parsed.right
   })
 
@@ -62,7 +63,9 @@ export const run = (input: Input) =>
       ])
       return Output.ExitCode.ok
     }
-    const all = Option.isSome(input.from) ? yield* fromFile(input.from.value) : yield* fromStore(config, workflowName)
+    const all = Option.isSome(input.from)
+      ? yield* fromFile(input.from.value)
+      : yield* fromStore(config, workflowName)
     const histories = workflowName === undefined ? all : all.filter((h) => h.workflowName === workflowName)
     const report = yield* ReplayKit.replay(histories, Stack.replayWorkflowsLayer(Stack.merchantOf(config)))
     yield* Output.print(input.json, report, () => ReplayKit.describe(report).split("\n"))

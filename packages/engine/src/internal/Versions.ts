@@ -80,7 +80,9 @@ export const decide = (change: string, deprecated: boolean): Effect.Effect<boole
     const engine = yield* Effect.serviceOption(WorkflowEngine)
     const state = Option.isSome(engine) ? states.get(engine.value) : undefined
     const run =
-      state !== undefined && Option.isSome(instance) ? state.running.get(instance.value.executionId) : undefined
+      state !== undefined && Option.isSome(instance)
+        ? state.running.get(instance.value.executionId)
+        : undefined
     if (state === undefined || run === undefined || Option.isNone(instance)) {
       return yield* Effect.dieMessage(
         `WorkflowVersion: change "${change}" was asked about outside a workflow run by the tillflow engine`
@@ -105,4 +107,3 @@ export const decide = (change: string, deprecated: boolean): Effect.Effect<boole
     run.violation ??= error
     return yield* Effect.die(error)
   })
-

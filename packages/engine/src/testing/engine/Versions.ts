@@ -36,7 +36,9 @@ const V1 = Evolving.toLayer(() =>
 const V2Marked = Evolving.toLayer(() =>
   Effect.gen(function* () {
     const done = [yield* step("Reserve")]
-    done.push((yield* WorkflowVersion.patched("label-instead-of-pack")) ? yield* step("Label") : yield* step("Pack"))
+    done.push(
+      (yield* WorkflowVersion.patched("label-instead-of-pack")) ? yield* step("Label") : yield* step("Pack")
+    )
     yield* DurableDeferred.await(Gate)
     done.push(yield* step("Receipt"))
     return done.join(",")
@@ -167,7 +169,9 @@ export const suite = (it: EngineTests): void => {
         const old = yield* startedUnderOldCode
         const v1 = yield* startNode(V1)
         yield* resolveGate(old.executionId).pipe(provideNode(v1.context))
-        expect(yield* Evolving.execute(old.payload).pipe(provideNode(v1.context))).toBe("Reserve,Pack,Receipt")
+        expect(yield* Evolving.execute(old.payload).pipe(provideNode(v1.context))).toBe(
+          "Reserve,Pack,Receipt"
+        )
         const history = yield* recorded(old.executionId).pipe(provideNode(v1.context))
         yield* v1.stop
         expect(yield* ReplayKit.replay([history], V2Marked)).toEqual({ replayed: 1, divergences: [] })
