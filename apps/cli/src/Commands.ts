@@ -17,6 +17,7 @@ import { tipAdjust, token } from "./commands/followUp.js"
 import { moto } from "./commands/moto.js"
 import { operators } from "./commands/operators.js"
 import { preauth } from "./commands/preauth.js"
+import { replay } from "./commands/replay.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
 import { cardPan, ping, print, refund, reverse, sale, stop, tokenize } from "./commands/terminal.js"
@@ -47,6 +48,7 @@ export const tillflow = Command.make("tillflow").pipe(
     executions,
     events,
     audit,
+    replay,
     simulator,
     operators,
     worker

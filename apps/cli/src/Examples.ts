@@ -74,6 +74,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "audit verify": ["tillflow audit verify"],
   "audit rebuild": ["tillflow audit rebuild"],
   "audit timeline": ["tillflow audit timeline 3fbcbde8de67f89cfde611dfd05bbad3"],
+  replay: ["tillflow replay --export histories.jsonl", "tillflow replay --from histories.jsonl --json"],
   simulator: ["tillflow simulator --port 7070 --terminals 5"],
   operators: ["tillflow operators hash < ana-secret.txt"],
   "operators hash": ["tillflow operators hash < ana-secret.txt", "tillflow operators hash"],

@@ -11,6 +11,7 @@ type ActivityCompleted = typeof EngineEvent.ActivityCompleted.Type
 type DeferredResolved = typeof EngineEvent.DeferredResolved.Type
 type WorkflowStarted = typeof EngineEvent.WorkflowStarted.Type
 type DeterminismViolated = typeof EngineEvent.DeterminismViolated.Type
+type VersionMarked = typeof EngineEvent.VersionMarked.Type
 
 /** A recorded activity, with its outbox: domain events for other streams to (re)deliver. */
 export interface RecordedActivity {
@@ -40,6 +41,8 @@ export interface History {
   /** The raw JSON of the `WorkflowCompleted` exit (decoded with the workflow's schemas). */
   completed: { readonly exit: unknown } | undefined
   stuck: DeterminismViolated | undefined
+  /** The version markers recorded (`WorkflowVersion.patched`), by change name, the first of each. */
+  readonly markers: Map<string, VersionMarked>
 }
 
 export const empty = (): History => ({
@@ -52,7 +55,8 @@ export const empty = (): History => ({
   clocks: new Map(),
   interrupted: false,
   completed: undefined,
-  stuck: undefined
+  stuck: undefined,
+  markers: new Map()
 })
 
 export const activityKey = (name: string, attempt: number): string => `${attempt}/${name}`
@@ -186,6 +190,9 @@ export const applyEvent = (
       history.stuck = undefined
       return
     case "WorkflowSuspended":
+      return
+    case "VersionMarked":
+      if (!history.markers.has(event.change)) history.markers.set(event.change, event)
       return
   }
 }
