@@ -470,6 +470,17 @@ const lifecycleSamples = [
       operation: "reversal",
       message: "503 and reconciliation inconclusive"
     })
+  ),
+  lifecycle(
+    LifecycleEvent.InDoubtResolved.make({
+      ...request,
+      operation: "capture",
+      resolution: "applied",
+      operator: "alice",
+      reason: "the acquirer's settlement report shows the capture",
+      statusEndpoint: "PRE_AUTHORIZATION_CAPTURE AUTHORISED",
+      amount: Money.make(9000n, "EUR")
+    })
   )
 ]
 

@@ -247,6 +247,22 @@ const recordedOf = <S, Out, Refusal>(
       (e.type === "OperationFailed" && e.data.operation === spec.operation)
   )
   const requested = mine.find((e) => e.type === spec.requestedType)
+  // An operator resolved it (`InDoubtResolution`): ended, never sent or reconciled again.
+  const resolved = mine.find((e) => e.type === "InDoubtResolved")
+  if (outcome === undefined && resolved?.type === "InDoubtResolved") {
+    const { resolution, operator, reason } = resolved.data
+    return {
+      _tag: "Answered",
+      result: Either.left(
+        new LifecycleError.RequestAlreadyFailed({
+          message: `request ${spec.requestId} (${spec.operation}) was resolved by ${operator} as ${resolution === "applied" ? "applied" : "not applied"}: ${reason}`,
+          requestId: spec.requestId,
+          operation: spec.operation,
+          error: "InDoubtResolved"
+        })
+      )
+    }
+  }
   if (outcome !== undefined) {
     if (outcome.type === "OperationFailed")
       return {
