@@ -70,6 +70,7 @@ export class NotReady extends Schema.TaggedError<NotReady>()(
 const executionId = HttpApiSchema.param("executionId", Intake.Text)
 const serialNumber = HttpApiSchema.param("serialNumber", Intake.Text)
 const reference = HttpApiSchema.param("reference", Intake.Text)
+const guid = HttpApiSchema.param("guid", Intake.Text)
 // The workflow names in the document; an unknown one is answered by the intake (404 listing them).
 const workflow = HttpApiSchema.param(
   "workflow",
@@ -194,6 +195,16 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
       .annotate(
         OpenApi.Description,
         "The service's status endpoint for a transactionReference (selector first, last, all or a position)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolve")`/v1/transactions/${guid}/resolve`
+      .setPayload(Intake.ResolveInDoubt)
+      .addSuccess(Intake.ResolutionView)
+      .annotate(OpenApi.Summary, "Resolve a request in doubt")
+      .annotate(
+        OpenApi.Description,
+        "An operator says what became of a request on a transaction whose outcome stayed unknown (applied or notApplied), with their name and a reason: recorded as an audited InDoubtResolved on the transaction's history, which releases it. 400 naming the rule when that request is not in doubt; 404 for an unknown transaction."
       )
   )
   .middleware(IntakeAuth)

@@ -110,6 +110,7 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
       .handle("transactionStatus", ({ path, urlParams }) =>
         intake.transactionStatus(path.reference, urlParams.selector ?? "first")
       )
+      .handle("resolve", ({ path, payload }) => intake.resolve(path.guid, payload))
   })
 )
 
