@@ -18,6 +18,7 @@ import { moto } from "./commands/moto.js"
 import { preauth } from "./commands/preauth.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
+import { transactions } from "./commands/transactions.js"
 import { cardPan, ping, print, refund, reverse, sale, stop, tokenize } from "./commands/terminal.js"
 import { worker } from "./commands/worker.js"
 
@@ -43,6 +44,7 @@ export const tillflow = Command.make("tillflow").pipe(
     batch,
     device,
     status,
+    transactions,
     executions,
     events,
     audit,

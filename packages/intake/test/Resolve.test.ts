@@ -4,7 +4,7 @@
  * on the transaction's history, which releases it; 400 naming the rule when nothing is in
  * doubt, 404 for an unknown transaction, 401 without the token.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
