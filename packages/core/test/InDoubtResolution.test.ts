@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   Identifiers,
   InDoubtResolution,
+  Ledger,
   LifecycleEvent,
   Money,
   MoneyRules,
@@ -184,6 +185,56 @@ describe("an operator resolves a request in doubt", () => {
       expect(TransactionHistory.refunded(state)).toEqual(eur(2000n))
       expect(MoneyRules.left(state)).toEqual(eur(3000n))
     }).pipe(Effect.provide(layer({ linkedRules: rules })))
+  )
+
+  it.effect(
+    "the ledger books an applied resolution as the fact it stands for, on the original's terminal and merchant; a not-applied one books nothing",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const at = yield* DateTime.now
+        const inDoubt = (guid: string, requestId: string) =>
+          Effect.gen(function* () {
+            yield* TransactionHistory.record(store, {
+              guid,
+              kind: "sale",
+              amount: eur(5000n),
+              at,
+              serialNumber: terminal.serialNumber,
+              merchant: "MID-7"
+            })
+            yield* store.append(
+              LifecycleEvent.transactionStream(guid),
+              EventStore.AnyVersion,
+              yield* LifecycleEvent.registry.encodeAll([
+                LifecycleEvent.RefundRequested.make({ requestId, at, amount: eur(2000n) }),
+                LifecycleEvent.OperationInDoubt.make({
+                  requestId,
+                  at,
+                  operation: "refund",
+                  message: "unknown"
+                })
+              ])
+            )
+          })
+        yield* inDoubt("sale-a", "terminal-a")
+        yield* inDoubt("sale-b", "terminal-b")
+        const resolve = (guid: string, requestId: string, resolution: "applied" | "notApplied") =>
+          InDoubtResolution.resolve({ guid, requestId, resolution, operator: "dana", reason: "the receipt" })
+        yield* resolve("sale-a", "terminal-a", "applied")
+        yield* resolve("sale-b", "terminal-b", "notApplied")
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const resolved = entries.filter((e) => e.eventType === "InDoubtResolved")
+        expect(resolved).toHaveLength(1)
+        expect(resolved[0]).toMatchObject({
+          kind: "refund",
+          amount: eur(2000n),
+          terminal: terminal.serialNumber,
+          merchant: "MID-7",
+          streamId: LifecycleEvent.transactionStream("sale-a")
+        })
+      }).pipe(Effect.provide(layer({ linkedRules: rules })))
   )
 
   it.effect(

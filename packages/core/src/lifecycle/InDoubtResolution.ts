@@ -31,7 +31,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as MoneyRules from "./MoneyRules.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 
 /** The rule: only a request in doubt can be resolved by an operator. */
 export const RESOLVE_ONLY_IN_DOUBT = "resolve-only-in-doubt"
@@ -125,6 +125,8 @@ export const decide = (
       RESOLVE_ONLY_IN_DOUBT,
       `nothing to resolve: ${pending.operation} request ${input.requestId} on ${state.guid} is still in flight, not in doubt`
     )
+  const applied = input.resolution === "applied"
+  const requested = pending.requested
   return Either.right(
     LifecycleEvent.InDoubtResolved.make(
       defined({
@@ -135,7 +137,14 @@ export const decide = (
         operator: input.operator.trim(),
         reason: input.reason.trim(),
         statusEndpoint: blank(input.statusEndpoint) ? undefined : input.statusEndpoint?.trim(),
-        amount: input.resolution === "applied" ? movedBy(state, pending) : undefined
+        amount: applied ? movedBy(state, pending) : undefined,
+        target: applied && requested.type === "ReversalRequested" ? requested.data.target : undefined,
+        replaces:
+          applied && requested.type === "TipAdjustmentRequested"
+            ? TransactionHistory.standingTip(state)?.tip
+            : undefined,
+        serialNumber: state.serialNumber,
+        merchant: state.merchant
       })
     )
   )

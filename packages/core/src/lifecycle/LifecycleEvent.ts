@@ -345,7 +345,8 @@ export type Resolution = typeof Resolution.Type
  * An operator resolved a request whose outcome stayed unknown (`OperationInDoubt`): who,
  * when, why, and what the status endpoint said if it was asked. The fold reads it as the
  * request's ending: `applied` as its approval (by `amount`, what it moved), `notApplied`
- * as nothing changed. Nothing is deleted: the request and its doubt stay in the history.
+ * as nothing changed; the ledger books an applied one as the fact it stands for. Nothing is
+ * deleted: the request and its doubt stay in the history.
  */
 export const InDoubtResolved = EventRegistry.define(
   "InDoubtResolved",
@@ -358,7 +359,13 @@ export const InDoubtResolved = EventRegistry.define(
     /** What the status endpoint said when the operator asked it (absent when not asked). */
     statusEndpoint: optional(Schema.String),
     /** What the applied request moved (a reversal without an amount: what it undid). */
-    amount: optional(MoneyJson)
+    amount: optional(MoneyJson),
+    /** An applied reversal: what it undid (a hold, a capture, the transaction). */
+    target: optional(ReversalTarget),
+    /** An applied tip adjustment: the tip it replaced, if one stood. */
+    replaces: optional(MoneyJson),
+    /** The original's terminal and merchant, on whose ledger row an applied request is booked. */
+    ...onTerminal
   })
 )
 

@@ -218,7 +218,7 @@ const approvalOf = (
   pending: Pending,
   resolved: Resolved
 ): LifecycleEvent.Decoded | undefined => {
-  const { requestId, at, amount } = resolved.data
+  const { requestId, at, amount, replaces } = resolved.data
   const base = {
     requestId,
     at,
@@ -255,7 +255,7 @@ const approvalOf = (
     case "RefundRequested":
       return as("Refunded", { amount: amount ?? requested.data.amount })
     case "TipAdjustmentRequested":
-      return as("TipAdjusted", { tip: amount ?? requested.data.tip })
+      return as("TipAdjusted", { tip: amount ?? requested.data.tip, replaces })
     default:
       return undefined
   }

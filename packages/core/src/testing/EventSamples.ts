@@ -479,7 +479,9 @@ const lifecycleSamples = [
       operator: "alice",
       reason: "the acquirer's settlement report shows the capture",
       statusEndpoint: "PRE_AUTHORIZATION_CAPTURE AUTHORISED",
-      amount: Money.make(9000n, "EUR")
+      amount: Money.make(9000n, "EUR"),
+      serialNumber: "0821032398",
+      merchant: "MID-7"
     })
   ),
   lifecycle(
