@@ -20,6 +20,7 @@ import { preauth } from "./commands/preauth.js"
 import { replay } from "./commands/replay.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
+import { transactions } from "./commands/transactions.js"
 import { cardPan, ping, print, refund, reverse, sale, stop, tokenize } from "./commands/terminal.js"
 import { worker } from "./commands/worker.js"
 
@@ -45,6 +46,7 @@ export const tillflow = Command.make("tillflow").pipe(
     batch,
     device,
     status,
+    transactions,
     executions,
     events,
     audit,
