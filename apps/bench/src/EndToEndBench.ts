@@ -18,7 +18,8 @@ import * as Raw from "./internal/Raw.js"
 import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
 
-interface SimInfo {
+/** What the simulator process answers once listening. */
+export interface SimInfo {
   readonly baseUrl: string
   readonly transactionsUrl: string
   readonly apiKey: string
@@ -32,7 +33,8 @@ interface Sample {
   readonly heapUsed: number
 }
 
-interface Report {
+/** The worker's report of one run. */
+export interface Report {
   readonly seconds: number
   readonly completed: number
   readonly inFlightAtEnd: number
@@ -61,10 +63,12 @@ interface Report {
   readonly statements: ReadonlyArray<readonly [kind: string, count: number]>
 }
 
-const terminalsCount = 1000
+/** The simulator's terminals, and the sales in flight (one per terminal). */
+export const terminalsCount = 1000
 const mb = (bytes: number) => bytes / 2 ** 20
 
-const run = async (
+/** One run of the worker (`EndToEndWorker`'s `run` command), its report. */
+export const run = async (
   worker: Child.Child,
   command: Record<string, unknown>,
   timeoutMs: number
@@ -81,7 +85,7 @@ const run = async (
 const warmTerminals = 50
 
 /** The worker process, on the scratch database, driving the simulator's terminals. */
-const startWorker = (
+export const startWorker = (
   context: Section.Context,
   url: string,
   info: SimInfo,
@@ -113,7 +117,7 @@ const appendTransactions = async (count: pg.Client) =>
   )
 
 /** What one payment costs the store, measured before the run. */
-interface Calibration {
+export interface Calibration {
   readonly warm: Report
   /** The durable appends in the store after the calibration. */
   readonly appendsAfter: number
@@ -127,7 +131,7 @@ interface Calibration {
  * of 50 payments (pairs, not transactions: the store's group commit puts the appends
  * of several streams in one transaction).
  */
-const calibrate = async (
+export const calibrate = async (
   context: Section.Context,
   worker: Child.Child,
   count: pg.Client
