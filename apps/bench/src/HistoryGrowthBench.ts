@@ -37,7 +37,9 @@ export const seedHistory = async (client: pg.Client, copies: number): Promise<nu
     SELECT * FROM streams WHERE stream_id NOT LIKE 'projection-%' AND stream_id <> 'callback-security'`)
   await client.query(`CREATE TEMP TABLE tpl_events AS
     SELECT e.* FROM events e JOIN tpl_streams USING (stream_id) ORDER BY e.global_position`)
-  await client.query(`CREATE TEMP TABLE tpl_exec AS SELECT * FROM tillflow_executions WHERE status = 'succeeded'`)
+  await client.query(
+    `CREATE TEMP TABLE tpl_exec AS SELECT * FROM tillflow_executions WHERE status = 'succeeded'`
+  )
   // An hour back, so the copies' due times lie below the queue's scan floors as real history's do.
   const chunk = 100
   for (let from = 0; from < copies; from += chunk) {
@@ -68,7 +70,9 @@ export const seedHistory = async (client: pg.Client, copies: number): Promise<nu
       [from, to]
     )
     const seeded = `lease_owner = 'seed'`
-    await client.query(`UPDATE tillflow_executions SET status = 'suspended', updated_at = updated_at + 1 WHERE ${seeded}`)
+    await client.query(
+      `UPDATE tillflow_executions SET status = 'suspended', updated_at = updated_at + 1 WHERE ${seeded}`
+    )
     await client.query(
       `UPDATE tillflow_executions SET status = 'pending', due_at = due_at + 2, updated_at = updated_at + 2 WHERE ${seeded}`
     )
@@ -165,9 +169,14 @@ const startRig = async (
 }
 
 /** One round on a rig: `perTerminal` sales on every terminal; payments per second to the last completion. */
-const round = async (rig: Rig, perTerminal: number, n: number): Promise<{ rate: number; appends: number }> => {
-  const before = (await rig.count.query<{ p: string }>("SELECT COALESCE(max(global_position), 0)::text AS p FROM events"))
-    .rows[0]?.p
+const round = async (
+  rig: Rig,
+  perTerminal: number,
+  n: number
+): Promise<{ rate: number; appends: number }> => {
+  const before = (
+    await rig.count.query<{ p: string }>("SELECT COALESCE(max(global_position), 0)::text AS p FROM events")
+  ).rows[0]?.p
   const report = await EndToEndBench.run(
     rig.worker,
     {
@@ -181,7 +190,9 @@ const round = async (rig: Rig, perTerminal: number, n: number): Promise<{ rate: 
     1_000_000
   )
   if (report.completed < EndToEndBench.terminalsCount * perTerminal)
-    throw new Error(`e2e-growth (${rig.label}): ${report.completed} completed (${JSON.stringify(report.statuses)})`)
+    throw new Error(
+      `e2e-growth (${rig.label}): ${report.completed} completed (${JSON.stringify(report.statuses)})`
+    )
   const appends = Number(
     (
       await rig.count.query<{ n: string }>(

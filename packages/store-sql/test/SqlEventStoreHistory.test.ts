@@ -42,42 +42,46 @@ const plan = (statement: ReturnType<typeof Statements.readMany>) =>
 layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
   "SqlEventStore with a long history",
   (it) => {
-    it.effect("a coalesced read of whole streams goes through the stream key, not a scan of every event", () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const store = yield* EventStore.EventStore
-        yield* fillHistory
-        yield* store.append("wanted-a", EventStore.NoStream, [
-          { type: "A", data: { n: 1 } },
-          { type: "A", data: { n: 2 } }
-        ])
-        yield* store.append("wanted-b", EventStore.NoStream, [{ type: "B", data: { n: 1 } }])
-        const requests = [
-          { streamId: "wanted-b", fromVersion: 1 },
-          { streamId: "wanted-a", fromVersion: 2 },
-          { streamId: "wanted-none", fromVersion: 1 }
-        ]
-        const text = yield* plan(Statements.readMany(sql, requests))
-        expect(text).not.toMatch(/Seq Scan on events/)
-        expect(text).toMatch(/events_pkey/)
-        // And it still answers what it answered: each stream's events from its version, in order.
-        const rows = yield* Statements.readMany(sql, requests)
-        expect(
-          rows.map((row) => {
-            const r = row as { readonly stream_id: string; readonly version: string }
-            return `${r.stream_id}@${r.version}`
-          })
-        ).toEqual(["wanted-a@2", "wanted-b@1"])
-      })
+    it.effect(
+      "a coalesced read of whole streams goes through the stream key, not a scan of every event",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* EventStore.EventStore
+          yield* fillHistory
+          yield* store.append("wanted-a", EventStore.NoStream, [
+            { type: "A", data: { n: 1 } },
+            { type: "A", data: { n: 2 } }
+          ])
+          yield* store.append("wanted-b", EventStore.NoStream, [{ type: "B", data: { n: 1 } }])
+          const requests = [
+            { streamId: "wanted-b", fromVersion: 1 },
+            { streamId: "wanted-a", fromVersion: 2 },
+            { streamId: "wanted-none", fromVersion: 1 }
+          ]
+          const text = yield* plan(Statements.readMany(sql, requests))
+          expect(text).not.toMatch(/Seq Scan on events/)
+          expect(text).toMatch(/events_pkey/)
+          // And it still answers what it answered: each stream's events from its version, in order.
+          const rows = yield* Statements.readMany(sql, requests)
+          expect(
+            rows.map((row) => {
+              const r = row as { readonly stream_id: string; readonly version: string }
+              return `${r.stream_id}@${r.version}`
+            })
+          ).toEqual(["wanted-a@2", "wanted-b@1"])
+        })
     )
 
     // PGlite has no JIT.
-    it.effect.skipIf(!TestDatabase.postgresExpected)("the store's PostgreSQL connections run with JIT off", () =>
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ readonly jit: string }>`SHOW jit`
-        expect(rows[0]?.jit).toBe("off")
-      })
+    it.effect.skipIf(!TestDatabase.postgresExpected)(
+      "the store's PostgreSQL connections run with JIT off",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ readonly jit: string }>`SHOW jit`
+          expect(rows[0]?.jit).toBe("off")
+        })
     )
   }
 )
