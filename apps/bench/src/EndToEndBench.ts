@@ -59,8 +59,46 @@ export interface Report {
     readonly afterRun: boolean
   }>
   readonly peakRss: number
+  /** The worker's memory at its highest resident memory sampled, and at the run's start. */
+  readonly peakBreakdown?: MemoryBreakdown | undefined
+  readonly startBreakdown?: MemoryBreakdown | undefined
   /** Statements sent during a census run, by kind, most frequent first. */
   readonly statements: ReadonlyArray<readonly [kind: string, count: number]>
+}
+
+/** `process.memoryUsage()` and the V8 heap spaces (committed `size`, `used`), in bytes. */
+export interface MemoryBreakdown {
+  readonly rss: number
+  readonly heapTotal: number
+  readonly heapUsed: number
+  readonly external: number
+  readonly arrayBuffers: number
+  readonly spaces: ReadonlyArray<{ readonly name: string; readonly size: number; readonly used: number }>
+}
+
+/** A Markdown table of breakdowns side by side (MB). */
+export const breakdownTable = (columns: ReadonlyArray<readonly [title: string, MemoryBreakdown]>): string => {
+  const f = (bytes: number) => Measure.formatNumber(bytes / 2 ** 20)
+  const first = columns[0]?.[1]
+  if (first === undefined) return ""
+  const row = (name: string, value: (b: MemoryBreakdown) => string) =>
+    `| ${name} | ${columns.map(([, b]) => value(b)).join(" | ")} |`
+  return [
+    `| MB | ${columns.map(([title]) => title).join(" | ")} |`,
+    `|---|${columns.map(() => "---:").join("|")}|`,
+    row("resident (RSS)", (b) => f(b.rss)),
+    row("V8 heap committed (heapTotal)", (b) => f(b.heapTotal)),
+    row("V8 heap used", (b) => f(b.heapUsed)),
+    ...first.spaces.map((space) =>
+      row(`  ${space.name}: committed / used`, (b) => {
+        const found = b.spaces.find((s) => s.name === space.name)
+        return found === undefined ? "" : `${f(found.size)} / ${f(found.used)}`
+      })
+    ),
+    row("external (buffers outside the heap)", (b) => f(b.external)),
+    row("  of which ArrayBuffers", (b) => f(b.arrayBuffers)),
+    row("RSS not in the V8 heap (code, stacks, native, free pages)", (b) => f(b.rss - b.heapTotal))
+  ].join("\n")
 }
 
 /** The simulator's terminals, and the sales in flight (one per terminal). */

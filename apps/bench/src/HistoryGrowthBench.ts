@@ -173,7 +173,7 @@ const round = async (
   rig: Rig,
   perTerminal: number,
   n: number
-): Promise<{ rate: number; appends: number }> => {
+): Promise<{ rate: number; appends: number; report: EndToEndBench.Report }> => {
   const before = (
     await rig.count.query<{ p: string }>("SELECT COALESCE(max(global_position), 0)::text AS p FROM events")
   ).rows[0]?.p
@@ -201,7 +201,7 @@ const round = async (
       )
     ).rows[0]?.n ?? 0
   )
-  return { rate: report.completed / report.seconds, appends: appends / report.seconds }
+  return { rate: report.completed / report.seconds, appends: appends / report.seconds, report }
 }
 
 /** The section (`--only e2e-growth [--payments N]`). */
@@ -221,6 +221,9 @@ export const section: Section.Section = {
       rigs.push(await startRig(context, "small", small, dir))
       rigs.push(await startRig(context, "large", large, dir))
       const [smallRig, largeRig] = rigs as [Rig, Rig]
+      // The worker's memory at its highest RSS over the rounds, per rig, and at its first round's start.
+      const peaks = new Map<string, EndToEndBench.MemoryBreakdown>()
+      const starts = new Map<string, EndToEndBench.MemoryBreakdown>()
       const appendRates = new Map<string, Array<number>>([
         ["small", []],
         ["large", []]
@@ -230,8 +233,15 @@ export const section: Section.Section = {
         rigs.map((rig) => ({
           name: rig.label,
           run: async (n: number) => {
-            const { rate, appends } = await round(rig, perTerminal, n)
+            const { rate, appends, report } = await round(rig, perTerminal, n)
             appendRates.get(rig.label)?.push(appends)
+            if (
+              report.peakBreakdown !== undefined &&
+              report.peakBreakdown.rss > (peaks.get(rig.label)?.rss ?? 0)
+            )
+              peaks.set(rig.label, report.peakBreakdown)
+            if (!starts.has(rig.label) && report.startBreakdown !== undefined)
+              starts.set(rig.label, report.startBreakdown)
             return rate
           }
         })),
@@ -273,7 +283,21 @@ export const section: Section.Section = {
         ...(values.get("small") ?? []).map((s, i) => {
           const l = values.get("large")?.[i] ?? Number.NaN
           return `| ${i + 1} | ${f(s)} | ${f(l)} | ${(l / s).toFixed(2)} | ${f(appendRates.get("small")?.[i + 1] ?? Number.NaN)} | ${f(appendRates.get("large")?.[i + 1] ?? Number.NaN)} |`
-        })
+        }),
+        "",
+        "The workers' memory (`process.memoryUsage()`, `v8.getHeapSpaceStatistics()`): at the start of the first " +
+          "round (calibrated, history written, nothing in flight) and at the highest resident memory sampled over the rounds.",
+        "",
+        EndToEndBench.breakdownTable(
+          rigs.flatMap((rig) => {
+            const start = starts.get(rig.label)
+            const peak = peaks.get(rig.label)
+            return [
+              ...(start === undefined ? [] : [[`${rig.label}: start`, start] as const]),
+              ...(peak === undefined ? [] : [[`${rig.label}: peak`, peak] as const])
+            ]
+          })
+        )
       ].join("\n")
       return { figures, details }
     } finally {
