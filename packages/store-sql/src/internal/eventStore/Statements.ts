@@ -192,10 +192,10 @@ export const readStream = (sql: SqlClient.SqlClient, request: ReadRequest, maxCo
 export const readMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<ReadRequest>) => {
   const wanted = JSON.stringify(requests.map((request) => [request.streamId, request.fromVersion]))
   return sql`SELECT ${columns(sql)}
-          FROM jsonb_array_elements(${wanted}::jsonb) AS w
+          FROM jsonb_array_elements(${wanted}::jsonb) AS wanted
           CROSS JOIN LATERAL (
             SELECT * FROM events
-            WHERE events.stream_id = w->>0 AND events.version >= (w->>1)::bigint
+            WHERE events.stream_id = wanted->>0 AND events.version >= (wanted->>1)::bigint
             OFFSET 0
           ) AS events
           ORDER BY events.stream_id, events.version`
