@@ -11,6 +11,7 @@ import {
   Ledger,
   LifecycleEvent,
   Money,
+  MoneyRules,
   MotoWorkflow,
   ReversalWorkflow,
   TerminalOperations,
@@ -301,6 +302,41 @@ describe("one original, every path: what is credited back never exceeds what was
           [terminal.serialNumber, "MID-7", 0n]
         ])
         expect(cloud.calls).toEqual(["reversal"])
+      }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
+    }
+  )
+})
+
+describe("a tip is part of what a sale charged", () => {
+  it.effect(
+    "a full reversal of a tipped sale undoes the sale and its tip: the reversal is of both, the ledger nets 0 (found by the model-based test)",
+    () => {
+      const cloud = counted()
+      return Effect.gen(function* () {
+        const sale = yield* runToEnd(
+          TerminalOperations.sale({ ...terminal, amount: eur(2576n) }, polling("sale-tipped"))
+        )
+        const saleGuid = Exit.isSuccess(sale) ? (sale.value.facts.efttransactionID ?? "") : ""
+        yield* TerminalOutcomeRecorder.catchUp({ mcc: Option.some("7011") })
+        yield* TipAdjustmentWorkflow.Adjust.execute({
+          requestId: "tip-1",
+          originalGuid: guid(saleGuid),
+          tip: eur(505n)
+        })
+        const reversed = yield* ReversalWorkflow.Reverse.execute({
+          requestId: "rev-tipped",
+          originalGuid: guid(saleGuid)
+        })
+        expect(reversed.amount).toEqual(eur(3081n))
+        const state = yield* stateOf(saleGuid)
+        expect(MoneyRules.charged(state)).toEqual(eur(3081n))
+        expect(MoneyRules.left(state)).toEqual(eur(0n))
+        const store = yield* EventStore.EventStore
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), [])
+        expect(rows.map((row) => row.net)).toEqual([0n])
+        expect(cloud.calls).toEqual(["tipAdjustment", "reversal"])
       }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
     }
   )

@@ -371,8 +371,10 @@ export type Event = EventRegistry.Event<(typeof registry.definitions)[number]>
 /** A recorded lifecycle event, decoded. */
 export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number]>
 
+/** The prefix of every transaction's stream (`transactionStream`). */
+export const transactionStreamPrefix = "txn-"
 /** The stream of a gateway transaction. */
-export const transactionStream = (guid: string): string => `txn-${guid}`
+export const transactionStream = (guid: string): string => `${transactionStreamPrefix}${guid}`
 /** The stream of a MOTO sale attempt, before the gateway gave it a guid. */
 export const motoSaleStream = (transactionReference: string): string => `moto-sale-${transactionReference}`
 /** The stream of a terminal's batches. */

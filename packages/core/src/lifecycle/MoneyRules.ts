@@ -35,8 +35,12 @@ const refundable: ReadonlySet<string> = new Set(["sale", "saleAndTokenizeCard", 
 /** The kinds that are themselves a credit. */
 const credits: ReadonlySet<string> = new Set(["refund", "moToRefund"])
 
-/** What the transaction charged (what a credit back is bounded by). */
-export const charged = (state: TransactionHistory.State): Money.Money => state.amount
+/**
+ * What the transaction charged (what a credit back is bounded by): its amount and the tip
+ * that stands on it — a full reversal of a tipped sale undoes the tip too, as the gateway
+ * does.
+ */
+export const charged = (state: TransactionHistory.State): Money.Money => TransactionHistory.chargedOf(state)
 
 /** What was credited back so far: every refund and every reversal, each by its amount. */
 export const credited = (state: TransactionHistory.State): Money.Money =>

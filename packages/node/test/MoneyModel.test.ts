@@ -1,0 +1,74 @@
+/**
+ * The model-based money test (issue 28, "Proof"): random sequences of money operations on
+ * both paths against the built-in simulator, each step checked against a small reference
+ * model (`support/moneyModel.ts`). CI runs a fixed seed and a budget that fits; a long run
+ * with any seed is `npm run test:money-model -- --runs 5000 --seed N`, and a failure prints
+ * its seed and path, replayed with `--seed N --path P`.
+ */
+import * as FastCheck from "effect/FastCheck"
+import { afterAll, beforeAll, describe, it } from "vitest"
+import type { Device } from "../src/index.js"
+import { admin, type Harness, harness } from "./support.js"
+import { freshModel, type Real, sequences } from "./support/moneyModel.js"
+import { EventStore } from "@tillflow/engine"
+
+const env = (name: string): string | undefined => {
+  const value = process.env[name]
+  return value === undefined || value.length === 0 ? undefined : value
+}
+const runs = Number(env("MONEY_MODEL_RUNS") ?? "6")
+const seed = Number(env("MONEY_MODEL_SEED") ?? "28028")
+const path = env("MONEY_MODEL_PATH")
+const maxCommands = Number(env("MONEY_MODEL_MAX_COMMANDS") ?? "10")
+
+describe("the money model holds on random mixed sequences of both paths", () => {
+  let h: Harness
+  let terminals: ReadonlyArray<Device>
+
+  beforeAll(async () => {
+    h = await harness({ merchantMcc: "7011" })
+    terminals = (await h.tf.devices()).filter((d) => !d.serialNumber.startsWith("V"))
+    // One simulated card pays everywhere: no duplicate-payment prompt between operations.
+    for (const t of terminals)
+      await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
+  })
+  afterAll(async () => {
+    await h?.release()
+  })
+
+  it(
+    `no original credited above what it charged, every refusal named, ledger nets = simulator balances (${runs} sequences, seed ${seed})`,
+    async () => {
+      let sequence = 0
+      const property = FastCheck.asyncProperty(sequences(maxCommands), async (cmds) => {
+        const real: Real = {
+          tf: h.tf,
+          terminals,
+          ledger: { checkpoint: EventStore.Checkpoint.start, entries: [] },
+          nextFault: undefined,
+          sequence: ++sequence
+        }
+        const model = freshModel()
+        try {
+          await FastCheck.asyncModelRun(() => ({ model, real }), cmds)
+          if (env("MONEY_MODEL_VERBOSE") !== undefined)
+            console.log(`sequence ${real.sequence}:\n    ${model.log.join("\n    ")}`)
+        } catch (error) {
+          throw new Error(`${String(error)}\n  operations:\n    ${model.log.join("\n    ")}`)
+        }
+      })
+      const details = await FastCheck.check(property, {
+        numRuns: runs,
+        seed,
+        ...(path === undefined ? {} : { path }),
+        endOnFailure: true
+      })
+      if (details.failed)
+        throw new Error(
+          `the money model broke: replay with npm run test:money-model -- --seed ${details.seed} --path ${details.counterexamplePath}\n` +
+            `${String(details.counterexample?.[0])}\n${String(details.errorInstance)}`
+        )
+    },
+    30 * 60_000
+  )
+})
