@@ -30,6 +30,7 @@ import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
 import type { Device, Tillflow } from "../../src/index.js"
+import type * as Services from "../../src/internal/Services.js"
 import { admin, eventually, runEffect } from "../support.js"
 
 // ---------------------------------------------------------------------------------------
@@ -42,6 +43,8 @@ export interface Original {
   readonly terminal: Device
   /** What it charged (a sale's approved amount; a pre-authorization's hold when opened). */
   readonly charged: bigint
+  /** The tip that stands on it (the last adjustment): part of what it charged. */
+  tip: bigint
   /** Credited back so far, by approved operations the model saw (refunds, reversals). */
   credited: bigint
   /** An operation on it ended without a known outcome: exact balances may differ for a while. */
@@ -139,14 +142,14 @@ const run = async (
   real: Real,
   model: Model,
   label: string,
-  effect: Effect.Effect<unknown, unknown, never>
+  effect: Effect.Effect<unknown, unknown, Services.Services>
 ): Promise<Ending> => {
   if (real.nextFault !== undefined) {
     await admin(real.tf, "POST", "/faults", { kind: real.nextFault, method: "POST", host: "main", times: 1 })
     label = `${label} [${real.nextFault}]`
     real.nextFault = undefined
   }
-  const exit = await runEffect(real.tf, Effect.timeout(effect, "40 seconds") as never)
+  const exit = await runEffect(real.tf, Effect.timeout(effect, "40 seconds"))
   await admin(real.tf, "DELETE", "/faults").catch(() => undefined)
   const ending = endingOf(exit)
   model.log.push(
@@ -168,7 +171,7 @@ const key = (real: Real, what: string) => `mm-${real.sequence}-${++counter}-${wh
 // ---------------------------------------------------------------------------------------
 // Commands
 
-type Cmd = FastCheck.AsyncCommand<Model, Real, true>
+type Cmd = FastCheck.AsyncCommand<Model, Real>
 
 /** Picks an original of the model by a random index (none while the model has none). */
 const pick = (model: Model, index: number): Original | undefined =>
@@ -193,10 +196,14 @@ const amount = FastCheck.integer({ min: 100, max: 6000 }).map((n) =>
 )
 
 /** What to credit of an original: all of what it charged, part of it, or more. */
-const share = FastCheck.constantFrom("all", "half", "third", "over" as const)
+const share = FastCheck.constantFrom("all" as const, "half" as const, "third" as const, "over" as const)
 type Share = "all" | "half" | "third" | "over"
-const shareOf = (o: Original, s: Share): bigint =>
-  s === "all" ? o.charged : s === "half" ? o.charged / 2n : s === "third" ? o.charged / 3n : o.charged + 1n
+/** What an original charged: its amount and its standing tip. */
+const chargedOf = (o: Original): bigint => o.charged + o.tip
+const shareOf = (o: Original, s: Share): bigint => {
+  const all = chargedOf(o)
+  return s === "all" ? all : s === "half" ? all / 2n : s === "third" ? all / 3n : all + 1n
+}
 
 /** Records an approved credit in the model (a refund or a reversal of `credited`). */
 const credit = (o: Original, credited: bigint) => {
@@ -232,6 +239,7 @@ class OpenOriginal implements Cmd {
         kind: this.kind,
         terminal: device,
         charged: ending.amount ?? this.minor,
+        tip: 0n,
         credited: 0n,
         inDoubt: false
       })
@@ -272,9 +280,9 @@ class Refund implements Cmd {
     markDoubt(o, ending)
     if (ending._tag === "approved") {
       // The reference model: a refund past what is left must have been refused.
-      if (before + requested > o.charged)
+      if (before + requested > chargedOf(o))
         throw new Error(
-          `a refund of ${requested} on ${o.guid} (charged ${o.charged}, credited ${before}) was approved`
+          `a refund of ${requested} on ${o.guid} (charged ${chargedOf(o)}, credited ${before}) was approved`
         )
       credit(o, requested)
     }
@@ -293,7 +301,7 @@ class Reverse implements Cmd {
   async run(model: Model, real: Real) {
     const o = pick(model, this.index) as Original
     const requested = this.share === "none" ? undefined : shareOf(o, this.share)
-    const left = o.charged - o.credited
+    const left = chargedOf(o) - o.credited
     const label = `reversal ${requested ?? "full"} of ${o.kind} ${o.guid} (${this.path})`
     const effect =
       this.path === "terminal"
@@ -306,7 +314,7 @@ class Reverse implements Cmd {
               {
                 ...terminalOf(o.terminal),
                 originalTransactionId: guid(o.guid),
-                amount: eur(requested ?? o.charged)
+                amount: eur(requested ?? chargedOf(o))
               },
               polling(key(real, "sale-reversal"))
             )
@@ -330,8 +338,8 @@ class Reverse implements Cmd {
     markDoubt(o, ending)
     if (ending._tag === "approved" && o.kind !== "preAuthorization") {
       const undone = requested ?? left
-      if (o.credited + undone > o.charged)
-        throw new Error(`${label} was approved with ${o.credited} of ${o.charged} already credited back`)
+      if (o.credited + undone > chargedOf(o))
+        throw new Error(`${label} was approved with ${o.credited} of ${chargedOf(o)} already credited back`)
       credit(o, undone)
     }
   }
@@ -388,8 +396,11 @@ class Tip implements Cmd {
       )
     )
     markDoubt(o, ending)
-    if (ending._tag === "approved" && o.credited > 0n)
-      throw new Error(`a tip on ${o.guid}, ${o.credited} of which was credited back, was approved`)
+    if (ending._tag === "approved") {
+      if (o.credited > 0n)
+        throw new Error(`a tip on ${o.guid}, ${o.credited} of which was credited back, was approved`)
+      o.tip = this.minor
+    }
   }
   toString = () => `tip(#${this.index}, ${this.minor})`
 }
@@ -434,26 +445,27 @@ class Concurrent implements Cmd {
   async run(model: Model, real: Real) {
     const o = pickOf(model, this.index, ["sale", "motoSale"]) as Original
     const before = o.credited
+    const all = chargedOf(o)
     const [a, b] = await Promise.all([
       run(
         real,
         model,
-        `concurrent terminal refund ${o.charged} of ${o.guid}`,
+        `concurrent terminal refund ${all} of ${o.guid}`,
         TerminalOperations.linkedRefund(
-          { ...terminalOf(o.terminal), originalTransactionId: guid(o.guid), amount: eur(o.charged) },
+          { ...terminalOf(o.terminal), originalTransactionId: guid(o.guid), amount: eur(all) },
           polling(key(real, "race-a"))
         )
       ),
       run(
         real,
         model,
-        `concurrent MOTO refund ${o.charged} of ${o.guid}`,
+        `concurrent MOTO refund ${all} of ${o.guid}`,
         terminalLess(
           o.guid,
           MotoWorkflow.Refund.execute({
             requestId: key(real, "race-b"),
             originalGuid: guid(o.guid),
-            amount: eur(o.charged)
+            amount: eur(all)
           })
         )
       )
@@ -461,17 +473,17 @@ class Concurrent implements Cmd {
     markDoubt(o, a)
     markDoubt(o, b)
     const approved = [a, b].filter((e) => e._tag === "approved").length
-    if (before + BigInt(approved) * o.charged > o.charged)
+    if (before + BigInt(approved) * all > all)
       throw new Error(
         `two refunds of all of ${o.guid} raced and ${approved} were approved (credited before: ${before})`
       )
-    o.credited += BigInt(approved) * o.charged
+    o.credited += BigInt(approved) * all
   }
   toString = () => `concurrent(#${this.index})`
 }
 
 const opening = FastCheck.tuple(
-  FastCheck.constantFrom("sale", "motoSale", "preAuthorization" as const),
+  FastCheck.constantFrom("sale" as const, "motoSale" as const, "preAuthorization" as const),
   FastCheck.nat(3),
   amount
 ).map(([kind, t, minor]) => new OpenOriginal(kind, t, minor))
@@ -480,17 +492,19 @@ const opening = FastCheck.tuple(
 export const commands = [
   opening,
   opening,
-  FastCheck.tuple(FastCheck.constantFrom("terminal", "terminalLess" as const), FastCheck.nat(7), share).map(
-    ([path, i, s]) => new Refund(path, i, s)
-  ),
   FastCheck.tuple(
-    FastCheck.constantFrom("terminal", "terminalLess", "moto" as const),
+    FastCheck.constantFrom("terminal" as const, "terminalLess" as const),
     FastCheck.nat(7),
-    FastCheck.constantFrom("none", "all", "half", "over" as const)
+    share
+  ).map(([path, i, s]) => new Refund(path, i, s)),
+  FastCheck.tuple(
+    FastCheck.constantFrom("terminal" as const, "terminalLess" as const, "moto" as const),
+    FastCheck.nat(7),
+    FastCheck.constantFrom("none" as const, "all" as const, "half" as const, "over" as const)
   ).map(([path, i, s]) => new Reverse(path, i, s)),
   FastCheck.tuple(
-    FastCheck.constantFrom("capture", "increase" as const),
-    FastCheck.constantFrom("terminal", "terminalLess" as const),
+    FastCheck.constantFrom("capture" as const, "increase" as const),
+    FastCheck.constantFrom("terminal" as const, "terminalLess" as const),
     FastCheck.nat(7),
     amount
   ).map(([what, path, i, minor]) => new HoldOperation(what, path, i, minor)),
@@ -498,7 +512,7 @@ export const commands = [
     ([i, minor]) => new Tip(i, BigInt(minor))
   ),
   FastCheck.nat(3).map((t) => new CloseBatch(t)),
-  FastCheck.constantFrom("error-after", "drop-response" as const).map((k) => new Fault(k)),
+  FastCheck.constantFrom("error-after" as const, "drop-response" as const).map((k) => new Fault(k)),
   FastCheck.nat(7).map((i) => new Concurrent(i))
 ]
 
@@ -568,8 +582,8 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
   )
   for (const o of model.originals) {
     // 1. Never credited above what was charged: in the reference model, at the simulator, at tillflow.
-    if (o.credited > o.charged)
-      throw new Error(`model: ${o.guid} credited ${o.credited} > charged ${o.charged}`)
+    if (o.credited > chargedOf(o))
+      throw new Error(`model: ${o.guid} credited ${o.credited} > charged ${chargedOf(o)}`)
     const sim = sims.get(o.guid)
     if (sim === undefined) throw new Error(`the simulator does not know ${o.guid}`)
     const balance = simulatorNet(sim)
