@@ -73,7 +73,7 @@ describe("money conservation per transaction (audit verify)", () => {
   )
 
   it.effect(
-    "a pre-authorization charges what its standing capture took: a refund above it breaks, none after the capture's reversal",
+    "a pre-authorization charges what its capture totalled: refunded in full, then its capture reversed too, it is credited back twice",
     () =>
       Effect.gen(function* () {
         yield* write("pa", [
@@ -105,7 +105,7 @@ describe("money conservation per transaction (audit verify)", () => {
           })
         ])
         expect((yield* Conservation.checkStore(store)).broken).toEqual([
-          { guid: "pa", currency: "EUR", charged: 0n, credited: 8000n }
+          { guid: "pa", currency: "EUR", charged: 8000n, credited: 16000n }
         ])
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )

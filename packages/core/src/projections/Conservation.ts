@@ -1,9 +1,10 @@
 /**
  * Money conservation, checked per transaction for the audit (`audit verify`): what every
- * original transaction (`txn-<guid>`) credited back — its refunds and its reversals, each by
- * its amount — never exceeds what it charged (its amount and the tip that stands on it; a
- * pre-authorization's capture while it stands), per currency. A credit in a currency the
- * transaction never charged in is a break too. The rules refuse such credits before they are
+ * transaction (`txn-<guid>`) credited back never exceeds what it charged, per currency, as
+ * the money model reads them (`MoneyRules.charged` and `credited` of its
+ * `TransactionHistory`: a sale's amount and standing tip, a pre-authorization's capture;
+ * every refund and reversal by its amount). A credit in a currency the transaction never
+ * charged in is a break too. The rules refuse such credits before they are
  * sent (`MoneyRules`); this check reads what the log says happened, so a log written some
  * other way (an old version, a hand-made repair, a tampered row whose chain was rebuilt)
  * is caught.
@@ -13,8 +14,11 @@
  * if (report.broken.length > 0) console.log(report.broken.map(Conservation.describe))
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
+import * as MoneyRules from "../lifecycle/MoneyRules.js"
+import * as TransactionHistory from "../lifecycle/TransactionHistory.js"
 import * as Money from "../model/Money.js"
 import * as Currency from "../model/Currency.js"
 
@@ -36,75 +40,42 @@ export interface Report {
   readonly undecodable: ReadonlyArray<string>
 }
 
-/** The kinds that charge money (a refund's own stream charges nothing). */
-const charges: ReadonlySet<string> = new Set([
-  "sale",
-  "saleAndTokenizeCard",
-  "moToSale",
-  "preAuthorization",
-  "moToPreAuthorization"
-])
+/** The amount of a credit event (a refund, a reversal of the transaction itself), if it is one. */
+const creditOf = (event: LifecycleEvent.Decoded): Money.Money | undefined =>
+  event.type === "Refunded"
+    ? event.data.amount
+    : event.type === "Reversed" && event.data.target === "transaction"
+      ? event.data.amount
+      : undefined
 
-interface Balance {
-  guid: string
-  kind: string | undefined
-  amount: Money.Money | undefined
-  /** A pre-authorization: the capture that stands, if any. */
-  capture: Money.Money | undefined
-  tip: Money.Money | undefined
-  readonly credited: Map<string, bigint>
-}
-
-const add = (map: Map<string, bigint>, money: Money.Money) =>
-  map.set(money.currency, (map.get(money.currency) ?? 0n) + money.minorUnits)
-
-const evolve = (balance: Balance, event: LifecycleEvent.Decoded): void => {
-  switch (event.type) {
-    case "TransactionRecorded":
-      balance.kind = event.data.kind
-      balance.amount = event.data.amount
-      return
-    case "PreAuthorizationOpened":
-      balance.kind = event.data.via
-      return
-    case "PreAuthorizationCaptured":
-      balance.capture = event.data.total
-      return
-    case "TipAdjusted":
-      balance.tip = event.data.tip
-      return
-    case "Refunded":
-      add(balance.credited, event.data.amount)
-      return
-    case "Reversed":
-      if (event.data.target === "transaction") add(balance.credited, event.data.amount)
-      else if (event.data.target === "capture") balance.capture = undefined
-      return
-    default:
-      return
-  }
-}
-
-/** What a transaction charged, per currency. */
-const chargedOf = (balance: Balance): Map<string, bigint> => {
-  const charged = new Map<string, bigint>()
-  const preAuthorization = balance.kind === "preAuthorization" || balance.kind === "moToPreAuthorization"
-  if (preAuthorization) {
-    if (balance.capture !== undefined) add(charged, balance.capture)
-  } else if (balance.amount !== undefined) add(charged, balance.amount)
-  if (balance.tip !== undefined) add(charged, balance.tip)
-  return charged
-}
-
-/** The breaks of one transaction's balance (none for a transaction that charges nothing). */
-const breaksOf = (balance: Balance): ReadonlyArray<Break> => {
-  if (balance.kind === undefined || !charges.has(balance.kind)) return []
-  const charged = chargedOf(balance)
+/**
+ * The breaks of one transaction's stream. Its money is the model's fold
+ * (`TransactionHistory`, read by `MoneyRules.charged` and `credited`) in its own currency; a
+ * credit in another currency is kept out of the fold (which adds amounts in the original's
+ * currency) and charged nothing in its own.
+ */
+const breaksOf = (guid: string, events: ReadonlyArray<LifecycleEvent.Decoded>): ReadonlyArray<Break> => {
+  const first = events[0]
+  const currency =
+    first?.type === "TransactionRecorded" || first?.type === "PreAuthorizationOpened"
+      ? first.data.amount.currency
+      : undefined
+  if (currency === undefined) return []
+  const foreign = new Map<string, bigint>()
+  const own = events.filter((event) => {
+    const credit = creditOf(event)
+    if (credit === undefined || credit.currency === currency) return true
+    foreign.set(credit.currency, (foreign.get(credit.currency) ?? 0n) + credit.minorUnits)
+    return false
+  })
   const out: Array<Break> = []
-  for (const [currency, credited] of balance.credited) {
-    const limit = charged.get(currency) ?? 0n
-    if (credited > limit) out.push({ guid: balance.guid, currency, charged: limit, credited })
+  const state = TransactionHistory.fold(own)
+  if (Option.isSome(state)) {
+    const charged = MoneyRules.charged(state.value).minorUnits
+    const credited = MoneyRules.credited(state.value).minorUnits
+    if (credited > charged) out.push({ guid, currency, charged, credited })
   }
+  for (const [other, credited] of foreign) out.push({ guid, currency: other, charged: 0n, credited })
   return out
 }
 
@@ -113,18 +84,8 @@ export const check = (
   streams: ReadonlyMap<string, ReadonlyArray<LifecycleEvent.Decoded>>
 ): Omit<Report, "undecodable"> => {
   const broken: Array<Break> = []
-  for (const [streamId, events] of streams) {
-    const balance: Balance = {
-      guid: streamId.slice(LifecycleEvent.transactionStreamPrefix.length),
-      kind: undefined,
-      amount: undefined,
-      capture: undefined,
-      tip: undefined,
-      credited: new Map()
-    }
-    for (const event of events) evolve(balance, event)
-    broken.push(...breaksOf(balance))
-  }
+  for (const [streamId, events] of streams)
+    broken.push(...breaksOf(streamId.slice(LifecycleEvent.transactionStreamPrefix.length), events))
   return { transactionsChecked: streams.size, broken }
 }
 
