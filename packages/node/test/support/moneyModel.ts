@@ -163,7 +163,10 @@ const run = async (
  * histories caught up with the log first, waiting a moment for the original's.
  */
 const terminalLess = <A, E, R>(original: string, workflow: Effect.Effect<A, E, R>) =>
-  Effect.zipRight(TerminalOutcomeRecorder.catchUpFor({ mcc: Option.some("7011") }, original), workflow)
+  Effect.zipRight(
+    TerminalOutcomeRecorder.catchUpFor({ mcc: Option.some("7011") }, original, "30 seconds"),
+    workflow
+  )
 
 let counter = 0
 const key = (real: Real, what: string) => `mm-${real.sequence}-${++counter}-${what}`
