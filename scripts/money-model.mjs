@@ -7,6 +7,7 @@
  */
 import { spawnSync } from "node:child_process"
 import * as Path from "node:path"
+import process from "node:process"
 import { fileURLToPath } from "node:url"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -24,8 +25,8 @@ const env = {
   ...(option("max-commands") === undefined ? {} : { MONEY_MODEL_MAX_COMMANDS: option("max-commands") }),
   ...(args.includes("--verbose") ? { MONEY_MODEL_VERBOSE: "1" } : {})
 }
-console.log(
-  `money model: ${env.MONEY_MODEL_RUNS} sequences, seed ${seed}${env.MONEY_MODEL_PATH ? `, path ${env.MONEY_MODEL_PATH}` : ""}`
+process.stdout.write(
+  `money model: ${env.MONEY_MODEL_RUNS} sequences, seed ${seed}${env.MONEY_MODEL_PATH ? `, path ${env.MONEY_MODEL_PATH}` : ""}\n`
 )
 const run = spawnSync("npx", ["vitest", "run", "packages/node/test/MoneyModel.test.ts"], {
   cwd: root,

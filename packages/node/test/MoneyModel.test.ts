@@ -9,7 +9,7 @@ import * as FastCheck from "effect/FastCheck"
 import { afterAll, beforeAll, describe, it } from "vitest"
 import type { Device } from "../src/index.js"
 import { admin, type Harness, harness } from "./support.js"
-import { freshModel, type Real, sequences } from "./support/moneyModel.js"
+import { freshModel, type Real, sequences, verifyAll } from "./support/moneyModel.js"
 import { EventStore } from "@tillflow/engine"
 
 const env = (name: string): string | undefined => {
@@ -51,6 +51,7 @@ describe("the money model holds on random mixed sequences of both paths", () => 
         const model = freshModel()
         try {
           await FastCheck.asyncModelRun(() => ({ model, real }), cmds)
+          await verifyAll(real)
           if (env("MONEY_MODEL_VERBOSE") !== undefined)
             console.log(`sequence ${real.sequence}:\n    ${model.log.join("\n    ")}`)
         } catch (error) {

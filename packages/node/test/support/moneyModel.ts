@@ -12,6 +12,7 @@
 import {
   Identifiers,
   Ledger,
+  LifecycleEvent,
   Money,
   MoneyRules,
   MotoWorkflow,
@@ -303,7 +304,13 @@ class Reverse implements Cmd {
   check = (model: Readonly<Model>) => model.originals.length > 0
   async run(model: Model, real: Real) {
     const o = pick(model, this.index) as Original
-    const requested = this.share === "none" ? undefined : shareOf(o, this.share)
+    // A MOTO reversal and a pre-authorization's reversal are whole: they carry no amount.
+    const requested =
+      this.share === "none" ||
+      this.path === "moto" ||
+      (this.path === "terminal" && o.kind === "preAuthorization")
+        ? undefined
+        : shareOf(o, this.share)
     const left = chargedOf(o) - o.credited
     const label = `reversal ${requested ?? "full"} of ${o.kind} ${o.guid} (${this.path})`
     const effect =
@@ -631,10 +638,18 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
   }, 8_000).catch(() => {
     throw new Error(mismatch)
   })
-  // 3. The audit: every hash chain intact.
-  const verified = (await real.tf.audit.verify()) as { readonly ok: boolean }
-  if (!verified.ok) throw new Error(`audit verify: ${JSON.stringify(verified)}`)
+  // 3. The audit of every original's stream: its hash chain intact, its money conserved (the
+  //    whole log is verified at the end of each sequence: `verifyAll`).
+  for (const o of model.originals) await verify(real, LifecycleEvent.transactionStream(o.guid))
 }
+
+const verify = async (real: Real, streamId: string | undefined) => {
+  const verified = (await real.tf.audit.verify(streamId)) as { readonly ok: boolean }
+  if (!verified.ok) throw new Error(`audit verify ${streamId ?? ""}: ${JSON.stringify(verified)}`)
+}
+
+/** The audit of the whole log: every hash chain intact, every transaction's money conserved. */
+export const verifyAll = (real: Real): Promise<void> => verify(real, undefined)
 
 /** A command that checks the invariants after the one it wraps. */
 export const checked = (command: Cmd): Cmd => ({
