@@ -209,6 +209,8 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
     case "MotoSaleApproved":
       return {
         ...base,
+        // Its attempt's stream (`moto-sale-<reference>`) is not the transaction's: the fact names it.
+        original: event.data.guid,
         terminal: event.data.serialNumber ?? "-",
         ...when(event.data.at),
         kind: "sale",

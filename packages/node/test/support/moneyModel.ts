@@ -64,6 +64,8 @@ export interface Real {
   readonly tf: Tillflow
   readonly terminals: ReadonlyArray<Device>
   readonly ledger: { checkpoint: EventStore.Checkpoint; entries: Array<Ledger.Entry> }
+  /** A card token of the simulator's card, for terminal-less MOTO sales. */
+  readonly cardToken: string
   /** A fault to arm on the simulator before the next command (a 5xx or a dropped answer). */
   nextFault: "error-after" | "drop-response" | undefined
   sequence: number
@@ -249,6 +251,44 @@ class OpenOriginal implements Cmd {
       })
   }
   toString = () => `${this.kind}(t${this.terminal}, ${this.minor})`
+}
+
+/**
+ * A terminal-less MOTO sale on the card token read at the start (`POST /moto/sale`): booked
+ * on the merchant's virtual terminal; linked operations on it are sent to the first terminal.
+ */
+class OpenMotoTerminalLess implements Cmd {
+  constructor(readonly minor: bigint) {}
+  check = () => true
+  async run(model: Model, real: Real) {
+    const ending = await run(
+      real,
+      model,
+      `terminal-less motoSale ${this.minor}`,
+      Effect.map(
+        MotoWorkflow.Sale.execute({
+          requestId: key(real, "moto-sale"),
+          cardToken: Identifiers.CardToken.make(real.cardToken),
+          amount: eur(this.minor)
+        }),
+        (outcome) => ({
+          _tag: outcome.status === "DECLINED" ? "Declined" : "Approved",
+          facts: { efttransactionID: outcome.guid, totalAmount: outcome.amount }
+        })
+      )
+    )
+    if (ending._tag === "approved" && ending.guid !== undefined)
+      model.originals.push({
+        guid: ending.guid,
+        kind: "motoSale",
+        terminal: real.terminals[0] as Device,
+        charged: ending.amount ?? this.minor,
+        tip: 0n,
+        credited: 0n,
+        inDoubt: false
+      })
+  }
+  toString = () => `terminalLessMotoSale(${this.minor})`
 }
 
 /** A refund of an original: linked on its terminal, or a terminal-less MOTO refund. */
@@ -502,6 +542,7 @@ const opening = FastCheck.tuple(
 export const commands = [
   opening,
   opening,
+  amount.map((minor) => new OpenMotoTerminalLess(minor)),
   FastCheck.tuple(
     FastCheck.constantFrom("terminal" as const, "terminalLess" as const),
     FastCheck.nat(7),
