@@ -1,7 +1,7 @@
 /**
  * The ledger: the audit's summary per day, terminal, merchant and currency (folded from
  * the log by the worker), with filters, a chart of the net amount per day, CSV export of
- * what is shown, and the hash-chain check with its result.
+ * what is shown, and the audit's check (hash chains, money conservation) with its result.
  */
 import { get } from "./api.js"
 import { h, replace, svg } from "./dom.js"
@@ -22,8 +22,18 @@ interface Verify {
   readonly streamsChecked: number
   readonly eventsChecked: number
   readonly broken: ReadonlyArray<{ streamId: string; version: number; kind: string }>
+  /** Money conservation per transaction (credited back ≤ charged), when the worker checks it. */
+  readonly conservation?: {
+    readonly transactionsChecked: number
+    readonly broken: ReadonlyArray<{ readonly message: string }>
+  }
 }
 
+/**
+ * Every kind of the ledger, in the order of `Ledger.kinds` (core), so this CSV has the CLI's
+ * columns: net = sale + capture + refundReversal + tip − refund − reversal (holds,
+ * increases, releases and declines move nothing), and every row adds up from its columns.
+ */
 const kinds = [
   "sale",
   "refund",
@@ -33,7 +43,8 @@ const kinds = [
   "increase",
   "release",
   "capture",
-  "decline"
+  "decline",
+  "tip"
 ]
 
 /** The rows as CSV: amounts in major units (decimal strings), one column per kind. */
@@ -145,9 +156,18 @@ export const ledger: Page = (main) => {
     verifyResult.textContent = "Checking every hash chain…"
     const v = await get<Verify>("/v1/audit/verify")
     verifyResult.className = v.ok ? "ok" : "error"
-    verifyResult.textContent = v.ok
-      ? `Chain verified: ${v.streamsChecked} streams, ${v.eventsChecked} events, no broken link.`
-      : `BROKEN: ${v.broken.map((b) => `${b.streamId} at version ${b.version} (${b.kind})`).join("; ")}`
+    const money = v.conservation
+    const chains =
+      v.broken.length === 0
+        ? `Chain verified: ${v.streamsChecked} streams, ${v.eventsChecked} events, no broken link.`
+        : `BROKEN: ${v.broken.map((b) => `${b.streamId} at version ${b.version} (${b.kind})`).join("; ")}`
+    const conserved =
+      money === undefined
+        ? ""
+        : money.broken.length === 0
+          ? ` Money conserved in ${money.transactionsChecked} transactions.`
+          : ` MONEY NOT CONSERVED: ${money.broken.map((b) => b.message).join("; ")}`
+    verifyResult.textContent = chains + conserved
   }
   replace(
     main,

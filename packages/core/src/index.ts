@@ -78,6 +78,7 @@ export * as TipAdjustmentWorkflow from "./lifecycle/TipAdjustmentWorkflow.js"
 export * as TransactionHistory from "./lifecycle/TransactionHistory.js"
 
 // Read models of the log
+export * as Conservation from "./projections/Conservation.js"
 export * as EventCatalog from "./projections/EventCatalog.js"
 export * as Ledger from "./projections/Ledger.js"
 export * as LedgerProjection from "./projections/LedgerProjection.js"

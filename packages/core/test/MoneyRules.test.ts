@@ -358,3 +358,85 @@ describe("one original, every path: what is credited back never exceeds what was
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })
+
+describe("a tip is part of what a sale charged", () => {
+  it.effect(
+    "a full reversal of a tipped sale undoes the sale and its tip: the reversal is of both, the ledger nets 0 (found by the model-based test)",
+    () => {
+      const cloud = counted()
+      return Effect.gen(function* () {
+        const sale = yield* runToEnd(
+          TerminalOperations.sale({ ...terminal, amount: eur(2576n) }, polling("sale-tipped"))
+        )
+        const saleGuid = Exit.isSuccess(sale) ? (sale.value.facts.efttransactionID ?? "") : ""
+        yield* TerminalOutcomeRecorder.catchUp({ mcc: Option.some("7011") })
+        yield* TipAdjustmentWorkflow.Adjust.execute({
+          requestId: "tip-1",
+          originalGuid: guid(saleGuid),
+          tip: eur(505n)
+        })
+        const reversed = yield* ReversalWorkflow.Reverse.execute({
+          requestId: "rev-tipped",
+          originalGuid: guid(saleGuid)
+        })
+        expect(reversed.amount).toEqual(eur(3081n))
+        const state = yield* stateOf(saleGuid)
+        expect(MoneyRules.charged(state)).toEqual(eur(3081n))
+        expect(MoneyRules.left(state)).toEqual(eur(0n))
+        const store = yield* EventStore.EventStore
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        const rows = Ledger.summarize(Ledger.addEntries(Ledger.empty, entries), [])
+        expect(rows.map((row) => row.net)).toEqual([0n])
+        expect(cloud.calls).toEqual(["tipAdjustment", "reversal"])
+      }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
+    }
+  )
+})
+
+describe("a sale is reversed only before its batch closed", () => {
+  it.effect(
+    "after its terminal's batch closed, a sale is not reversed on either path (the gateway refuses it: BATCH_CLOSED), nothing sent (found by the model-based test)",
+    () => {
+      const cloud = counted()
+      return Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const at = yield* DateTime.now
+        for (const [guid, batchNumber] of [
+          ["sale-batched", "7"],
+          ["sale-open", "8"]
+        ] as const)
+          yield* TransactionHistory.record(store, {
+            guid,
+            kind: "sale",
+            amount: eur(3862n),
+            at,
+            serialNumber: terminal.serialNumber,
+            batchNumber
+          })
+        yield* store.append(LifecycleEvent.batchStream(terminal.serialNumber), EventStore.AnyVersion, [
+          yield* LifecycleEvent.registry.encode(
+            LifecycleEvent.BatchClosed.make({ requestId: "close-7", at, batchNumber: "7", reconciled: false })
+          )
+        ])
+        const gateway = yield* Effect.flip(
+          ReversalWorkflow.Reverse.execute({ requestId: "rev-batched", originalGuid: guid("sale-batched") })
+        )
+        expect(gateway).toMatchObject({ _tag: "ReversalNotAllowed", rule: "reversal-before-batch" })
+        const onTerminal = yield* saleReversal("sr-batched", "sale-batched", eur(3862n))
+        expect(refusalOf(onTerminal)).toMatchObject({
+          _tag: "OperationRefused",
+          rule: "reversal-before-batch"
+        })
+        expect(yield* sends).toBe(0)
+        expect(cloud.calls).toEqual([])
+        const open = yield* ReversalWorkflow.Reverse.execute({
+          requestId: "rev-open",
+          originalGuid: guid("sale-open")
+        })
+        expect(open.amount).toEqual(eur(3862n))
+        expect(cloud.calls).toEqual(["reversal"])
+      }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
+    }
+  )
+})

@@ -369,11 +369,40 @@ export const VerifyView = Schema.Struct({
       expected: Schema.String,
       found: Schema.String
     })
+  ),
+  conservation: Schema.optional(
+    Schema.Struct({
+      transactionsChecked: Schema.Int,
+      broken: Schema.Array(
+        Schema.Struct({
+          guid: Schema.String,
+          currency: Schema.String,
+          charged: Schema.String.annotations({ description: "minor units charged in the currency" }),
+          credited: Schema.String.annotations({
+            description: "minor units credited back in the currency (refunds and reversals)"
+          }),
+          message: Schema.String
+        })
+      ),
+      undecodable: Schema.Array(Schema.String)
+    }).annotations({
+      description:
+        "Money conservation per transaction: what each original credited back never exceeds what it charged, per currency."
+    })
   )
 }).annotations({
   identifier: "VerifyView",
-  description: "The hash chains checked, and the first broken link of each broken stream.",
-  examples: [{ ok: true, streamsChecked: 12, eventsChecked: 148, broken: [] }]
+  description:
+    "The hash chains checked, and the first broken link of each broken stream; each transaction's money conservation (credited ≤ charged, per currency) and every transaction that breaks it.",
+  examples: [
+    {
+      ok: true,
+      streamsChecked: 12,
+      eventsChecked: 148,
+      broken: [],
+      conservation: { transactionsChecked: 5, broken: [], undecodable: [] }
+    }
+  ]
 })
 /** @see VerifyView */
 export type VerifyView = typeof VerifyView.Type

@@ -1,5 +1,5 @@
 /**
- * `tillflow audit`: the event log's ledger (`ledger`), its hash chains (`verify`), the
+ * `tillflow audit`: the event log's ledger (`ledger`), its hash chains and money conservation (`verify`), the
  * live projection against a rebuild from scratch (`rebuild`), and one payment's timeline.
  */
 import * as Args from "@effect/cli/Args"
@@ -26,20 +26,34 @@ const verify = Command.make(
       { cloud: false, worker: false },
       Effect.gen(function* () {
         const result = yield* (yield* Intake.Intake).verify(Option.getOrUndefined(o.stream))
+        const money = result.conservation
         yield* Output.print(o.json, result, () => [
-          result.ok
+          result.broken.length === 0
             ? `OK: ${result.eventsChecked} events in ${result.streamsChecked} streams, every hash chain intact`
             : `BROKEN: ${result.broken.length} of ${result.streamsChecked} streams (${result.eventsChecked} events checked)`,
           ...result.broken.map(
             (b) =>
               `  first broken link: ${b.streamId} at version ${b.version} (${b.kind}): expected ${b.expected}, found ${b.found}`
-          )
+          ),
+          ...(money === undefined
+            ? []
+            : [
+                money.broken.length === 0
+                  ? `OK: ${money.transactionsChecked} transactions, none credited back above what it charged`
+                  : `MONEY NOT CONSERVED: ${money.broken.length} of ${money.transactionsChecked} transactions credited back above what they charged`,
+                ...money.broken.map((b) => `  ${b.message}`),
+                ...money.undecodable.map((u) => `  unreadable: ${u}`)
+              ])
         ])
         return result.ok ? Output.ExitCode.ok : Output.ExitCode.failed
       })
     )
   )
-).pipe(Command.withDescription("verifies the hash chains of the event log and reports the first broken link"))
+).pipe(
+  Command.withDescription(
+    "verifies the hash chains of the event log (reporting the first broken link) and each transaction's money conservation (credited back ≤ charged, per currency)"
+  )
+)
 
 const rebuild = Command.make(
   "rebuild",

@@ -423,8 +423,10 @@ export type Event = EventRegistry.Event<(typeof registry.definitions)[number]>
 /** A recorded lifecycle event, decoded. */
 export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number]>
 
+/** The prefix of every transaction's stream (`transactionStream`). */
+export const transactionStreamPrefix = "txn-"
 /** The stream of a gateway transaction. */
-export const transactionStream = (guid: string): string => `txn-${guid}`
+export const transactionStream = (guid: string): string => `${transactionStreamPrefix}${guid}`
 /** The stream of what the log shows of a guid that moved no money (`TransactionDeclined`). */
 export const declinedStream = (guid: string): string => `declined-${guid}`
 /** The stream of a MOTO sale attempt, before the gateway gave it a guid. */

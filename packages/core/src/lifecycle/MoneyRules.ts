@@ -36,12 +36,14 @@ const refundable: ReadonlySet<string> = new Set(["sale", "saleAndTokenizeCard", 
 const credits: ReadonlySet<string> = new Set(["refund", "moToRefund"])
 
 /**
- * What the transaction charged (what a credit back is bounded by): its amount, but for a
- * pre-authorization what its capture totalled — a hold charges nothing until it is captured.
+ * What the transaction charged (what a credit back is bounded by): its amount and the tip
+ * that stands on it — a full reversal of a tipped sale undoes the tip too, as the gateway
+ * does — but for a pre-authorization what its capture totalled: a hold charges nothing
+ * until it is captured.
  */
 export const charged = (state: TransactionHistory.State): Money.Money => {
   const preAuthorization = state.preAuthorization
-  if (preAuthorization === undefined) return state.amount
+  if (preAuthorization === undefined) return TransactionHistory.chargedOf(state)
   return preAuthorization.capture?.total ?? Money.zero(state.amount.currency)
 }
 

@@ -186,9 +186,12 @@ export const decideTarget = (
 }
 
 /**
- * Refuses to reverse a capture once its batch has settled, and a MOTO transaction once its
+ * Refuses to reverse a capture once its batch has settled, a MOTO transaction once its
  * terminal's daily batch was submitted (`MotoRules.reversalBeforeBatch`, whichever endpoint
- * reverses it).
+ * reverses it), and any other transaction once its terminal's batch closed: a reversal
+ * voids what has not settled yet; after the batch only a refund can credit it back (the
+ * spec says so of MOTO reversals and captures and is silent on sales, whose reversal the
+ * gateway refuses then: tillflow refuses it before sending, rule `reversal-before-batch`).
  */
 export const settlementCheck = (
   state: TransactionHistory.State
@@ -200,8 +203,18 @@ export const settlementCheck = (
   Effect.gen(function* () {
     if (state.kind === "moToSale" || state.kind === "moToRefund")
       return yield* MotoRules.reversalBeforeBatch(state)
-    const capture = state.preAuthorization?.capture
-    if (state.preAuthorization?.status !== "CAPTURED" || capture === undefined) return Option.none()
+    if (state.preAuthorization === undefined) {
+      const closed = yield* BatchWorkflow.batchedOut(state.serialNumber, state.batchNumber, state.at)
+      return Option.map(closed, (batch) =>
+        notAllowed(
+          state.guid,
+          "reversal-before-batch",
+          `${state.guid} settled with batch ${batch.batchNumber} of its terminal (closed ${DateTime.formatIso(batch.at)}): it can no longer be reversed; refund it instead`
+        )
+      )
+    }
+    const capture = state.preAuthorization.capture
+    if (state.preAuthorization.status !== "CAPTURED" || capture === undefined) return Option.none()
     const closed = yield* BatchWorkflow.batchedOut(state.serialNumber, undefined, capture.at)
     return Option.map(closed, (batch) =>
       notAllowed(

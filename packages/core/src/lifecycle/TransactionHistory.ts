@@ -119,6 +119,17 @@ export const standingTip = (state: State): TipAdjustment | undefined => state.ti
 const plus = (a: Money.Money, b: Money.Money): Money.Money =>
   Money.make(a.minorUnits + b.minorUnits, a.currency)
 
+/**
+ * What the transaction charged: its amount and the tip that stands on it (in its currency).
+ * `MoneyRules.charged` is the name the rules read it by.
+ */
+export const chargedOf = (state: State): Money.Money => {
+  const tip = standingTip(state)
+  return tip === undefined || tip.tip.currency !== state.amount.currency
+    ? state.amount
+    : plus(state.amount, tip.tip)
+}
+
 const withPreAuth = (state: State, f: (p: PreAuthorization) => PreAuthorization): State =>
   state.preAuthorization === undefined ? state : { ...state, preAuthorization: f(state.preAuthorization) }
 
@@ -318,7 +329,7 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
           next = {
             ...state,
             reversed,
-            fullyReversedAt: reversed.minorUnits >= state.amount.minorUnits ? d.at : state.fullyReversedAt
+            fullyReversedAt: reversed.minorUnits >= chargedOf(state).minorUnits ? d.at : state.fullyReversedAt
           }
           break
         }

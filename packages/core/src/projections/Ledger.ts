@@ -84,6 +84,11 @@ export interface Entry {
   readonly eventType: string
   /** `transactionId:globalPosition` of the event in the log. */
   readonly position: string
+  /**
+   * The gateway guid of the original transaction the fact belongs to (a linked operation's
+   * original, else the transaction itself), when known: per-transaction nets group by it.
+   */
+  readonly original: string | undefined
 }
 
 const operationKind: Readonly<Record<string, Kind>> = {
@@ -147,7 +152,8 @@ export const entryOf = (event: OutcomeEvent): Entry | undefined => {
     reconciled: facts.source === "status",
     streamId: recorded.streamId,
     eventType: recorded.type,
-    position: positionOf(recorded.checkpoint)
+    position: positionOf(recorded.checkpoint),
+    original: nonEmpty(facts.originalTransactionId) ?? nonEmpty(facts.efttransactionID)
   }
 }
 
@@ -197,13 +203,18 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
     transactionReference: undefined,
     streamId: recorded.streamId,
     eventType: recorded.type,
-    position: positionOf(recorded.checkpoint)
+    position: positionOf(recorded.checkpoint),
+    original: recorded.streamId.startsWith(LifecycleEvent.transactionStreamPrefix)
+      ? recorded.streamId.slice(LifecycleEvent.transactionStreamPrefix.length)
+      : undefined
   }
   const when = (at: DateTime.Utc) => ({ at: at.epochMillis, day: dayOf(at.epochMillis) })
   switch (event.type) {
     case "MotoSaleApproved":
       return {
         ...base,
+        // Its attempt's stream (`moto-sale-<reference>`) is not the transaction's: the fact names it.
+        original: event.data.guid,
         terminal: event.data.serialNumber ?? "-",
         ...when(event.data.at),
         kind: "sale",

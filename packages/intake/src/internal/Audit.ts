@@ -1,9 +1,9 @@
 /**
  * The intake's audit: the ledger (replayed from the log, or the live projection's latest
  * snapshot), its entries page by page, a rebuild compared with the live ledger, the hash
- * chain verified, and one operation's timeline.
+ * chain and each transaction's money conservation verified, and one operation's timeline.
  */
-import { Ledger, LedgerProjection, Money } from "@tillflow/core"
+import { Conservation, Ledger, LedgerProjection, Money } from "@tillflow/core"
 import { type DurableEngine, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -64,18 +64,35 @@ export const make = (
       )
 
     const verify = (streamId: string | undefined) =>
-      Effect.map(store.verify(streamId).pipe(Effect.mapError(unavailable("event store"))), (r) => ({
-        ok: r.ok,
-        streamsChecked: r.streamsChecked,
-        eventsChecked: r.eventsChecked,
-        broken: r.broken.map((b) => ({
-          streamId: b.streamId,
-          version: b.version,
-          kind: b.kind,
-          expected: b.expected,
-          found: b.found
-        }))
-      }))
+      Effect.gen(function* () {
+        const r = yield* store.verify(streamId).pipe(Effect.mapError(unavailable("event store")))
+        const money = yield* Conservation.checkStore(store, streamId).pipe(
+          Effect.mapError(unavailable("event store"))
+        )
+        return {
+          ok: r.ok && money.broken.length === 0,
+          streamsChecked: r.streamsChecked,
+          eventsChecked: r.eventsChecked,
+          broken: r.broken.map((b) => ({
+            streamId: b.streamId,
+            version: b.version,
+            kind: b.kind,
+            expected: b.expected,
+            found: b.found
+          })),
+          conservation: {
+            transactionsChecked: money.transactionsChecked,
+            broken: money.broken.map((b) => ({
+              guid: b.guid,
+              currency: b.currency,
+              charged: b.charged.toString(),
+              credited: b.credited.toString(),
+              message: Conservation.describe(b)
+            })),
+            undecodable: money.undecodable
+          }
+        }
+      })
 
     const ledger = (options: { readonly source: "replay" | "live"; readonly from?: string | undefined }) =>
       Effect.gen(function* () {

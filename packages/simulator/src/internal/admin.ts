@@ -227,7 +227,14 @@ const inspection = (shared: Shared): Pick<Admin, "state" | "deliveries" | "count
       ...(t.billing === undefined || t.billing === null ? {} : { billing: t.billing }),
       operation: t.operation,
       terminal: t.terminalSerial,
-      merchant: t.merchantId
+      merchant: t.merchantId,
+      // The balances the gateway keeps, in minor units: what was approved, refunded and
+      // reversed of it, and whether it was reversed or released in full.
+      approvedMinor: t.approved.toString(),
+      refundedMinor: t.refunded.toString(),
+      reversedMinor: t.reversedAmount.toString(),
+      reversed: t.reversed,
+      released: t.released
     }))
   )
 })
