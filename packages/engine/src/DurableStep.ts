@@ -29,8 +29,10 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Effectable from "effect/Effectable"
 import * as FiberRef from "effect/FiberRef"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 
 /** A durable step's definition, built once; call it with the effect to run. */
 export interface DurableStep<A, I, E, EI> {
@@ -38,7 +40,11 @@ export interface DurableStep<A, I, E, EI> {
   /** Runs `execute` as this step: live once, its recorded result on every replay. */
   <R>(
     execute: Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E, Exclude<R, WorkflowInstance | WorkflowEngine> | WorkflowInstance | WorkflowEngine>
+  ): Effect.Effect<
+    A,
+    E,
+    Exclude<R, WorkflowInstance | WorkflowEngine | Scope.Scope> | WorkflowInstance | WorkflowEngine
+  >
   /** @internal the encoded types, for inference */
   readonly "~encoded"?: [I, EI]
 }
@@ -81,7 +87,9 @@ const stepOf = (
   name: string,
   successSchema: Schema.Schema.Any,
   errorSchema: Schema.Schema.All,
-  exitSchema: Schema.Schema.Any
+  exitSchema: Schema.Schema.Any,
+  encodeSuccess: (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>,
+  encodeError: (error: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
 ) => {
   const run = <R>(execute: Effect.Effect<unknown, unknown, R>) =>
     Effect.gen(function* () {
@@ -97,7 +105,12 @@ const stepOf = (
         errorSchema,
         exitSchema,
         execute: retried,
-        executeEncoded: retried,
+        // What engines coding exits themselves (@effect/workflow's in-memory one) run: the
+        // values encoded by the step's schemas, with encoders built once per definition.
+        executeEncoded: Effect.matchEffect(retried, {
+          onFailure: (error) => Effect.flatMap(Effect.orDie(encodeError(error)), Effect.fail),
+          onSuccess: (value) => Effect.orDie(encodeSuccess(value))
+        }),
         commit: () => Effect.dieMessage(`DurableStep "${name}" is run by calling it, not by yielding it`)
       } as unknown as Parameters<WorkflowEngine["Type"]["activityExecute"]>[0]
       const result = yield* Workflow.wrapActivityResult(
@@ -129,6 +142,14 @@ export const family = <
     readonly error?: Error | undefined
   } = {}
 ): Family<Success["Type"], Success["Encoded"], Error["Type"], Error["Encoded"]> => {
+  // A schema given as undefined (an import cycle evaluated it too late) would silently
+  // become the default and change what the step records: refuse it where it is defined.
+  if (
+    ("success" in options && options.success === undefined) ||
+    ("error" in options && options.error === undefined)
+  ) {
+    throw new Error("DurableStep: a success or error schema was given as undefined (an import cycle?)")
+  }
   const successSchema = (options.success ?? Schema.Void) as Schema.Schema.Any
   const errorSchema = (options.error ?? Schema.Never) as Schema.Schema.All
   const exitSchema = Schema.ExitFromSelf({
@@ -136,13 +157,17 @@ export const family = <
     failure: errorSchema,
     defect: Schema.Defect
   })
+  const encodeSuccess = Schema.encodeUnknown(successSchema as Schema.Schema<unknown, unknown, never>)
+  const encodeError = Schema.encodeUnknown(errorSchema as Schema.Schema<unknown, unknown, never>)
   return (name) =>
-    stepOf(name, successSchema, errorSchema, exitSchema) as unknown as DurableStep<
-      Success["Type"],
-      Success["Encoded"],
-      Error["Type"],
-      Error["Encoded"]
-    >
+    stepOf(
+      name,
+      successSchema,
+      errorSchema,
+      exitSchema,
+      encodeSuccess,
+      encodeError
+    ) as unknown as DurableStep<Success["Type"], Success["Encoded"], Error["Type"], Error["Encoded"]>
 }
 
 /**

@@ -38,9 +38,9 @@
  * workflow without that key, so a stop is never queued behind the operation it stops
  * (`StopTransaction`).
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import * as AwaitResult from "./AwaitResult.js"
@@ -53,6 +53,10 @@ import * as SendAttempt from "./SendAttempt.js"
 import * as Settle from "./Settle.js"
 import { stop } from "./StopTransaction.js"
 import { appendPaymentEvents } from "./internal/step.js"
+
+/** A linked operation's steps on its original's history, their schemas built once. */
+const admitStep = DurableStep.make({ name: "linked/admit", error: OperationOutcome.OperationRefused })
+const concludeStep = DurableStep.make({ name: "linked/conclude" })
 
 export {
   Payload,
@@ -87,13 +91,9 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
     // A linked operation: decided from its original's history and recorded there first,
     // its ending folded into that history after (`LinkedOperationRules`).
     const linked = { executionId, request: payload.request }
-    yield* Activity.make({
-      name: "linked/admit",
-      error: OperationOutcome.OperationRefused,
-      execute: rules.admit(linked)
-    })
+    yield* admitStep(rules.admit(linked))
     const ended = yield* Effect.either(attempts(execution, plan))
-    yield* Activity.make({ name: "linked/conclude", execute: rules.conclude(linked, ended) })
+    yield* concludeStep(rules.conclude(linked, ended))
     return yield* ended
   })
 
