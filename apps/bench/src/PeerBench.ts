@@ -89,7 +89,12 @@ export const section: Section.Section = {
               children["tillflow, Activity.make"].next(Child.field("ready"), 120_000),
               children.DBOS.next(Child.field("ready"), 120_000)
             ])
-            const engines: ReadonlyArray<Engine> = ["DBOS", "tillflow", "tillflow, Activity.make"]
+            // PEER_ACTIVITY_FIRST=1 runs the Activity.make variant before tillflow's DurableStep one
+            // in each round (to see whether the place in a round biases their A/B).
+            const engines: ReadonlyArray<Engine> =
+              process.env["PEER_ACTIVITY_FIRST"] === "1"
+                ? ["DBOS", "tillflow, Activity.make", "tillflow"]
+                : ["DBOS", "tillflow", "tillflow, Activity.make"]
             const modes: ReadonlyArray<Mode> = ["8 in flight", "64 in flight", "one at a time"]
             context.log(
               `peer: ${sizes["8 in flight"].executions} executions at 8 in flight, ${sizes["64 in flight"].executions} at 64, ` +
