@@ -27,6 +27,11 @@ export interface OutboxEvent {
 export interface History {
   version: number
   started: WorkflowStarted | undefined
+  /**
+   * The W3C `traceparent` of the span that started the execution (its `WorkflowStarted`
+   * metadata), so that every run of the execution continues that trace.
+   */
+  traceparent: string | undefined
   readonly activities: Map<number, RecordedActivity>
   readonly activityKeys: Map<string, RecordedActivity>
   readonly deferreds: Map<string, DeferredResolved>
@@ -40,6 +45,7 @@ export interface History {
 export const empty = (): History => ({
   version: 0,
   started: undefined,
+  traceparent: undefined,
   activities: new Map(),
   activityKeys: new Map(),
   deferreds: new Map(),
@@ -97,6 +103,10 @@ export const applyDecoded = (
     const data = stored.data as EventStore.JsonObject
     history.completed ??= { exit: data["exit"] }
     return
+  }
+  if (event._tag === "WorkflowStarted" && history.started === undefined) {
+    const traceparent = stored.metadata?.["traceparent"]
+    if (typeof traceparent === "string") history.traceparent = traceparent
   }
   applyEvent(history, event, outboxOf(stored.metadata ?? {}))
 }
