@@ -9,16 +9,21 @@
  * race between the two loses none and writes none twice), and resolves the waiting
  * workflow's `DurableDeferred`.
  *
- * The 2xx waits for one thing only: the append of the result to the attempt's stream (one
+ * The 2xx waits for one thing only: the write of the result to the attempt's stream (one
  * statement when the attempt is known to this process, `CallbackRegistration.RegisteredAttempts`,
- * else a read of the stream before it). Forwarding the result — noting a late one in the
- * payment's stream, resolving the deferred and waking the execution — runs after the
- * reply: the result waits in a bounded line taken by a fixed number of forwarders on the
- * receiver's scope (the line is awaited on shutdown), so a burst of deliveries does not put
- * its forwardings' statements ahead of the next deliveries' appends. A
- * crash between the two loses nothing: the result is in the attempt's stream, and the
- * workflow looks there before it goes on without a callback (`PaymentProtocol`); a resend
- * of the same result forwards it again.
+ * else a read of the stream before it). On tillflow's engine (`DurableEngine` in context)
+ * that one write also resolves the workflow's deferred: the result and the
+ * `DeferredResolved` are appended to their two streams by one `appendStreams`, all or
+ * none, so no crash leaves a recorded result whose deferred was not resolved (a deferred
+ * resolved already, by an earlier result, leaves the result to be appended alone). The
+ * rest — noting a late result in the payment's stream, waking the execution, and on other
+ * engines resolving the deferred — runs after the reply: the result waits in a bounded
+ * line taken by a fixed number of forwarders on the receiver's scope (the line is awaited
+ * on shutdown), so a burst of deliveries does not put its forwardings' statements ahead of
+ * the next deliveries' writes. A crash between the two loses nothing: the result is in the
+ * attempt's stream (and its resolution in the execution's), and the workflow looks there
+ * before it goes on without a callback (`PaymentProtocol`); a resend of the same result
+ * forwards it again.
  *
  * A JSON body that is not a result is stored too (`ResultUndecodable`) and acknowledged:
  * a payment outcome is never dropped; a body nested deeper than `maxDepth` is refused
@@ -28,11 +33,12 @@
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackRegistration } from "@tillflow/core"
-import { EventStore, type HashChain, StoreRetry } from "@tillflow/engine"
+import { DurableEngine, EventStore, type HashChain, StoreRetry } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -181,9 +187,10 @@ export const make = (
     const traced = (yield* Effect.tracer) !== defaultTracer
     const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       traced ? effect : Effect.withTracerEnabled(effect, false)
+    const durable = Option.getOrUndefined(yield* Effect.serviceOption(DurableEngine.DurableEngine))
     const forward = Forward.make({ store, engine, attemptStream })
     const line = yield* ForwardLine.make(
-      (registered, received, version) => untraced(forward(registered, received, version)),
+      (registered, received, version, landed) => untraced(forward(registered, received, version, landed)),
       {
         capacity: Math.max(1, options.maxPendingForwards ?? 1024),
         concurrency: Math.max(1, options.forwardConcurrency ?? 16),
@@ -226,13 +233,27 @@ export const make = (
           }
           case "Received": {
             const received = body.received
-            const appended = yield* attemptStream.appendOnce(known, received.resultHash, body.event)
+            // On tillflow's engine, the result and the deferred's resolution in one write.
+            const resolution =
+              durable === undefined ? undefined : yield* resolutionOf(durable, known.registration, received)
+            const written = yield* attemptStream.appendOnce(
+              known,
+              received.resultHash,
+              body.event,
+              resolution?.append
+            )
+            const appended = written.appended
             const isNew = Option.isSome(appended)
             // Durable now: the reply need not wait for the rest. A duplicate is forwarded again
             // unless this process forwarded it already (harmless either way: a late note and a
             // resolution are written once), which covers a process that stopped after recording
-            // it and before forwarding it.
-            yield* line.start(known.registration, received, Option.getOrUndefined(appended))
+            // it and before forwarding it (or a receiver that recorded it before resolving).
+            yield* line.start(
+              known.registration,
+              received,
+              Option.getOrUndefined(appended),
+              written.alongside && resolution !== undefined ? resolution.landed : undefined
+            )
             yield* Effect.logInfo("callback result recorded").pipe(
               Effect.annotateLogs({ attemptId, duplicate: !isNew, recovered: received.recovered })
             )
@@ -249,6 +270,25 @@ export const make = (
 
     return { receive, refuse, forwarded: line.forwarded }
   })
+
+/** A delivered result's resolution of its workflow's deferred, as tillflow's engine writes it. */
+const resolutionOf = (
+  durable: DurableEngine.Service,
+  registered: CallbackRegistration.Registration,
+  received: ResultBody.Received
+) =>
+  // Resolved with the result as the JSON it was decoded from (`resultDeferredJson`), as
+  // `Forward` resolves it: the workflow decodes it as `resultDeferred`'s `DeliveredResult`.
+  Effect.orDie(
+    durable.resolution(CallbackRegistration.resultDeferredJson(registered.attemptId), {
+      executionId: registered.executionId,
+      exit: Exit.succeed({
+        result: received.result,
+        resultHash: received.resultHash,
+        receivedAt: received.receivedAt
+      })
+    })
+  )
 
 /** The receiver as a layer. */
 export const layer: Layer.Layer<CallbackReceiver, never, EventStore.EventStore | WorkflowEngine> =

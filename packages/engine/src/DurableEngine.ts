@@ -16,6 +16,7 @@
  * const Worker = EngineWorker.layer({ concurrency: 8 })
  * const App = Layer.mergeAll(ShippingWorkflowLive, Worker).pipe(Layer.provideMerge(Engine))
  */
+import type * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import type * as Workflow from "@effect/workflow/Workflow"
 import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
@@ -23,8 +24,10 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
@@ -34,8 +37,8 @@ import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
 import { scheduleClock } from "./internal/Clocks.js"
-import { withCompiledCodecs } from "./internal/Codecs.js"
-import { deferredDone, deferredResult } from "./internal/Deferreds.js"
+import { encodeDeferredExit, withCompiledCodecs } from "./internal/Codecs.js"
+import { deferredDone, deferredResult, resolutionOf } from "./internal/Deferreds.js"
 import { emittedOf } from "./internal/DomainEvents.js"
 import type { EngineState, LocalWorker, ReplayProbe } from "./internal/EngineState.js"
 import { ConcurrencyKey, execute, SearchAttributesOf, StartBy } from "./internal/Execute.js"
@@ -234,6 +237,36 @@ export interface Service {
    * `EngineWorker` attaches itself.
    */
   readonly attachWorker: (worker: LocalWorker) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * A durable deferred's resolution from outside its workflow as the events to append,
+   * for a caller that writes them in one atomic write with events of its own
+   * (`EventStore.appendStreams`; the callback receiver records a delivered result and
+   * resolves the workflow's deferred so). `append` is the execution's part of that write:
+   * its `DeferredResolved`, at any version, with the id the store takes once per deferred
+   * (a deferred resolved already fails the whole write with `DuplicateEventId`). Run
+   * `landed` once the write landed: it wakes the execution (what `deferredDone` does after
+   * its own append). What the resolution means is `deferredDone`'s: the first one wins.
+   *
+   * @example
+   * const resolution = yield* engine.resolution(Approval, { executionId, exit: Exit.succeed(true) })
+   * yield* store.appendStreams([mine, resolution.append])
+   * yield* resolution.landed
+   */
+  readonly resolution: <Success extends Schema.Schema.Any, Error extends Schema.Schema.All>(
+    deferred: DurableDeferred.DurableDeferred<Success, Error>,
+    options: {
+      readonly executionId: string
+      readonly exit: Exit.Exit<Success["Type"], Error["Type"]>
+    }
+  ) => Effect.Effect<DeferredResolution, ParseResult.ParseError>
+}
+
+/** A deferred's resolution as a caller's part of one atomic write (`Service.resolution`). */
+export interface DeferredResolution {
+  /** The execution's stream's part of the write. */
+  readonly append: EventStore.StreamAppend
+  /** To run once the write landed: wakes the execution. */
+  readonly landed: Effect.Effect<void>
 }
 
 export type { LocalWorker }
@@ -361,6 +394,10 @@ export const make = (
       awaitChange: (executionId) => awaitChange(state, executionId),
       signal: state.signal,
       awaitSignal: Effect.asVoid(Queue.take(wakeups)),
+      resolution: (deferred, { executionId, exit }) =>
+        Effect.map(encodeDeferredExit(deferred, exit as Exit.Exit<unknown, unknown>), (encodedExit) =>
+          resolutionOf(state, executionId, deferred.name, encodedExit)
+        ),
       attachWorker: (worker) =>
         Effect.acquireRelease(
           Effect.sync(() => state.localWorkers.add(worker)),

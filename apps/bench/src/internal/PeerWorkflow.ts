@@ -2,12 +2,14 @@
  * The workflow of the peer section, the same for tillflow and for DBOS Transact: 10 durable
  * steps in a row, each returning a JSON value of about 100 bytes, so what is measured is
  * each engine's cost of recording a step. `value(executionId, step)` is the step's result
- * on both sides.
+ * on both sides. tillflow's side is written twice, with `DurableStep` and with
+ * `Activity.make`, for the A/B of the step primitive in the same run.
  */
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { DurableStep } from "@tillflow/engine"
 
 /** Steps per execution. */
 export const steps = 10
@@ -30,7 +32,7 @@ export const value = (execution: string, step: number): typeof StepValue.Type =>
   note: "approved by the peer bench"
 })
 
-/** tillflow's side: the workflow, under `Workflow.make` and `Activity.make` as a user writes it. */
+/** tillflow's side: the workflow, under `Workflow.make` as a user writes it. */
 export const Tillflow = Workflow.make({
   name: "BenchPeerSteps",
   payload: { id: Schema.String },
@@ -38,8 +40,26 @@ export const Tillflow = Workflow.make({
   idempotencyKey: (payload) => payload.id
 })
 
-/** The implementation of tillflow's side, as a layer that registers it. */
+// The steps as the payment workflows write theirs (issue 29, decision 2): defined once.
+const step = DurableStep.family({ success: StepValue })
+
+/** The implementation of tillflow's side with `DurableStep` (what the payment workflows use), as a layer. */
 export const tillflowLayer = Tillflow.toLayer(({ id }) =>
+  Effect.gen(function* () {
+    let total = 0
+    for (let i = 0; i < steps; i++) {
+      const result = yield* step(`step-${i}`)(Effect.sync(() => value(id, i)))
+      total += result.step
+    }
+    return total
+  })
+)
+
+/**
+ * The same with `Activity.make` inline, as a user of @effect/workflow writes it (the
+ * baseline of decision 2 in the same run: the steps record the same history).
+ */
+export const tillflowActivityLayer = Tillflow.toLayer(({ id }) =>
   Effect.gen(function* () {
     let total = 0
     for (let i = 0; i < steps; i++) {

@@ -2,7 +2,8 @@
  * tillflow's process of the peer section: the durable engine, the SQL execution queue and
  * a worker (concurrency 64) on the PostgreSQL event store of DATABASE_URL (pool of
  * POOL_SIZE connections, 10 by default as DBOS's), running the peer workflow
- * (`internal/PeerWorkflow.ts`); driven as `internal/PeerDrive.ts` says.
+ * (`internal/PeerWorkflow.ts`: its steps with `DurableStep`, or with `Activity.make` when
+ * PEER_STEP=activity); driven as `internal/PeerDrive.ts` says.
  */
 import "../internal/StatementCount.js"
 import { DurableEngine, EngineWorker } from "@tillflow/engine"
@@ -20,7 +21,7 @@ const pool = Number(process.env["POOL_SIZE"] ?? "10")
 
 const app = Layer.mergeAll(
   EngineWorker.layer({ workerId: "bench-peer", concurrency: 64, pollInterval: "50 millis" }),
-  PeerWorkflow.tillflowLayer
+  process.env["PEER_STEP"] === "activity" ? PeerWorkflow.tillflowActivityLayer : PeerWorkflow.tillflowLayer
 ).pipe(
   Layer.provideMerge(DurableEngine.layer({ pollInterval: "50 millis" })),
   Layer.provideMerge(SqlExecutionQueue.layerWith({ streamVersions: true })),

@@ -64,30 +64,60 @@ export const make = (store: EventStore.Service, attempts: CallbackRegistration.R
   /**
    * Appends the event unless a result with this hash is already in the stream: at the
    * version known, and on a conflict again after reading the stream. Its version in the
-   * stream when appended, none when it was there already.
+   * stream when appended, none when it was there already. With `alongside` (another
+   * stream's part, a deferred's resolution), both are written in one atomic write
+   * (`appendStreams`), all or none; when the store refuses `alongside`'s event id (that
+   * deferred is resolved already), the event is appended alone. `alongside` says whether
+   * it was written with it.
    */
   const appendOnce = (
     attempt: CallbackRegistration.KnownAttempt,
     resultHash: string,
-    event: EventStore.NewEvent
+    event: EventStore.NewEvent,
+    alongside?: EventStore.StreamAppend | undefined
   ) =>
     Effect.gen(function* () {
       const stream = CallbackRegistration.attemptStream(attempt.registration.attemptId)
       let version = attempt.version
       let hashes = attempt.resultHashes
+      let other = alongside
       for (let round = 0; round < 5; round++) {
-        if (hashes.includes(resultHash)) return Option.none<number>()
-        const appended = yield* store.append(stream, EventStore.exactVersion(version), [event]).pipe(
-          Effect.map((done) => Option.some(done.nextVersion)),
-          Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(Option.none<number>()))
+        if (hashes.includes(resultHash)) return { appended: Option.none<number>(), alongside: false }
+        const expectedVersion = EventStore.exactVersion(version)
+        const appended = yield* (
+          other === undefined
+            ? Effect.map(store.append(stream, expectedVersion, [event]), (done) =>
+                Option.some(done.nextVersion)
+              )
+            : Effect.map(
+                store.appendStreams([{ streamId: stream, expectedVersion, events: [event] }, other]),
+                (done) => Option.fromNullable(done[0]?.nextVersion)
+              )
+        ).pipe(
+          Effect.map((version) => ({ version, refusedOther: false })),
+          Effect.catchTag("ConcurrencyConflict", () =>
+            Effect.succeed({ version: Option.none<number>(), refusedOther: false })
+          ),
+          // With the other stream's part, a refused id is its event's (that deferred is
+          // resolved already; nothing was written): the event goes alone. Without it, a
+          // refusal is the store's answer, as before.
+          Effect.catchTag("DuplicateEventId", (refused) =>
+            other === undefined
+              ? Effect.fail(refused)
+              : Effect.succeed({ version: Option.none<number>(), refusedOther: true })
+          )
         )
-        if (Option.isSome(appended)) {
+        if (appended.refusedOther) {
+          other = undefined
+          continue
+        }
+        if (Option.isSome(appended.version)) {
           attempts.note({
             registration: attempt.registration,
-            version: appended.value,
+            version: appended.version.value,
             resultHashes: [...hashes, resultHash]
           })
-          return appended
+          return { appended: appended.version, alongside: other !== undefined }
         }
         const events = yield* store.readStream(stream)
         version = events.at(-1)?.version ?? 0

@@ -1,7 +1,7 @@
 /**
  * One forwarding of a recorded result to its workflow, run after the reply: a late result
  * noted in the payment's stream (`LateNote`), then the waiting workflow's `DurableDeferred`
- * resolved and its execution woken. Store failures are retried; a forwarding given up is
+ * resolved and its execution woken (only woken when the delivery's write resolved it). Store failures are retried; a forwarding given up is
  * logged, and the workflow still finds the result in the attempt's stream.
  */
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
@@ -20,7 +20,9 @@ export type Forward = (
   registered: CallbackRegistration.Registration,
   received: Received,
   /** Its version in the attempt's stream when this delivery appended it; none for a duplicate. */
-  version: number | undefined
+  version: number | undefined,
+  /** When the delivery's write resolved the deferred too: what wakes the execution. */
+  landed?: Effect.Effect<void> | undefined
 ) => Effect.Effect<boolean>
 
 /**
@@ -55,7 +57,7 @@ export const make = ({ store, engine, attemptStream }: Options): Forward => {
    * woken. Retried while the store fails; given up with an error log, in which case the
    * workflow still finds the result in the attempt's stream.
    */
-  return (registered, received, version) =>
+  return (registered, received, version, landed) =>
     Effect.gen(function* () {
       // A duplicate is weighed at the version its first delivery was recorded at: a
       // result received in time is not late, and one whose first forwarding was lost
@@ -72,8 +74,10 @@ export const make = ({ store, engine, attemptStream }: Options): Forward => {
           StoreRetry.patient
         )
       }
-      // The engine dies on a store failure: resolving is idempotent, so any failure is retried.
-      yield* resolve(registered, received).pipe(
+      // Resolved by the delivery's own write already: only the execution to wake. The
+      // engine dies on a store failure: resolving (and waking) is idempotent, so any
+      // failure is retried.
+      yield* (landed ?? resolve(registered, received)).pipe(
         Effect.sandbox,
         Effect.retry({ schedule: StoreRetry.patient, while: (cause) => !Cause.isInterruptedOnly(cause) }),
         Effect.unsandbox

@@ -23,6 +23,8 @@ interface Job {
   readonly version: number | undefined
   /** Its key among the results forwarded or being forwarded. */
   readonly key: string
+  /** When its write resolved the deferred too: what wakes the execution. */
+  readonly landed: Effect.Effect<void> | undefined
 }
 
 /** The line, as the receiver uses it. */
@@ -31,7 +33,8 @@ export interface ForwardLine {
   readonly start: (
     registered: CallbackRegistration.Registration,
     received: Received,
-    version: number | undefined
+    version: number | undefined,
+    landed?: Effect.Effect<void> | undefined
   ) => Effect.Effect<void>
   /** Waits until every result put in line so far has been forwarded (or given up on). */
   readonly forwarded: Effect.Effect<void>
@@ -66,7 +69,7 @@ export const make = (forward: Forward, options: Options): Effect.Effect<ForwardL
     })
     const forwardedKeys = new Set<string>()
 
-    const start: ForwardLine["start"] = (registered, received, version) =>
+    const start: ForwardLine["start"] = (registered, received, version, landed) =>
       Effect.suspend(() => {
         const key = `${registered.attemptId}/${received.resultHash}`
         if (forwardedKeys.has(key)) return Effect.void
@@ -78,7 +81,7 @@ export const make = (forward: Forward, options: Options): Effect.Effect<ForwardL
         outstanding++
         idle.unsafeClose()
         // Waits while the line is full (the reply waits with it); interrupted, it was not offered.
-        return Queue.offer(line, { registered, received, version, key }).pipe(
+        return Queue.offer(line, { registered, received, version, key, landed }).pipe(
           Effect.onInterrupt(() =>
             Effect.zipRight(
               Effect.sync(() => forwardedKeys.delete(key)),
@@ -95,7 +98,7 @@ export const make = (forward: Forward, options: Options): Effect.Effect<ForwardL
     // within) is forgotten and the forwarder goes on with the next.
     const forwarder = Effect.forever(
       Effect.flatMap(Queue.take(line), (job) =>
-        Effect.exit(forward(job.registered, job.received, job.version)).pipe(
+        Effect.exit(forward(job.registered, job.received, job.version, job.landed)).pipe(
           Effect.flatMap((exit) =>
             Exit.isSuccess(exit) && exit.value
               ? Effect.void

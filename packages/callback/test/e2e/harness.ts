@@ -68,7 +68,10 @@ export interface Options {
   readonly settings?: Partial<ProtocolSettings.Settings>
   /** Start a worker (default true). */
   readonly worker?: boolean
-  /** The receiver's process stops right after acknowledging: its results are never forwarded. */
+  /**
+   * The receiver's process stops right after acknowledging: its results are never
+   * forwarded (no late note, no wake; on this engine the reply's write resolved the deferred).
+   */
   readonly loseForwarding?: boolean
   /** The lifecycles' money rules on linked operations (none: the protocol checks nothing). */
   readonly linkedRules?: LinkedTerminalRules.Options
@@ -104,9 +107,23 @@ export const layer = (options: Options = {}) => {
       options.loseForwarding === true
         ? CallbackReceiver.layer.pipe(
             Layer.provide(
-              Layer.effect(
-                WorkflowEngine,
-                Effect.map(WorkflowEngine, (engine) => ({ ...engine, deferredDone: () => Effect.void }))
+              Layer.mergeAll(
+                Layer.effect(
+                  WorkflowEngine,
+                  Effect.map(WorkflowEngine, (engine) => ({ ...engine, deferredDone: () => Effect.void }))
+                ),
+                // What the reply's write resolved is there; the wake after it never happens.
+                Layer.effect(
+                  DurableEngine.DurableEngine,
+                  Effect.map(DurableEngine.DurableEngine, (durable) => ({
+                    ...durable,
+                    resolution: (deferred, options) =>
+                      Effect.map(durable.resolution(deferred, options), (resolution) => ({
+                        ...resolution,
+                        landed: Effect.void
+                      }))
+                  }))
+                )
               )
             )
           )

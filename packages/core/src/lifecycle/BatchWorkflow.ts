@@ -5,7 +5,6 @@
  * amount parsed into `Money`. The service's amounts here are major-unit decimals without
  * a currency, so the caller names the terminal's currency.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as DateTime from "effect/DateTime"
@@ -14,6 +13,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as Batch from "../model/Batch.js"
 import {
   BatchDetailRequest,
@@ -346,23 +346,15 @@ const close = (payload: Workflow.Workflow.Payload<typeof Close>) =>
           reconciled: outcome.type === "BatchClosed" ? outcome.data.reconciled : false
         })
     }
-    return yield* Activity.make({
-      name: "Batch.Close",
-      success: Closed,
-      error: BatchError,
-      execute: Guarded.run(spec)
-    })
+    return yield* batchCloseStep(Guarded.run(spec))
   })
 
 const summary = (payload: Workflow.Workflow.Payload<typeof ReadSummary>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
     const store = yield* EventStore.EventStore
-    return yield* Activity.make({
-      name: "Batch.Summary",
-      success: Summary,
-      error: BatchError,
-      execute: Effect.gen(function* () {
+    return yield* batchSummaryStep(
+      Effect.gen(function* () {
         const response = yield* cloud.batchSummary(
           BatchRequest.make({
             serialNumber: payload.serialNumber,
@@ -395,17 +387,14 @@ const summary = (payload: Workflow.Workflow.Payload<typeof ReadSummary>) =>
         }
         return parsed
       })
-    })
+    )
   })
 
 const detail = (payload: Workflow.Workflow.Payload<typeof ReadDetail>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
-    return yield* Activity.make({
-      name: "Batch.Detail",
-      success: Detail,
-      error: BatchError,
-      execute: Effect.gen(function* () {
+    return yield* batchDetailStep(
+      Effect.gen(function* () {
         const response = yield* cloud.batchDetail(
           BatchDetailRequest.make(
             defined({
@@ -419,7 +408,7 @@ const detail = (payload: Workflow.Workflow.Payload<typeof ReadDetail>) =>
         )
         return yield* parseDetail(response, payload.batchNumber, payload.currency)
       })
-    })
+    )
   })
 
 /** The batch workflows, registered with the engine. */
@@ -432,3 +421,8 @@ export const layer: Layer.Layer<
   ReadSummary.toLayer((payload) => summary(payload)),
   ReadDetail.toLayer((payload) => detail(payload))
 )
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const batchCloseStep = DurableStep.make({ name: "Batch.Close", success: Closed, error: BatchError })
+const batchSummaryStep = DurableStep.make({ name: "Batch.Summary", success: Summary, error: BatchError })
+const batchDetailStep = DurableStep.make({ name: "Batch.Detail", success: Detail, error: BatchError })

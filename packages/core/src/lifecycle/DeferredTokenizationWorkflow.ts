@@ -6,7 +6,6 @@
  * `Clock` before the request leaves. Reading a token is idempotent, so an unknown outcome
  * is simply asked again. The token (`cardToken`, not a secret) is recorded.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as DateTime from "effect/DateTime"
@@ -14,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import type { DeferredTokenizationResponse } from "../model/DeferredTokenization.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
@@ -168,12 +168,7 @@ const tokenize = (payload: Workflow.Workflow.Payload<typeof Tokenize>) =>
         )
       }
     }
-    return yield* Activity.make({
-      name: "DeferredTokenization.Tokenize",
-      success: Token,
-      error: TokenizationError,
-      execute: Guarded.run(spec)
-    })
+    return yield* deferredTokenizationTokenizeStep(Guarded.run(spec))
   })
 
 /** The tokenization workflow, registered with the engine. */
@@ -182,3 +177,10 @@ export const layer: Layer.Layer<
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
 > = Tokenize.toLayer((payload) => tokenize(payload))
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const deferredTokenizationTokenizeStep = DurableStep.make({
+  name: "DeferredTokenization.Tokenize",
+  success: Token,
+  error: TokenizationError
+})

@@ -7,7 +7,6 @@
  * reboot is not (a second one would reboot again), so its unknown outcome is recorded as
  * in doubt.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Effect from "effect/Effect"
@@ -15,6 +14,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as DeviceCommand from "../model/DeviceCommand.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
@@ -173,12 +173,7 @@ const send = (payload: Workflow.Workflow.Payload<typeof Send>) =>
               ?.body ?? {}
         })
     }
-    return yield* Activity.make({
-      name: "DeviceCommand.Send",
-      success: Accepted,
-      error: DeviceCommandError,
-      execute: Guarded.run(spec)
-    })
+    return yield* deviceCommandSendStep(Guarded.run(spec))
   })
 
 /** The device command workflow, registered with the engine. */
@@ -187,3 +182,10 @@ export const layer: Layer.Layer<
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
 > = Send.toLayer((payload) => send(payload))
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const deviceCommandSendStep = DurableStep.make({
+  name: "DeviceCommand.Send",
+  success: Accepted,
+  error: DeviceCommandError
+})

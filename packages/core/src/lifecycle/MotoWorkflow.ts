@@ -11,7 +11,6 @@
  * `Moto.AMOUNT_FORM` (major-unit decimals), and derived by the request schema, so a
  * minor-unit string cannot be sent by mistake.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Context from "effect/Context"
@@ -21,6 +20,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { Billing } from "../model/Billing.js"
 import * as Identifiers from "../model/Identifiers.js"
@@ -359,12 +359,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
     const virtualTerminal = yield* VirtualTerminal
     // Generated once: the engine records the activity's result, a replay reuses it.
     const reference =
-      payload.transactionReference ??
-      (yield* Activity.make({
-        name: "Moto.Sale/reference",
-        success: Identifiers.TransactionReference,
-        execute: Identifiers.makeTransactionReference
-      }))
+      payload.transactionReference ?? (yield* motoSaleReferenceStep(Identifiers.makeTransactionReference))
     const streamId = LifecycleEvent.motoSaleStream(reference)
     const context: SaleContext = {
       requestId: payload.requestId,
@@ -419,12 +414,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       applied: (response, applied) => Either.right(saleAnswered(context, response, applied)),
       output: (outcome) => saleRecorded(context, outcome)
     }
-    return yield* Activity.make({
-      name: "Moto.Sale",
-      success: SaleOutcome,
-      error: MotoError,
-      execute: Guarded.run(spec)
-    })
+    return yield* motoSaleStep(Guarded.run(spec))
   })
 
 const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
@@ -543,12 +533,7 @@ const refund = (payload: Workflow.Workflow.Payload<typeof Refund>) =>
         )
       }
     }
-    return yield* Activity.make({
-      name: "Moto.Refund",
-      success: RefundDone,
-      error: MotoError,
-      execute: Guarded.run(spec)
-    })
+    return yield* motoRefundStep(Guarded.run(spec))
   })
 
 const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
@@ -594,12 +579,7 @@ const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
         ),
       output: (outcome) => ReversalWorkflow.doneOf(payload.requestId, outcome)
     }
-    return yield* Activity.make({
-      name: "Moto.Reverse",
-      success: ReversalWorkflow.ReversalDone,
-      error: MotoError,
-      execute: Guarded.run(spec)
-    })
+    return yield* motoReverseStep(Guarded.run(spec))
   })
 
 /** The MOTO workflows, registered with the engine. */
@@ -612,3 +592,16 @@ export const layer: Layer.Layer<
   Refund.toLayer((payload) => refund(payload)),
   Reverse.toLayer((payload) => reverse(payload))
 )
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const motoSaleReferenceStep = DurableStep.make({
+  name: "Moto.Sale/reference",
+  success: Identifiers.TransactionReference
+})
+const motoSaleStep = DurableStep.make({ name: "Moto.Sale", success: SaleOutcome, error: MotoError })
+const motoRefundStep = DurableStep.make({ name: "Moto.Refund", success: RefundDone, error: MotoError })
+const motoReverseStep = DurableStep.make({
+  name: "Moto.Reverse",
+  success: ReversalWorkflow.ReversalDone,
+  error: MotoError
+})

@@ -9,7 +9,6 @@
  * `CaptureRequested` second re-reads and gets `CaptureAlreadyDone`. Releasing the hold and
  * reversing the capture are in `ReversalWorkflow`.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as DateTime from "effect/DateTime"
@@ -18,6 +17,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -281,12 +281,9 @@ const changeHold = (
         )
       }
     }
-    return yield* Activity.make({
-      name: `PreAuthorization.${direction === "increase" ? "Increase" : "Decrease"}`,
-      success: HoldChanged,
-      error: PreAuthorizationError,
-      execute: Guarded.run(spec)
-    })
+    return yield* holdChangeStep(`PreAuthorization.${direction === "increase" ? "Increase" : "Decrease"}`)(
+      Guarded.run(spec)
+    )
   })
 
 const holdAfter = (
@@ -447,12 +444,7 @@ const capture = (payload: Workflow.Workflow.Payload<typeof Capture>) =>
         )
       }
     }
-    return yield* Activity.make({
-      name: "PreAuthorization.Capture",
-      success: Captured,
-      error: PreAuthorizationError,
-      execute: Guarded.run(spec)
-    })
+    return yield* preAuthorizationCaptureStep(Guarded.run(spec))
   })
 
 /** The three workflows, registered with the engine; they need the event store and the cloud. */
@@ -465,3 +457,11 @@ export const layer: Layer.Layer<
   Decrease.toLayer((payload) => changeHold("decrease", payload)),
   Capture.toLayer((payload) => capture(payload))
 )
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const holdChangeStep = DurableStep.family({ success: HoldChanged, error: PreAuthorizationError })
+const preAuthorizationCaptureStep = DurableStep.make({
+  name: "PreAuthorization.Capture",
+  success: Captured,
+  error: PreAuthorizationError
+})

@@ -7,7 +7,6 @@
  * (`MotoRules`) whichever endpoint reverses them. `messageReasonCode` defaults to
  * CUSTOMER_CANCELLATION.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Context from "effect/Context"
@@ -17,6 +16,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as BatchWorkflow from "./BatchWorkflow.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
@@ -385,12 +385,7 @@ const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
         ),
       output: (outcome) => doneOf(payload.requestId, outcome)
     }
-    return yield* Activity.make({
-      name: "Reversal.Reverse",
-      success: ReversalDone,
-      error: ReversalError,
-      execute: Guarded.run(spec)
-    })
+    return yield* reversalReverseStep(Guarded.run(spec))
   })
 
 /** The reversal workflow, registered with the engine. */
@@ -399,3 +394,10 @@ export const layer: Layer.Layer<
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
 > = Reverse.toLayer((payload) => reverse(payload))
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const reversalReverseStep = DurableStep.make({
+  name: "Reversal.Reverse",
+  success: ReversalDone,
+  error: ReversalError
+})

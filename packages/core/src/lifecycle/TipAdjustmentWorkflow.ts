@@ -6,7 +6,6 @@
  * resending the same tip after a 5xx is harmless: an unknown outcome is resent, not
  * reconciled.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as DateTime from "effect/DateTime"
@@ -15,6 +14,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as BatchWorkflow from "./BatchWorkflow.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Identifiers from "../model/Identifiers.js"
@@ -187,12 +187,7 @@ const adjust = (payload: Workflow.Workflow.Payload<typeof Adjust>) =>
         return TipSet.make(defined({ requestId: payload.requestId, tip: d.tip, replaces: d.replaces }))
       }
     }
-    return yield* Activity.make({
-      name: "TipAdjustment.Adjust",
-      success: TipSet,
-      error: TipAdjustmentError,
-      execute: Guarded.run(spec)
-    })
+    return yield* tipAdjustmentAdjustStep(Guarded.run(spec))
   })
 
 /** The tip adjustment workflow, registered with the engine. */
@@ -201,3 +196,10 @@ export const layer: Layer.Layer<
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud
 > = Adjust.toLayer((payload) => adjust(payload))
+
+// The durable steps of this module, defined once (schemas built once; `DurableStep`).
+const tipAdjustmentAdjustStep = DurableStep.make({
+  name: "TipAdjustment.Adjust",
+  success: TipSet,
+  error: TipAdjustmentError
+})

@@ -6,7 +6,6 @@
  * settles; UNDEFINED, no result, or a forgotten result id hand over to reconciliation — or,
  * with no reference to reconcile with, end unresolved.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as DurableClock from "@effect/workflow/DurableClock"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
@@ -14,6 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as SchemaCache from "@tillflow/engine/SchemaCache"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
@@ -181,6 +181,8 @@ const PollResult = Schema.Union(
   /** 200 with a body that is not a result: stored raw in the attempt's stream. */
   Schema.TaggedStruct("Undecodable", { reason: Schema.String, at: Schema.Number })
 )
+/** `…/poll-N`, its schemas built once. */
+const pollStep = DurableStep.family({ success: PollResult })
 
 /** Polling mode: `transaction-result` until 200, or reconcile on 404 or timeout. */
 const awaitPoll = (
@@ -202,10 +204,8 @@ const awaitPoll = (
     if (resultId === undefined)
       return canReconcile ? ({ _tag: "Reconcile" } as Waited) : unresolved("no result id", "NoResult")
     for (let i = 0; ; i++) {
-      const polled = yield* Activity.make({
-        name: `${prefix}/poll-${i}`,
-        success: PollResult,
-        execute: Effect.gen(function* () {
+      const polled = yield* pollStep(`${prefix}/poll-${i}`)(
+        Effect.gen(function* () {
           const answer = yield* Effect.either(
             cloud.transactionResult(Identifiers.TransactionResultId.make(resultId))
           )
@@ -232,7 +232,7 @@ const awaitPoll = (
             }
           }
         })
-      })
+      )
       if (polled._tag === "Ready") {
         const reading = OperationOutcome.read(polled.delivered.result, context, "polling")
         if (reading._tag === "Settled") return reading satisfies Waited

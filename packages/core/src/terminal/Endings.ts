@@ -5,13 +5,16 @@
  * activity of its own (once, however often the workflow replays), then raised as the typed
  * error of `OperationOutcome`.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution, Plan } from "./ProtocolWorkflows.js"
 import type { AttemptInfo } from "./SendAttempt.js"
 import { now } from "./internal/step.js"
+
+/** The ending steps (`end/…`, `attempt-N/end-…`), their schemas built once. */
+const endingStep = DurableStep.family()
 
 /** `end/terminal-unavailable`: busy, offline or queued until the caller's deadline. */
 export const terminalUnavailable = (
@@ -22,14 +25,13 @@ export const terminalUnavailable = (
 ) =>
   Effect.gen(function* () {
     const serialNumber = payload.request.serialNumber
-    yield* Activity.make({
-      name: "end/terminal-unavailable",
-      execute: Effect.flatMap(now, (at) =>
+    yield* endingStep("end/terminal-unavailable")(
+      Effect.flatMap(now, (at) =>
         emit("end/terminal-unavailable", [
           PaymentEvents.TerminalUnavailable.make({ attempts, lastReason, deadlineAt: plan.deadlineAt, at })
         ])
       )
-    })
+    )
     return yield* new OperationOutcome.TerminalUnavailable({
       message: `terminal ${serialNumber} was not available before the deadline (${lastReason})`,
       serialNumber,
@@ -43,9 +45,8 @@ export const notCharged = ({ payload, emit }: Execution, attempt: AttemptInfo) =
   Effect.gen(function* () {
     const n = attempt.attempt
     const request = payload.request
-    yield* Activity.make({
-      name: `attempt-${n}/end-not-charged`,
-      execute: Effect.flatMap(now, (at) =>
+    yield* endingStep(`attempt-${n}/end-not-charged`)(
+      Effect.flatMap(now, (at) =>
         emit(`attempt-${n}/end-not-charged`, [
           PaymentEvents.PaymentNotCharged.make({
             attempt: n,
@@ -58,7 +59,7 @@ export const notCharged = ({ payload, emit }: Execution, attempt: AttemptInfo) =
           })
         ])
       )
-    })
+    )
     return yield* new OperationOutcome.NotCharged({
       message: `${request.operation} on terminal ${request.serialNumber} never reached the gateway: nothing was charged`,
       transactionReference: attempt.transactionReference ?? payload.originalTransactionReference ?? "",
@@ -75,9 +76,8 @@ export const unresolved = (
 ) =>
   Effect.gen(function* () {
     const n = attempt.attempt
-    yield* Activity.make({
-      name: `attempt-${n}/end-unresolved`,
-      execute: Effect.flatMap(now, (at) =>
+    yield* endingStep(`attempt-${n}/end-unresolved`)(
+      Effect.flatMap(now, (at) =>
         emit(`attempt-${n}/end-unresolved`, [
           PaymentEvents.OutcomeUnresolved.make({
             attempt: n,
@@ -88,6 +88,6 @@ export const unresolved = (
           })
         ])
       )
-    })
+    )
     return yield* new OperationOutcome.OutcomeUnresolved({ message, attemptId: attempt.attemptId, reason })
   })

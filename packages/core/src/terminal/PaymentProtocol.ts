@@ -41,9 +41,9 @@
  * workflow without that key, so a stop is never queued behind the operation it stops
  * (`StopTransaction`).
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import * as AwaitResult from "./AwaitResult.js"
@@ -56,6 +56,14 @@ import * as SendAttempt from "./SendAttempt.js"
 import * as Settle from "./Settle.js"
 import { stop } from "./StopTransaction.js"
 import { appendPaymentEvents } from "./internal/step.js"
+
+/** A linked operation's steps on its original's history, their schemas built once. */
+const admitStep = DurableStep.make({
+  name: "linked/admit",
+  success: LinkedOperationRules.Admitted,
+  error: OperationOutcome.OperationRefused
+})
+const concludeStep = DurableStep.make({ name: "linked/conclude" })
 
 export {
   Payload,
@@ -90,19 +98,14 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
     // A linked operation: decided from its original's history and recorded there first,
     // its ending folded into that history after (`LinkedOperationRules`).
     const linked = { executionId, request: payload.request }
-    const reference = yield* Activity.make({
-      name: "linked/admit",
-      success: LinkedOperationRules.Admitted,
-      error: OperationOutcome.OperationRefused,
-      execute: rules.admit(linked)
-    })
+    const reference = yield* admitStep(rules.admit(linked))
     // Reconciled through the original's reference: the caller's, else its history's.
     const reconcilable: ProtocolWorkflows.Execution =
       payload.originalTransactionReference !== undefined || reference === undefined
         ? execution
         : { ...execution, payload: { ...payload, originalTransactionReference: reference } }
     const ended = yield* Effect.either(attempts(reconcilable, plan))
-    yield* Activity.make({ name: "linked/conclude", execute: rules.conclude(linked, ended) })
+    yield* concludeStep(rules.conclude(linked, ended))
     return yield* ended
   })
 

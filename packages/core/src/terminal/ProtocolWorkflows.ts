@@ -5,12 +5,12 @@
  * gives them, and step 1 of `TerminalOperation`: the plan, the settings in force fixed for
  * the whole execution. `PaymentProtocol` re-exports the public part and runs the steps.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as DurableEngine from "@tillflow/engine/DurableEngine"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as SchemaCache from "@tillflow/engine/SchemaCache"
@@ -133,15 +133,16 @@ export const Plan = Schema.Struct({
 /** @see Plan */
 export type Plan = typeof Plan.Type
 
+/** Step 1 (`plan`), its schemas built once. */
+const planStep = DurableStep.make({ name: "plan", success: Plan })
+
 /**
  * Step 1, `plan`: the settings in force, the delivery mode (callback only when a base
  * address is configured), the deadline, and the `OperationRequested` event.
  */
 export const plan = ({ payload, executionId, emit }: Execution) =>
-  Activity.make({
-    name: "plan",
-    success: Plan,
-    execute: Effect.gen(function* () {
+  planStep(
+    Effect.gen(function* () {
       const request = payload.request
       const settings = yield* ProtocolSettings.ProtocolSettings
       const startedAt = yield* now
@@ -194,7 +195,7 @@ export const plan = ({ payload, executionId, emit }: Execution) =>
         startedAt
       }
     })
-  })
+  )
 
 /** How long undecodable answers are asked again before the outcome is unresolved (ms). */
 export const undecodableGraceOf = (plan: Plan): number =>

@@ -7,10 +7,10 @@
  * not charged (`AttemptNotCharged`); a final status → settled; past `reconcileTimeout` →
  * unresolved.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import type * as Identifiers from "../model/Identifiers.js"
 import { TransactionStatusResult } from "../model/TransactionResult.js"
 import * as PaymentEvents from "./PaymentEvents.js"
@@ -61,6 +61,9 @@ const StatusCheck = Schema.Struct({
 })
 type StatusCheck = typeof StatusCheck.Type
 
+/** `…/status-N`, its schemas built once. */
+const statusStep = DurableStep.family({ success: StatusCheck })
+
 /**
  * Step 5: asks the status endpoint until it settles the attempt or proves it not charged.
  * `sentAt` is when the attempt's POST ended.
@@ -91,11 +94,9 @@ export const reconcile = (
     let undecodableSince: number | undefined
     for (let j = 0; ; j++) {
       const step = `${prefix}/status-${j}`
-      const check: StatusCheck = yield* Activity.make({
-        name: step,
-        success: StatusCheck,
-        execute: checkStatus(execution, plan, attempt, reference, step)
-      })
+      const check: StatusCheck = yield* statusStep(step)(
+        checkStatus(execution, plan, attempt, reference, step)
+      )
       switch (check.verdict) {
         case "Settled": {
           if (check.entry !== undefined) {

@@ -6,12 +6,12 @@
  * became of it. A busy or offline terminal (1001/1002) is tried again as a new attempt
  * after a pause of the recovery rhythm, until the caller's deadline (`pauseBeforeRetry`).
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
 import * as Identifiers from "../model/Identifiers.js"
@@ -73,6 +73,10 @@ export const SendOutcome = Schema.Union(Accepted, NotProcessed, Rejected, Unknow
 /** @see SendOutcome */
 export type SendOutcome = typeof SendOutcome.Type
 
+// The steps of an attempt, their schemas built once (`attempt-N/record`, `attempt-N/send`).
+const recordStep = DurableStep.family({ success: AttemptInfo })
+const sendStep = DurableStep.family({ success: SendOutcome })
+
 /** What a failed POST tells: not processed (busy, offline), unknown, or refused. */
 export const outcomeOfFailure = (error: RemoteError.RemoteError, at: number): SendOutcome => {
   switch (error._tag) {
@@ -114,10 +118,8 @@ const isOriginal = (request: TransactionRequest.TransactionRequest): boolean =>
  * leaves; for a linked operation, the entries already under the original's reference.
  */
 export const record = ({ payload, cloud, emit }: Execution, n: number) =>
-  Activity.make({
-    name: `attempt-${n}/record`,
-    success: AttemptInfo,
-    execute: Effect.gen(function* () {
+  recordStep(`attempt-${n}/record`)(
+    Effect.gen(function* () {
       const request = payload.request
       const attemptId = yield* CallbackRegistration.makeAttemptId
       const attemptedAt = yield* now
@@ -155,18 +157,14 @@ export const record = ({ payload, cloud, emit }: Execution, n: number) =>
         ...(baseline === undefined ? {} : { baseline })
       }
     })
-  })
+  )
 
 // ---------------------------------------------------------------------------------------
 // Step 3: send
 
 /** Step 3, `attempt-N/send`: register the attempt once, then POST, and say what became of it. */
 export const send = (execution: Execution, plan: Plan, attempt: AttemptInfo) =>
-  Activity.make({
-    name: `attempt-${attempt.attempt}/send`,
-    success: SendOutcome,
-    execute: registerAndPost(execution, plan, attempt)
-  })
+  sendStep(`attempt-${attempt.attempt}/send`)(registerAndPost(execution, plan, attempt))
 
 const registerAndPost = (
   execution: Execution,

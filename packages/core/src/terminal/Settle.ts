@@ -5,9 +5,9 @@
  * not-charged conclusion takes at the attempt's stream. Why that second look closes the
  * race with the receiver is argued at `settle`.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import type * as EventStore from "@tillflow/engine/EventStore"
 import * as CallbackRegistration from "./CallbackRegistration.js"
 import * as PaymentEvents from "./PaymentEvents.js"
@@ -16,6 +16,9 @@ import type * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution } from "./ProtocolWorkflows.js"
 import type { AttemptInfo } from "./SendAttempt.js"
 import { now, retryStore, withStepIds } from "./internal/step.js"
+
+/** `attempt-N/settle`, its schemas built once. */
+const settleStep = DurableStep.family()
 
 /**
  * Step 6, `attempt-N/settle`: the outcome events, a `ResultMismatch` for every delivered
@@ -44,9 +47,8 @@ export const settle = (
   outcome: OperationOutcome.Outcome
 ) => {
   const step = `attempt-${attempt.attempt}/settle`
-  return Activity.make({
-    name: step,
-    execute: Effect.gen(function* () {
+  return settleStep(step)(
+    Effect.gen(function* () {
       const at = yield* now
       const attemptId = attempt.attemptId
       const paymentStream = PaymentEvents.paymentStream(executionId)
@@ -88,7 +90,7 @@ export const settle = (
           )
       yield* noteLateResults(store, executionId, attemptId, recorded, settledHorizon)
     })
-  })
+  )
 }
 
 /**

@@ -4,8 +4,8 @@
  * that comes late is worth nothing). The stopped operation ends CANCELLED through its own
  * result.
  */
-import * as Activity from "@effect/workflow/Activity"
 import * as Effect from "effect/Effect"
+import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import * as PaymentEvents from "./PaymentEvents.js"
@@ -14,16 +14,17 @@ import { StopAccepted, type StopCurrentTransaction } from "./ProtocolWorkflows.j
 import { Accepted, outcomeOfFailure, SendOutcome } from "./SendAttempt.js"
 import { appendPaymentEvents, now } from "./internal/step.js"
 
+/** The `stop` step, its schemas built once. */
+const stopStep = DurableStep.make({ name: "stop", success: SendOutcome })
+
 /** Sends the stop, records what became of it, and answers `StopAccepted` or a typed error. */
 export const stop = (payload: typeof StopCurrentTransaction.payloadSchema.Type, executionId: string) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
     const store = yield* EventStore.EventStore
     const { serialNumber, terminalType } = payload
-    const sent = yield* Activity.make({
-      name: "stop",
-      success: SendOutcome,
-      execute: Effect.gen(function* () {
+    const sent = yield* stopStep(
+      Effect.gen(function* () {
         const answer = yield* Effect.either(
           cloud.sendTransaction({ operation: "stopCurrentTransaction", serialNumber, terminalType })
         )
@@ -41,7 +42,7 @@ export const stop = (payload: typeof StopCurrentTransaction.payloadSchema.Type, 
         ])
         return outcome
       })
-    })
+    )
     switch (sent._tag) {
       case "Accepted":
         return new StopAccepted({ serialNumber, at: sent.at })

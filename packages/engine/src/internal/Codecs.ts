@@ -13,6 +13,7 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { isLiveResult } from "./LeanStep.js"
@@ -66,6 +67,10 @@ const exitCodecOf = cachePerSchemas((success, failure) => {
     encode: Schema.encode(schema)
   }
 })
+
+/** A durable deferred's exit with its values encoded by its schemas (the codec built once per pair). */
+export const encodeDeferredExit = (deferred: DurableDeferred.Any, exit: Exit.Exit<unknown, unknown>) =>
+  exitCodecOf(deferred.successSchema, deferred.errorSchema).encode(exit)
 
 /** `Schema.encode(schema)`, built once per schema (it builds a function per call otherwise). */
 const encoderCache = new WeakMap<object, (value: unknown) => Effect.Effect<unknown, ParseResult.ParseError>>()

@@ -130,3 +130,35 @@ export const deferredDone =
         yield* wake(state, executionId)
       }
     }).pipe(Effect.withSpan("DurableEngine.deferredDone", spanOptions({ executionId, deferredName })))
+
+/**
+ * A deferred's resolution from outside its workflow, for a caller that writes it in one
+ * atomic write with events of its own (`EventStore.appendStreams`): the execution's part
+ * of that write (its `DeferredResolved`, at any version, with the id that lets the store
+ * take one per deferred: a deferred resolved already fails the whole write with
+ * `DuplicateEventId`), and what to run once the write landed: the history this process
+ * keeps of the execution dropped (the stream moved past it) and the execution woken, as
+ * `deferredDone` does after its own append.
+ */
+export const resolutionOf = (
+  state: EngineState,
+  executionId: string,
+  deferredName: string,
+  exit: Exit.Exit<unknown, unknown>
+): { readonly append: EventStore.StreamAppend; readonly landed: Effect.Effect<void> } => ({
+  append: {
+    streamId: EngineEvent.streamId(executionId),
+    expectedVersion: EventStore.AnyVersion,
+    events: [
+      {
+        ...engineEvent({ _tag: "DeferredResolved", name: deferredName, exit }),
+        eventId: deferredResolvedId(executionId, deferredName)
+      }
+    ]
+  },
+  landed: Effect.suspend(() => {
+    state.histories.delete(executionId)
+    touch(state, executionId)
+    return wake(state, executionId)
+  })
+})

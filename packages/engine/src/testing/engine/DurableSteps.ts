@@ -7,7 +7,9 @@ import { Activity, DurableDeferred, Workflow } from "@effect/workflow"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import { DurableEngine, DurableStep } from "../../index.js"
 import { awaitStatus, engineEvents, unique } from "./Executions.js"
 import { type EngineTests, provideNode, startNode } from "./Nodes.js"
@@ -119,6 +121,55 @@ export const suite = (it: EngineTests): void => {
         expect(defect).toBeInstanceOf(DurableEngine.DeterminismError)
         expect(String((defect as Error).message)).toContain('"Reserve"')
         expect(String((defect as Error).message)).toContain('"Cancel"')
+      })
+  )
+
+  it.effect(
+    "a DurableStep whose effect is interrupted from within runs again, as Activity.make's does, and is recorded once",
+    () =>
+      Effect.gen(function* () {
+        const Flaky = Workflow.make({
+          name: "DurableStepsInterruptedWithin",
+          payload: { id: Schema.String },
+          success: Schema.Number,
+          idempotencyKey: (payload) => payload.id
+        })
+        // Interrupted twice from within (not the workflow's fiber: e.g. a child fiber the
+        // step awaits was interrupted), then done. Activity.make retries such a step.
+        const runs = { step: 0, activity: 0 }
+        // How often the workflow's code was entered: a step interrupted from within is retried
+        // in place (paced, bounded), not by giving the run back to the queue for a replay.
+        const entered = { step: 0, activity: 0 }
+        const flaky = (counter: "step" | "activity") =>
+          Effect.suspend(() => (++runs[counter] <= 2 ? Effect.interrupt : Effect.succeed(runs[counter])))
+        const count = DurableStep.make({ name: "Count", success: Schema.Number })
+        const node = yield* startNode(
+          Flaky.toLayer(({ id }) =>
+            Effect.suspend(() => {
+              const kind = id.startsWith("step") ? "step" : "activity"
+              entered[kind]++
+              return kind === "step"
+                ? count(flaky("step"))
+                : Activity.make({ name: "Count", success: Schema.Number, execute: flaky("activity") })
+            })
+          )
+        )
+        const run = (id: string) =>
+          Effect.gen(function* () {
+            const fiber = yield* Effect.fork(
+              Flaky.execute({ id }).pipe(provideNode(node.context), Effect.exit)
+            )
+            // The retries' pauses (100 ms, then 150 ms) on the TestClock.
+            for (let i = 0; i < 20; i++) yield* TestClock.adjust("100 millis")
+            return yield* Fiber.join(fiber)
+          })
+        const viaActivity = yield* run(`activity-${unique()}`)
+        const viaStep = yield* run(`step-${unique()}`)
+        yield* node.stop
+        expect(viaActivity).toStrictEqual(Exit.succeed(3))
+        expect(viaStep).toStrictEqual(Exit.succeed(3))
+        expect(runs).toEqual({ step: 3, activity: 3 })
+        expect(entered).toEqual({ step: 1, activity: 1 })
       })
   )
 }
