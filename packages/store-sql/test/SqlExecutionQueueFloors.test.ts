@@ -207,7 +207,11 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
     it.effect("an existing queue with rows upgrades: its floors start at its earliest live row", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { "7_scan_floors": _added, ...before } = ExecutionQueueMigrations.migrations
+        const {
+          "7_scan_floors": _added,
+          "8_search_indexes": _later,
+          ...before
+        } = ExecutionQueueMigrations.migrations
         yield* Migrator.make({})({
           loader: Migrator.fromRecord(before),
           table: ExecutionQueueMigrations.table
@@ -216,7 +220,10 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
         yield* sql`
           INSERT INTO tillflow_executions (execution_id, workflow_name, status, due_at, created_at, updated_at)
           VALUES ('old-live', 'Sale', 'pending', 5000, 5000, 5000)`
-        expect(yield* ExecutionQueueMigrations.run).toEqual([[7, "scan_floors"]])
+        expect(yield* ExecutionQueueMigrations.run).toEqual([
+          [7, "scan_floors"],
+          [8, "search_indexes"]
+        ])
         expect((yield* floors).due).toBe(5000)
         const claimed = yield* Effect.scoped(
           Effect.flatMap(SqlExecutionQueue.make, (queue) =>
