@@ -131,6 +131,18 @@ describe("a worker's port from its first byte to its exit", () => {
         ).then((found) => {
           if (found._tag === "Right" && found.right[1] !== undefined) serial = found.right[1]
         })
+        let heldSerial: string | undefined
+        void Effect.runPromise(
+          Effect.either(running.waitFor(/ {2}terminals {3}\S+ \([^)]*\), (\S+) /, 120_000, "stderr"))
+        ).then((found) => {
+          if (found._tag === "Right" && found.right[1] !== undefined) heldSerial = found.right[1]
+        })
+        let admin: string | undefined
+        void Effect.runPromise(Effect.either(running.waitFor(/; admin (\S+)\)/, 120_000, "stderr"))).then(
+          (found) => {
+            if (found._tag === "Right" && found.right[1] !== undefined) admin = found.right[1]
+          }
+        )
 
         let n = 0
         const round = async () => {
@@ -164,6 +176,32 @@ describe("a worker's port from its first byte to its exit", () => {
           yield* Effect.promise(round)
           if (ready) readyRounds++
         }
+        // A sale running across the stop, on a terminal of its own: the card is presented 6 s
+        // after it starts and its result is polled (a short poll waits in memory, so the
+        // execution stays running, where one waiting for a callback would be suspended), so the
+        // stopping worker lets it finish (within TILLFLOW_SHUTDOWN_TIMEOUT) while its port
+        // answers 503 "stopping": a window of seconds, whatever else ran.
+        if (admin === undefined) throw new Error("the banner named no simulator admin URL")
+        if (heldSerial === undefined) throw new Error("the banner named one terminal; the test needs two")
+        const adminUrl = admin
+        const slow = yield* Effect.promise(() =>
+          fetch(`${adminUrl}/timings`, {
+            method: "PUT",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ WaitingForCard: 6_000 })
+          })
+        )
+        expect(slow.status).toBe(200)
+        const held = yield* Effect.promise(() =>
+          send(base, "sale", "POST", "/v1/operations", {
+            idempotencyKey: "first-byte-held",
+            request: { operation: "sale", serial_number: heldSerial, amount: "1050", currency: "EUR" },
+            delivery: "polling",
+            waitSeconds: 1
+          })
+        )
+        expect(held?.status).toBe(200)
+        expect(["running"]).toContain((held?.json as { readonly status?: string } | undefined)?.status)
         const beforeStop = answers.length
         // Stopping: SIGTERM while requests keep coming, until the process is gone.
         running.child.kill("SIGTERM")
@@ -174,7 +212,7 @@ describe("a worker's port from its first byte to its exit", () => {
           while (!exited) {
             const answer = await send(base, "ready", "GET", "/ready")
             if (answer !== undefined) answers.push(answer)
-            await new Promise((resolve) => setTimeout(resolve, 5))
+            await new Promise((resolve) => setTimeout(resolve, 25))
           }
         }
         const rounds = async () => {

@@ -11,6 +11,7 @@ import {
   Ledger,
   LifecycleEvent,
   Money,
+  MoneyRules,
   MotoWorkflow,
   ReversalWorkflow,
   TerminalOperations,
@@ -21,7 +22,7 @@ import {
   type Reversal,
   type TipAdjustment
 } from "@tillflow/core"
-import { EventStore } from "@tillflow/engine"
+import { EventStore, MemoryEventStore } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -303,5 +304,57 @@ describe("one original, every path: what is credited back never exceeds what was
         expect(cloud.calls).toEqual(["reversal"])
       }).pipe(Effect.provide(layer({ linkedRules: rules, terminalLess: cloud.service })))
     }
+  )
+
+  it.effect(
+    "a pre-authorization charges what its capture totalled (not the hold), and a reversed capture credits it back",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const at = DateTime.unsafeMake("2026-11-28T10:00:00Z")
+        const guid = "preauth-charged-1"
+        const stream = LifecycleEvent.transactionStream(guid)
+        const stateAfter = (events: ReadonlyArray<LifecycleEvent.Event>) =>
+          Effect.gen(function* () {
+            const encoded = yield* Effect.forEach(events, (event) => LifecycleEvent.registry.encode(event))
+            yield* store.append(stream, EventStore.AnyVersion, encoded)
+            const { state } = yield* TransactionHistory.load(store, guid)
+            return Option.getOrThrow(state)
+          })
+        const opened = yield* stateAfter([
+          LifecycleEvent.PreAuthorizationOpened.make({
+            guid,
+            via: "preAuthorization",
+            amount: eur(9000n),
+            at,
+            scheme: "Visa",
+            mcc: "7011"
+          })
+        ])
+        // A hold is no charge.
+        expect(MoneyRules.charged(opened)).toEqual(eur(0n))
+        const captured = yield* stateAfter([
+          LifecycleEvent.PreAuthorizationCaptured.make({
+            requestId: "cap-1",
+            at,
+            total: eur(11000n),
+            reconciled: false
+          })
+        ])
+        expect(MoneyRules.charged(captured)).toEqual(eur(11000n))
+        expect(MoneyRules.credited(captured)).toEqual(eur(0n))
+        const reversed = yield* stateAfter([
+          LifecycleEvent.Reversed.make({
+            requestId: "rev-1",
+            at,
+            target: "capture",
+            amount: eur(11000n),
+            reconciled: false
+          })
+        ])
+        expect(MoneyRules.charged(reversed)).toEqual(eur(11000n))
+        expect(MoneyRules.credited(reversed)).toEqual(eur(11000n))
+        expect(MoneyRules.left(reversed)).toEqual(eur(0n))
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })

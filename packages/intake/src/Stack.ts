@@ -9,8 +9,10 @@
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackReceiver } from "@tillflow/callback"
 import {
+  Identifiers,
   Lifecycles,
   LinkedTerminalRules,
+  MotoWorkflow,
   PaymentProtocol,
   ProtocolSettings,
   type TerminalCloud
@@ -39,6 +41,8 @@ export interface CloudInfo {
   readonly adminUrl?: string | undefined
   /** The simulator's terminals. */
   readonly terminals: ReadonlyArray<{ readonly serialNumber: string; readonly terminalType: string }>
+  /** The built-in simulator's virtual terminal (it books terminal-less MOTO payments). */
+  readonly virtualTerminal?: string | undefined
 }
 
 /** The remote service of this process. */
@@ -161,7 +165,8 @@ export const cloudLayer = (
           terminals: info.terminals.map((t) => ({
             serialNumber: t.serial_number,
             terminalType: t.terminal_type
-          }))
+          })),
+          virtualTerminal: info.virtualTerminal === "" ? undefined : info.virtualTerminal
         })
       )
     )
@@ -200,15 +205,43 @@ export const settingsLayer = (
  * terminal-less lifecycles.
  */
 export const workflowsLayerFor = (
-  merchantMcc: Option.Option<string>
+  merchant: Merchant
 ): Layer.Layer<
   never,
   never,
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud | ProtocolSettings.ProtocolSettings
 > =>
   Layer.merge(
-    PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchantMcc }))),
-    Lifecycles.layer
+    PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchant.mcc }))),
+    Lifecycles.layer.pipe(Layer.provide(virtualTerminalLayer(merchant)))
+  )
+
+/** What the workflows know of the merchant they work for (from the worker's configuration). */
+export interface Merchant {
+  /** The merchant category code (`TILLFLOW_MERCHANT_MCC`). */
+  readonly mcc: Option.Option<string>
+  /** The virtual terminal's serial (`TILLFLOW_MOTO_TERMINAL`). */
+  readonly motoTerminal: Option.Option<string>
+}
+
+/** The merchant of a configuration. */
+export const merchantOf = (config: WorkerConfig.WorkerConfig): Merchant => ({
+  mcc: config.merchantMcc,
+  motoTerminal: config.motoTerminal
+})
+
+/**
+ * The virtual terminal terminal-less MOTO sales are booked on: the configured one, else the
+ * built-in simulator's when this process runs one (`MotoWorkflow.VirtualTerminal`).
+ */
+const virtualTerminalLayer = (merchant: Merchant) =>
+  Layer.effect(
+    MotoWorkflow.VirtualTerminal,
+    Effect.map(Effect.serviceOption(Cloud), (cloud) =>
+      Option.orElse(merchant.motoTerminal, () =>
+        Option.flatMapNullable(cloud, (info) => info.virtualTerminal)
+      ).pipe(Option.map(Identifiers.SerialNumber.make))
+    )
   )
 
 /** The engine over the store and queue in context. */
@@ -254,7 +287,7 @@ export const layer = (
   options: { readonly holder?: string | undefined } = {}
 ): Layer.Layer<Services, StartupError> => {
   const settings = settingsLayer(Option.none())
-  const workflows = workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
+  const workflows = workflowsLayerFor(merchantOf(config)).pipe(Layer.provide(settings))
   return Layer.mergeAll(workflows, workerLayer(config.worker), settings).pipe(
     Layer.provideMerge(engineLayer),
     Layer.provideMerge(cloudLayer(config.cloud)),

@@ -14,13 +14,17 @@ import { Redaction } from "@tillflow/http"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Tracer from "effect/Tracer"
 import * as IntakeHttp from "./IntakeHttp.js"
 import * as IntakeLocal from "./IntakeLocal.js"
 import * as Stack from "./Stack.js"
@@ -125,7 +129,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         )
       )
       const engine = Stack.engineLayer
-      const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
+      const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
       const services = Layer.merge(workflows, IntakeLocal.layer({ merchantMcc: config.merchantMcc }))
       // The receiver is built before the server, whose callback route it serves; one memory
       // of the attempts this process registered, for its workflows and its receiver.
@@ -220,10 +224,50 @@ export const loggerLayer = (config: WorkerConfig.WorkerConfig): Layer.Layer<neve
     Layer.locallyScoped(
       FiberRef.currentLoggers,
       HashSet.make(
-        config.logFormat === "json" ? Logger.withConsoleLog(Logger.jsonLogger) : Logger.prettyLoggerDefault,
+        config.logFormat === "json"
+          ? Logger.withConsoleLog(traced(Logger.jsonLogger))
+          : traced(Logger.prettyLoggerDefault),
         // Log records still become span events.
         Logger.tracerLogger
       )
     ),
     Logger.minimumLogLevel(config.logLevel)
   )
+
+/**
+ * `logger` with the trace it was written in: each record gets `traceId` and `spanId` of the
+ * span it was logged under, and `executionId` of the execution whose run it belongs to (the
+ * nearest span that names one), unless the record is annotated with them already — so a
+ * log line leads to its trace, and every line of a payment can be found by its execution.
+ */
+export const traced = <Message, Output>(
+  logger: Logger.Logger<Message, Output>
+): Logger.Logger<Message, Output> =>
+  Logger.mapInputOptions(logger, (options) => {
+    const span = Context.getOption(
+      FiberRefs.getOrDefault(options.context, FiberRef.currentContext),
+      Tracer.ParentSpan
+    )
+    if (Option.isNone(span)) return options
+    let annotations = options.annotations
+    const annotate = (key: string, value: unknown) => {
+      if (value !== undefined && !HashMap.has(annotations, key))
+        annotations = HashMap.set(annotations, key, value)
+    }
+    annotate("traceId", span.value.traceId)
+    annotate("spanId", span.value.spanId)
+    annotate("executionId", executionIdOf(span.value))
+    return { ...options, annotations }
+  })
+
+/** The `executionId` attribute of the nearest span that has one (the execution's run). */
+const executionIdOf = (span: Tracer.AnySpan): unknown => {
+  for (let current: Option.Option<Tracer.AnySpan> = Option.some(span); Option.isSome(current);) {
+    const at = current.value
+    if (at._tag === "ExternalSpan") return undefined
+    const id = at.attributes.get("executionId")
+    if (id !== undefined) return id
+    current = at.parent
+  }
+  return undefined
+}

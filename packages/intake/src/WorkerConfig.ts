@@ -54,6 +54,11 @@ export interface WorkerConfig {
   }
   /** The merchant's category code (capture rules of pre-authorizations made on terminals). */
   readonly merchantMcc: Option.Option<string>
+  /**
+   * The serial of the merchant's virtual terminal (`TILLFLOW_MOTO_TERMINAL`), on which
+   * terminal-less MOTO sales are booked; the built-in simulator's when unset.
+   */
+  readonly motoTerminal: Option.Option<string>
   readonly logFormat: "json" | "pretty"
   readonly logLevel: LogLevel.LogLevel
 }
@@ -185,7 +190,15 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
   )
   // The built-in simulator's merchant is a hotel (MCC 7011) unless configured otherwise.
   const merchantMcc = cloudConfig._tag === "Simulator" ? Option.orElse(mcc, () => Option.some("7011")) : mcc
-  return { store: yield* store, cloud: cloudConfig, merchantMcc, ...rest }
+  const motoTerminal = yield* Config.option(
+    Config.string("TILLFLOW_MOTO_TERMINAL").pipe(
+      Config.validate({
+        message: "TILLFLOW_MOTO_TERMINAL must be a terminal serial number (not blank)",
+        validation: (serial) => serial.trim().length > 0
+      })
+    )
+  )
+  return { store: yield* store, cloud: cloudConfig, merchantMcc, motoTerminal, ...rest }
 })
 
 /** The configuration file in use: `TILLFLOW_CONFIG`, else `tillflow.config.json` when it exists. */

@@ -33,9 +33,10 @@ const wrongKey = Layer.unwrapEffect(
 
 const layer = IntakeHttp.serve(Redacted.make(token)).pipe(
   Layer.provideMerge(
-    Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
-      Layer.provide(ProtocolSettings.layer({}))
-    )
+    Layer.mergeAll(
+      Stack.workflowsLayerFor({ mcc: Option.none(), motoTerminal: Option.none() }),
+      IntakeLocal.layer()
+    ).pipe(Layer.provide(ProtocolSettings.layer({})))
   ),
   Layer.provideMerge(
     Layer.merge(

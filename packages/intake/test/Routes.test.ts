@@ -27,7 +27,7 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
 )
 
 const services = Layer.mergeAll(
-  Stack.workflowsLayerFor(Option.some("7011")),
+  Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
   IntakeLocal.layer({ merchantMcc: Option.some("7011") })
 ).pipe(
   Layer.provide(ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" }))

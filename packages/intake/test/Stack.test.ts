@@ -1,5 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, TerminalCloud, TerminalOperations, Money } from "@tillflow/core"
+import {
+  BatchWorkflow,
+  Identifiers,
+  MotoWorkflow,
+  TerminalCloud,
+  TerminalOperations,
+  Money
+} from "@tillflow/core"
 import { Stack } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -94,6 +101,66 @@ describe("Stack.layerConfig: the library embedded in a host as one layer", () =>
                 )
               )
             )
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))
+      )
+    },
+    120_000
+  )
+  it.live(
+    "row 6 of issue 28: a terminal-less MOTO sale is booked on the merchant's virtual terminal, so its batch closing ends the MOTO reversal window",
+    () => {
+      const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-stack-"))
+      return Effect.gen(function* () {
+        const cloud = yield* Stack.Cloud
+        const [device] = yield* (yield* TerminalCloud.TerminalCloud).listDevices
+        if (device === undefined) return expect.fail("the simulator lists no terminal")
+        const tokenizing = yield* TerminalOperations.saleAndTokenizeCard(
+          {
+            serialNumber: device.serialNumber,
+            terminalType: device.terminalType,
+            amount: Money.make(100n, "EUR")
+          },
+          { idempotencyKey: "stack-moto-token" }
+        )
+        const sale = yield* MotoWorkflow.Sale.execute({
+          requestId: "stack-moto-sale",
+          cardToken: Identifiers.CardToken.make(tokenizing.facts.cardToken ?? ""),
+          amount: Money.make(4200n, "EUR")
+        })
+        expect(sale.status).toBe("AUTHORISED")
+        // The simulator books the sale on the merchant's virtual terminal; close that batch.
+        const state = (yield* Effect.promise(() =>
+          fetch(`${cloud.adminUrl}/state`).then((r) => r.json())
+        )) as {
+          readonly merchants: ReadonlyArray<{ readonly virtualTerminal: string }>
+          readonly terminals: ReadonlyArray<{
+            readonly serial_number: string
+            readonly terminal_type: string
+            readonly batchNumber: number
+          }>
+        }
+        const virtual = state.terminals.find((t) => t.serial_number === state.merchants[0]?.virtualTerminal)
+        if (virtual === undefined) return expect.fail("the simulator shows no virtual terminal")
+        yield* BatchWorkflow.Close.execute({
+          requestId: "stack-moto-close",
+          serialNumber: Identifiers.SerialNumber.make(virtual.serial_number),
+          terminalType: Identifiers.TerminalType.make(virtual.terminal_type),
+          batchNumber: Identifiers.BatchNumber.make(String(virtual.batchNumber))
+        })
+        const refused = yield* Effect.flip(
+          MotoWorkflow.Reverse.execute({
+            requestId: "stack-moto-reverse",
+            originalGuid: Identifiers.Guid.make(sale.guid ?? "")
+          })
+        )
+        expect(refused._tag).toBe("ReversalNotAllowed")
+        expect("rule" in refused ? refused.rule : undefined).toBe("moto-reversal-before-batch")
+      }).pipe(
+        Effect.provide(
+          Stack.layerConfig({ holder: "stack-test-moto" }).pipe(
+            Layer.provide(Layer.setConfigProvider(settings(dataDir)))
           )
         ),
         Effect.ensuring(Effect.sync(() => Fs.rmSync(dataDir, { recursive: true, force: true })))

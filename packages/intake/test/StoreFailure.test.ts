@@ -40,9 +40,10 @@ const failingAppends = Layer.effect(
 
 const served = IntakeHttp.serve(Redacted.make(token)).pipe(
   Layer.provideMerge(
-    Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
-      Layer.provide(ProtocolSettings.layer({}))
-    )
+    Layer.mergeAll(
+      Stack.workflowsLayerFor({ mcc: Option.none(), motoTerminal: Option.none() }),
+      IntakeLocal.layer()
+    ).pipe(Layer.provide(ProtocolSettings.layer({})))
   ),
   Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)),
   Layer.provideMerge(IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })),

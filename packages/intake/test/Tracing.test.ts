@@ -10,11 +10,13 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Tracer from "effect/Tracer"
 import * as Fs from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -81,6 +83,102 @@ describe("tracing settings from the OTEL_* variables", () => {
       expect(Either.isLeft(zipkin) && String(zipkin.left)).toContain("use otlp (the default) or none")
       const notUrl = yield* settingsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })
       expect(Either.isLeft(notUrl) && String(notUrl.left)).toContain("not an http(s) URL")
+    })
+  )
+})
+
+describe("what is exported: the sampler of OTEL_TRACES_SAMPLER, SQL spans only when asked", () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
+  const samplerOf = (env: Record<string, string>) =>
+    Effect.map(settingsOf({ ...endpoint, ...env }), (s) => Either.map(s, (o) => Option.getOrThrow(o).sampler))
+
+  it.effect(
+    "parent-based always-on by default; the specification's samplers and ratio; the rest refused",
+    () =>
+      Effect.gen(function* () {
+        expect(yield* samplerOf({})).toEqual(Either.right(Tracing.defaultSampler))
+        expect(
+          yield* samplerOf({
+            OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+            OTEL_TRACES_SAMPLER_ARG: "0.25"
+          })
+        ).toEqual(Either.right({ rule: "traceidratio", parentBased: true, ratio: 0.25 }))
+        expect(yield* samplerOf({ OTEL_TRACES_SAMPLER: "always_off" })).toEqual(
+          Either.right({ rule: "always_off", parentBased: false, ratio: 0 })
+        )
+        const jaeger = yield* samplerOf({ OTEL_TRACES_SAMPLER: "jaeger_remote" })
+        expect(Either.isLeft(jaeger) && String(jaeger.left)).toContain(
+          '"jaeger_remote" is not supported: use one of'
+        )
+        const tooMuch = yield* samplerOf({
+          OTEL_TRACES_SAMPLER: "traceidratio",
+          OTEL_TRACES_SAMPLER_ARG: "1.5"
+        })
+        expect(Either.isLeft(tooMuch) && String(tooMuch.left)).toContain("expected a number from 0 to 1")
+        const sql = yield* settingsOf({ ...endpoint, TILLFLOW_TRACE_SQL: "true" })
+        expect(Option.getOrThrow(Either.getOrThrow(sql)).sqlSpans).toBe(true)
+        expect(Option.getOrThrow(Either.getOrThrow(yield* settingsOf(endpoint))).sqlSpans).toBe(false)
+      })
+  )
+
+  /** The spans `program` ends, as the sampler lets them through to the exporting tracer. */
+  const exported = (
+    options: { readonly sampler: Tracing.Sampler; readonly sqlSpans: boolean },
+    program: Effect.Effect<unknown>
+  ) =>
+    Effect.gen(function* () {
+      const ended: Array<{ readonly name: string; readonly traceId: string }> = []
+      const native = yield* Effect.tracer
+      const inner = Tracer.make({
+        span: (...args) => {
+          const span = native.span(...args)
+          const end = span.end.bind(span)
+          return Object.assign(span, {
+            end: (endTime: bigint, exit: Exit.Exit<unknown, unknown>) => {
+              ended.push({ name: span.name, traceId: span.traceId })
+              end(endTime, exit)
+            }
+          })
+        },
+        context: native.context
+      })
+      yield* program.pipe(Effect.withTracer(Tracing.sampling(inner, options)))
+      return ended
+    })
+
+  const payment = (i: number) =>
+    Effect.void.pipe(
+      Effect.withSpan("sql.execute"),
+      Effect.zipRight(Effect.void.pipe(Effect.withSpan("attempt-1/send"))),
+      Effect.withSpan(`payment-${i}`)
+    )
+
+  it.effect("a trace is kept or dropped whole; SQL statement spans are left out unless asked for", () =>
+    Effect.gen(function* () {
+      const all = yield* exported({ sampler: Tracing.defaultSampler, sqlSpans: false }, payment(0))
+      expect(all.map((s) => s.name).sort()).toEqual(["attempt-1/send", "payment-0"])
+      const withSql = yield* exported({ sampler: Tracing.defaultSampler, sqlSpans: true }, payment(0))
+      expect(withSql.map((s) => s.name).sort()).toEqual(["attempt-1/send", "payment-0", "sql.execute"])
+      const none = yield* exported(
+        { sampler: { rule: "always_off", parentBased: true, ratio: 0 }, sqlSpans: true },
+        payment(0)
+      )
+      expect(none).toEqual([])
+
+      // A quarter of 400 payments, each whole (its two spans in one trace) or not at all.
+      const quarter = yield* exported(
+        { sampler: { rule: "traceidratio", parentBased: true, ratio: 0.25 }, sqlSpans: false },
+        Effect.forEach(
+          Array.from({ length: 400 }, (_, i) => i),
+          payment,
+          { discard: true }
+        )
+      )
+      const traces = new Map<string, Array<string>>()
+      for (const span of quarter) traces.set(span.traceId, [...(traces.get(span.traceId) ?? []), span.name])
+      expect(traces.size).toBeGreaterThan(60)
+      expect(traces.size).toBeLessThan(140)
+      for (const names of traces.values()) expect(names).toHaveLength(2)
     })
   )
 })
@@ -265,6 +363,8 @@ describe("the worker's traces", () => {
         expect(secretHeaders.length).toBeGreaterThan(0)
         expect(secretHeaders.filter((h) => !h.endsWith("=<redacted>"))).toEqual([])
         expect(exported).toContain("tillflow-test")
+        // The SQL driver's statement spans stay out unless TILLFLOW_TRACE_SQL asks for them.
+        expect(spans.filter((s) => s.name.startsWith("sql.")).map((s) => s.name)).toEqual([])
       }),
     120_000
   )

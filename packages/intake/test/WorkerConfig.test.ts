@@ -31,6 +31,19 @@ const withEnv = (env: Record<string, string>, file?: Record<string, unknown>) =>
 }
 
 describe("WorkerConfig", () => {
+  it.effect(
+    "the merchant's virtual terminal comes from TILLFLOW_MOTO_TERMINAL; a blank one is refused, naming the key",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).motoTerminal).toEqual(Option.none())
+        expect((yield* withEnv({ TILLFLOW_MOTO_TERMINAL: "V-0001" })).motoTerminal).toEqual(
+          Option.some("V-0001")
+        )
+        const blank = yield* Effect.flip(withEnv({ TILLFLOW_MOTO_TERMINAL: "  " }))
+        expect(String(blank)).toContain("TILLFLOW_MOTO_TERMINAL must be a terminal serial number")
+      })
+  )
+
   it.effect("the web console is served unless TILLFLOW_CONSOLE turns it off; the banner names its URL", () =>
     Effect.gen(function* () {
       expect((yield* withEnv({})).intake.console).toBe(true)

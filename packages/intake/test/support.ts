@@ -21,9 +21,10 @@ const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
   Layer.provideMerge(TestDatabase.layer)
 )
 
-const services = Layer.mergeAll(Stack.workflowsLayerFor(Option.none()), IntakeLocal.layer()).pipe(
-  Layer.provide(ProtocolSettings.layer({}))
-)
+const services = Layer.mergeAll(
+  Stack.workflowsLayerFor({ mcc: Option.none(), motoTerminal: Option.none() }),
+  IntakeLocal.layer()
+).pipe(Layer.provide(ProtocolSettings.layer({})))
 
 /** The worker's server on a free loopback port: the callback route on its lean path, the rest the intake's. */
 const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })

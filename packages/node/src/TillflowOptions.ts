@@ -77,6 +77,12 @@ export interface TillflowOptions {
   }
   /** The merchant's category code, for the capture rules: `TILLFLOW_MERCHANT_MCC`. */
   readonly merchantMcc?: string
+  /**
+   * The serial of the merchant's virtual terminal, on which terminal-less MOTO sales are
+   * booked (their reversal is refused once its batch closed): `TILLFLOW_MOTO_TERMINAL`
+   * (default: the built-in simulator's; none against the real service).
+   */
+  readonly motoTerminal?: string
   /** The log level of the library (JSON lines on stdout): `TILLFLOW_LOG_LEVEL` (default `warn`). */
   readonly logLevel?: "all" | "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
   /** Any other configuration key (`TILLFLOW_TERMINAL_WAIT: "2 minutes"` …), as strings. */
@@ -113,6 +119,7 @@ export const toConfigMap = (options: TillflowOptions): Map<string, string> => {
   set("TILLFLOW_WORKER_ID", options.worker?.id)
   set("TILLFLOW_WORKER_CONCURRENCY", options.worker?.concurrency)
   set("TILLFLOW_MERCHANT_MCC", options.merchantMcc)
+  set("TILLFLOW_MOTO_TERMINAL", options.motoTerminal)
   set("TILLFLOW_LOG_LEVEL", options.logLevel)
   return map
 }

@@ -40,6 +40,8 @@ export interface Info {
   readonly merchantId: string
   /** The default merchant's terminals. */
   readonly terminals: ReadonlyArray<{ readonly serial_number: string; readonly terminal_type: string }>
+  /** The serial of the default merchant's virtual terminal, which books terminal-less MOTO payments. */
+  readonly virtualTerminal: string
 }
 
 /** The running simulator's addresses. */
@@ -351,7 +353,9 @@ export const serve = (
       merchantId,
       terminals: terminals
         .filter((t) => t.merchant_id_alpha === merchantId && !t.virtual)
-        .map((t) => ({ serial_number: t.serial_number, terminal_type: t.terminal_type }))
+        .map((t) => ({ serial_number: t.serial_number, terminal_type: t.terminal_type })),
+      virtualTerminal:
+        terminals.find((t) => t.merchant_id_alpha === merchantId && t.virtual)?.serial_number ?? ""
     } satisfies Info
   }).pipe(Effect.provide(NodeHttpServer.layerContext))
 

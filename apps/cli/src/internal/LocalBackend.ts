@@ -54,7 +54,7 @@ export const layer = (config: WorkerConfig.WorkerConfig, needs: Needs) => {
         })
       )
   const settings = Stack.settingsLayer(Option.none())
-  const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
+  const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
   const engineWorker = needs.worker
     ? Stack.workerLayer({ ...config.worker, concurrency: Math.min(config.worker.concurrency, 4) })
     : Layer.empty

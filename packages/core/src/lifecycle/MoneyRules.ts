@@ -35,12 +35,27 @@ const refundable: ReadonlySet<string> = new Set(["sale", "saleAndTokenizeCard", 
 /** The kinds that are themselves a credit. */
 const credits: ReadonlySet<string> = new Set(["refund", "moToRefund"])
 
-/** What the transaction charged (what a credit back is bounded by). */
-export const charged = (state: TransactionHistory.State): Money.Money => state.amount
+/**
+ * What the transaction charged (what a credit back is bounded by): its amount, but for a
+ * pre-authorization what its capture totalled — a hold charges nothing until it is captured.
+ */
+export const charged = (state: TransactionHistory.State): Money.Money => {
+  const preAuthorization = state.preAuthorization
+  if (preAuthorization === undefined) return state.amount
+  return preAuthorization.capture?.total ?? Money.zero(state.amount.currency)
+}
 
-/** What was credited back so far: every refund and every reversal, each by its amount. */
-export const credited = (state: TransactionHistory.State): Money.Money =>
-  Ops.plus(TransactionHistory.refunded(state), state.reversed)
+/**
+ * What was credited back so far: every refund and every reversal, each by its amount, and a
+ * pre-authorization's reversed capture by its total.
+ */
+export const credited = (state: TransactionHistory.State): Money.Money => {
+  const sum = Ops.plus(TransactionHistory.refunded(state), state.reversed)
+  const capture = state.preAuthorization?.capture
+  return capture !== undefined && state.preAuthorization?.captureReversedAt !== undefined
+    ? Ops.plus(sum, capture.total)
+    : sum
+}
 
 /** What is left to credit back. */
 export const left = (state: TransactionHistory.State): Money.Money =>

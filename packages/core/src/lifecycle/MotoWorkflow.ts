@@ -14,6 +14,7 @@
 import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -45,6 +46,19 @@ import { optional } from "../model/internal/Strict.js"
 
 // The rules live in `MotoRules`; this name stays here for the callers that know it.
 export { decideRefund } from "./MotoRules.js"
+
+/**
+ * The merchant's virtual terminal (spec §1: the terminal that books terminal-less MOTO
+ * payments), by serial: a MOTO sale given no `serialNumber` is recorded on it, so closing
+ * its daily batch ends the sale's MOTO reversal window ("MOTO reversal only before the
+ * batch"). None by default: an app provides it from its configuration (the worker's
+ * `TILLFLOW_MOTO_TERMINAL`, else the built-in simulator's); without it that rule cannot
+ * fire for a terminal-less sale, and only the 24-hour window holds.
+ */
+export class VirtualTerminal extends Context.Reference<VirtualTerminal>()(
+  "tillflow/core/MotoWorkflow/VirtualTerminal",
+  { defaultValue: (): Option.Option<Identifiers.SerialNumber> => Option.none() }
+) {}
 
 /** Every error of the MOTO workflows. */
 export const MotoError = Schema.Union(
@@ -342,6 +356,7 @@ const saleRecorded = (sale: SaleContext, outcome: LifecycleEvent.Decoded): SaleO
 const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
+    const virtualTerminal = yield* VirtualTerminal
     // Generated once: the engine records the activity's result, a replay reuses it.
     const reference =
       payload.transactionReference ??
@@ -356,7 +371,7 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
       reference,
       streamId,
       amount: payload.amount,
-      serialNumber: payload.serialNumber
+      serialNumber: payload.serialNumber ?? Option.getOrUndefined(virtualTerminal)
     }
     const spec: Guarded.Spec<SaleAttempt, MotoSaleRequest, MotoResponse, SaleOutcome, MotoError> = {
       operation: "motoSale",

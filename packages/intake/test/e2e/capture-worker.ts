@@ -30,7 +30,7 @@ const main = Effect.gen(function* () {
   )
   const store = PgEventStore.layer({ url, maxConnections: 4, applicationName: workerId })
   const app = Layer.mergeAll(
-    Stack.workflowsLayerFor(Option.some("7011")),
+    Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
     EngineWorker.layer({ workerId, lease: "2 seconds", pollInterval: "100 millis" })
   ).pipe(
     Layer.provideMerge(cloud),

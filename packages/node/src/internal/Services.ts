@@ -35,7 +35,7 @@ export const layer: Layer.Layer<Services, Stack.StartupError> = Layer.unwrapEffe
     const cloud = Stack.cloudLayer(config.cloud)
     // Callbacks only when the host says where it serves `tf.callbackHandler`; else polling.
     const settings = Stack.settingsLayer(Option.none())
-    const workflows = Stack.workflowsLayerFor(config.merchantMcc).pipe(Layer.provide(settings))
+    const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
     const services = Layer.mergeAll(
       workflows,
       Stack.receiverLayer,
