@@ -344,6 +344,21 @@ describe("tillflow against a worker: executions, events, audit", () => {
     expect(text.stderr).toMatch(/^1 of \d+; next page: --after \d+\.[0-9a-f]+$/m)
   }, 240_000)
 
+  it("--worker URL and --json are taken before the subcommand too; under --json an error is one JSON object (its tag and message)", async () => {
+    const devices = await worker.cli(["--worker", worker.url, "devices"], { TILLFLOW_WORKER_URL: "" })
+    expect(devices.status, devices.stderr).toBe(0)
+    expect(devices.stdout).toContain(serial)
+    const before = await worker.cli(["--json", "--worker", worker.url, "executions", "list", "--limit", "1"])
+    expect(before.status, before.stderr).toBe(0)
+    expect(Object.keys(JSON.parse(before.stdout) as Doc)).toContain("executions")
+    const missing = await json(["executions", "show", "0123456789abcdef0123456789abcdef"])
+    expect(missing.status).not.toBe(0)
+    expect(missing.doc).toEqual({
+      error: "NotFound",
+      message: expect.stringContaining("0123456789abcdef0123456789abcdef")
+    })
+  }, 240_000)
+
   it("events tail --json prints NDJSON, and its help says so", async () => {
     const tail = await worker.cli(["events", "tail", "--last", "5", "--json"])
     expect(tail.status, tail.stderr).toBe(0)
