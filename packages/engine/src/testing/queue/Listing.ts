@@ -100,7 +100,7 @@ export const suite = (it: QueueTests): void => {
         })
         expect(ranged.map((e) => e.attributes["n"]).sort()).toEqual(["4", "5", "6", "7"])
         // A search: the id's first 8 characters, or any of several attributes.
-        const target = ids[13]!
+        const target = ids[13] ?? ""
         const byPrefix = yield* queue.list({
           workflowName: workflow,
           anyOf: { idPrefix: target.slice(0, 8) }
