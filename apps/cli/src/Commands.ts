@@ -15,6 +15,7 @@ import { events } from "./commands/events.js"
 import { executions } from "./commands/executions.js"
 import { tipAdjust, token } from "./commands/followUp.js"
 import { moto } from "./commands/moto.js"
+import { operators } from "./commands/operators.js"
 import { preauth } from "./commands/preauth.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
@@ -47,6 +48,7 @@ export const tillflow = Command.make("tillflow").pipe(
     events,
     audit,
     simulator,
+    operators,
     worker
   ])
 )

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { parseAmount } from "@tillflow/cli/Commands"
 import * as Output from "@tillflow/cli/Output"
+import { Operators } from "@tillflow/console"
 import type { Intake } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -115,4 +116,25 @@ describe("tillflow as a process", () => {
     expect(lifecycleWait.stderr).toContain("--wait must be 0 or more seconds")
     expect(Fs.existsSync(dataDir)).toBe(false)
   }, 240_000)
+})
+
+describe("tillflow operators hash", () => {
+  const hash = (input: string) =>
+    spawnSync(
+      process.execPath,
+      ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", "operators", "hash"],
+      { cwd: root, input, encoding: "utf8", timeout: 120_000 }
+    )
+
+  it("prints the hash of the secret read from standard input, which verifies it and never shows it", async () => {
+    const made = hash("a secret long enough\n")
+    expect(made.status).toBe(0)
+    const printed = made.stdout.trim()
+    expect(printed).toMatch(/^pbkdf2-sha256\$600000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
+    expect(made.stdout + made.stderr).not.toContain("a secret long enough")
+    expect(await Effect.runPromise(Operators.verify("a secret long enough", printed))).toBe(true)
+    const short = hash("too short\n")
+    expect(short.status).toBe(2)
+    expect(short.stderr).toContain("the secret has 9 characters: at least 12 are needed")
+  }, 120_000)
 })

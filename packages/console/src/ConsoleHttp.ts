@@ -13,6 +13,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as ConsoleAssets from "./ConsoleAssets.js"
@@ -69,8 +70,14 @@ export const appPage = page(
   '<a class="skip" href="#main">Skip to content</a><div id="app"><p class="loading">Loading…</p></div>'
 )
 
-/** The login page, with a fixed error line when a login was refused (no value is ever written in). */
-const loginPageWith = (refused: boolean) =>
+/** Why the login page is shown again: a fixed line each (no value is ever written in). */
+type LoginError = "none" | "refused" | "locked"
+
+/**
+ * The login page: the intake's token, or (with operators configured) an operator's name and
+ * secret; with a fixed error line when a login was refused.
+ */
+const loginPageWith = (named: boolean, error: LoginError) =>
   page(
     "tillflow console: log in",
     "login.js",
@@ -78,18 +85,39 @@ const loginPageWith = (refused: boolean) =>
       '<main class="login" id="main">',
       "<h1>tillflow console</h1>",
       '<form id="login" method="post" action="/console/login">',
-      '<label for="token">Intake token</label>',
-      '<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>',
-      '<p class="hint">The bearer token of the worker\'s intake API (TILLFLOW_INTAKE_TOKEN, or the one <code>npm start</code> printed).</p>',
+      ...(named
+        ? [
+            '<label for="name">Operator name</label>',
+            '<input id="name" name="name" type="text" autocomplete="username" required autofocus>',
+            '<label for="token">Secret</label>',
+            '<input id="token" name="token" type="password" autocomplete="current-password" required>',
+            '<p class="hint">Your operator name and secret, as the worker\'s operators file configures them.</p>'
+          ]
+        : [
+            '<label for="token">Intake token</label>',
+            '<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>',
+            '<p class="hint">The bearer token of the worker\'s intake API (TILLFLOW_INTAKE_TOKEN, or the one <code>npm start</code> printed).</p>'
+          ]),
       '<button type="submit">Log in</button>',
-      `<p id="login-error" class="error" role="alert">${refused ? "Wrong token: use the intake's bearer token." : ""}</p>`,
+      `<p id="login-error" class="error" role="alert">${
+        error === "locked"
+          ? "Too many wrong logins: try again in 15 minutes."
+          : error === "refused"
+            ? named
+              ? "Wrong name or secret."
+              : "Wrong token: use the intake's bearer token."
+            : ""
+      }</p>`,
       "</form>",
       "</main>"
     ].join("")
   )
 
 /** The login page: the one thing a request without the credential gets. */
-export const loginPage = loginPageWith(false)
+export const loginPage = loginPageWith(false, "none")
+
+/** The login page of a console with named operators. */
+export const namedLoginPage = loginPageWith(true, "none")
 
 const html = (body: string, status: number) =>
   HttpServerResponse.text(body, {
@@ -118,48 +146,90 @@ export const sessionCookie = (sessionId: string | undefined, secure: boolean): s
 const isHttps = (request: HttpServerRequest.HttpServerRequest): boolean =>
   request.headers["x-forwarded-proto"] === "https" || request.url.startsWith("https:")
 
-const LoginBody = Schema.Struct({ token: Schema.String.pipe(Schema.maxLength(1000)) })
+const secretField = Schema.String.pipe(Schema.maxLength(1000))
 
-/** Whether the request carries a live session cookie. */
-const hasSession = Effect.gen(function* () {
+/** A login: `{name, secret}` of an operator, or `{token}` (also `secret`) alone. */
+const LoginBody = Schema.Struct({
+  name: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  token: Schema.optional(secretField),
+  secret: Schema.optional(secretField)
+})
+
+/** The operator of the request's live session cookie. */
+const sessionOperator = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const sessions = yield* ConsoleSessions.ConsoleSessions
   const id = request.cookies[ConsoleSessions.cookieName]
-  return id !== undefined && (yield* sessions.check(id))
+  return id === undefined ? Option.none() : yield* sessions.check(id)
 })
 
+/** Whether the request carries a live session cookie. */
+const hasSession = Effect.map(sessionOperator, Option.isSome)
+
+/** The address the request came from (the lock-out's key). */
+const clientOf = (request: HttpServerRequest.HttpServerRequest): string =>
+  Option.getOrElse(request.remoteAddress, () => "unknown")
+
+const credentialsOf = (body: typeof LoginBody.Type): ConsoleSessions.Credentials => ({
+  name: body.name,
+  secret: body.secret ?? body.token ?? ""
+})
+
+/** Seconds until `until` (epoch ms), at least 1. */
+const secondsUntil = (until: number): number => Math.max(1, Math.ceil((until - Date.now()) / 1000))
+
 /**
- * The login: JSON `{token}` from the login page's script (answered in JSON), or the form
- * posted by a browser without script (answered with a redirect to the console, or the
- * login page saying the token was wrong).
+ * The login: JSON `{token}` or `{name, secret}` from the login page's script (answered in
+ * JSON: 401 when refused, 429 with `Retry-After` when locked out), or the form posted by a
+ * browser without script (answered with a redirect to the console, or the login page saying
+ * why not).
  */
 const login = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const sessions = yield* ConsoleSessions.ConsoleSessions
+  const client = clientOf(request)
   if ((request.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) {
     const form = yield* HttpServerRequest.schemaBodyUrlParams(LoginBody).pipe(Effect.option)
-    const id = form._tag === "Some" ? yield* sessions.login(form.value.token) : undefined
-    if (id === undefined) return html(loginPageWith(true), 401)
+    const result =
+      form._tag === "Some"
+        ? yield* sessions.login(credentialsOf(form.value), client)
+        : ({ _tag: "Refused", message: "" } as const)
+    if (result._tag === "LockedOut") return html(loginPageWith(sessions.named, "locked"), 429)
+    if (result._tag === "Refused") return html(loginPageWith(sessions.named, "refused"), 401)
     return HttpServerResponse.empty({
       status: 303,
-      headers: { ...securityHeaders, location: basePath, "set-cookie": sessionCookie(id, isHttps(request)) }
+      headers: {
+        ...securityHeaders,
+        location: basePath,
+        "set-cookie": sessionCookie(result.id, isHttps(request))
+      }
     })
   }
   const body = yield* HttpServerRequest.schemaBodyJson(LoginBody).pipe(Effect.option)
   if (body._tag === "None") {
     return json(
-      { _tag: "InvalidRequest", message: 'the body must be JSON {"token": "<the intake token>"}' },
+      {
+        _tag: "InvalidRequest",
+        message: sessions.named
+          ? 'the body must be JSON {"name": "<operator name>", "secret": "<secret>"}'
+          : 'the body must be JSON {"token": "<the intake token>"}'
+      },
       400
     )
   }
-  const id = yield* sessions.login(body.value.token)
-  if (id === undefined) {
-    return json(
-      { _tag: "Unauthorized", message: "wrong token: use the intake's bearer token (TILLFLOW_INTAKE_TOKEN)" },
-      401
-    )
+  const result = yield* sessions.login(credentialsOf(body.value), client)
+  switch (result._tag) {
+    case "LockedOut":
+      return json({ _tag: "TooManyRequests", message: result.message }, 429, {
+        "retry-after": String(secondsUntil(result.until))
+      })
+    case "Refused":
+      return json({ _tag: "Unauthorized", message: result.message }, 401)
+    case "LoggedIn":
+      return json({ ok: true, operator: { name: result.operator.name, role: result.operator.role } }, 200, {
+        "set-cookie": sessionCookie(result.id, isHttps(request))
+      })
   }
-  return json({ ok: true }, 200, { "set-cookie": sessionCookie(id, isHttps(request)) })
 })
 
 const logout = Effect.gen(function* () {
@@ -189,7 +259,7 @@ export const routes = (options: Options = {}) =>
         Effect.provideService(effect, ConsoleSessions.ConsoleSessions, sessions)
       const shell = withSessions(
         Effect.gen(function* () {
-          if (!(yield* hasSession)) return html(loginPage, 401)
+          if (!(yield* hasSession)) return html(sessions.named ? namedLoginPage : loginPage, 401)
           if (assets.missing !== undefined) return html(ConsoleAssets.missingPage(assets.missing), 503)
           return html(appPage, 200)
         })

@@ -2,3 +2,5 @@
 export * as ConsoleAssets from "./ConsoleAssets.js"
 export * as ConsoleHttp from "./ConsoleHttp.js"
 export * as ConsoleSessions from "./ConsoleSessions.js"
+export * as LoginLimiter from "./LoginLimiter.js"
+export * as Operators from "./Operators.js"

@@ -1,9 +1,11 @@
 /**
- * The login page: the token is posted once to `/console/login`, which answers with the
- * session cookie; the token is not kept anywhere in the page.
+ * The login page: the token (or an operator's name and secret) is posted once to
+ * `/console/login`, which answers with the session cookie; the secret is not kept anywhere
+ * in the page.
  */
 const form = document.getElementById("login")
 const input = document.getElementById("token")
+const name = document.getElementById("name")
 const error = document.getElementById("login-error")
 
 if (form instanceof HTMLFormElement && input instanceof HTMLInputElement && error !== null) {
@@ -14,7 +16,9 @@ if (form instanceof HTMLFormElement && input instanceof HTMLInputElement && erro
       method: "POST",
       credentials: "same-origin",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token: input.value })
+      body: JSON.stringify(
+        name instanceof HTMLInputElement ? { name: name.value, secret: input.value } : { token: input.value }
+      )
     }).then(async (response) => {
       input.value = ""
       if (response.ok) {

@@ -12,7 +12,8 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { ConsoleSessions } from "@tillflow/console"
+import { ConsoleSessions, type Operators } from "@tillflow/console"
+import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
 import * as ApiReference from "./internal/ApiReference.js"
@@ -31,6 +32,23 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   HttpApiSchema.annotations({ status: 401, description: "A missing or wrong bearer token." })
 ) {}
 
+/** A credential whose role does not allow the request (a viewer's session asking to act): 403. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  { message: Schema.String, role: Schema.String },
+  HttpApiSchema.annotations({ status: 403, description: "The operator's role does not allow this request." })
+) {}
+
+/**
+ * Who is making the request: the operator of the console session, or the intake token's
+ * identity (`Operators.tokenOperator`) for a bearer token. Handlers that act attribute what
+ * they do to it.
+ */
+export class CurrentOperator extends Context.Tag("tillflow/intake/CurrentOperator")<
+  CurrentOperator,
+  Operators.Operator
+>() {}
+
 /**
  * An error schema with an example body for the reference (a class's own annotations cannot
  * hold an instance of itself); the same type, status and identifier.
@@ -38,14 +56,24 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
 const withExample = <A, I, R>(schema: Schema.Schema<A, I, R>, example: A): Schema.Schema<A, I, R> =>
   schema.annotations({ examples: [example] })
 
-/** Bearer-token authentication of every route but health (or the console's session cookie). */
+/**
+ * Bearer-token authentication of every route but health (or the console's session cookie,
+ * whose operator's role must allow the request: a viewer only reads), providing who asks.
+ */
 export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/IntakeAuth", {
-  failure: withExample(
-    Unauthorized,
-    new Unauthorized({
-      message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
-    })
+  failure: Schema.Union(
+    withExample(
+      Unauthorized,
+      new Unauthorized({
+        message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
+      })
+    ),
+    withExample(
+      Forbidden,
+      new Forbidden({ message: "operator vic is a viewer: a viewer reads, it does not act", role: "viewer" })
+    )
   ),
+  provides: CurrentOperator,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
       HttpApiSecurity.annotate(OpenApi.Description, "The worker's TILLFLOW_INTAKE_TOKEN.")

@@ -17,7 +17,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { ConsoleHttp, ConsoleSessions } from "@tillflow/console"
+import { ConsoleHttp, ConsoleSessions, Operators } from "@tillflow/console"
 import { CallbackRegistration, LogMetrics } from "@tillflow/core"
 import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
@@ -29,7 +29,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Intake from "./Intake.js"
-import { IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import { Forbidden, IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
@@ -66,9 +66,19 @@ const refused = new Unauthorized({
   message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
 })
 
+/** What a role may do through the API: a viewer reads (GET, HEAD); an operator and an admin also act. */
+const roleRefusal = (operator: Operators.Operator, method: string): Forbidden | undefined =>
+  method === "GET" || method === "HEAD" || Operators.allows(operator.role, "operator")
+    ? undefined
+    : new Forbidden({
+        message: `operator ${operator.name} is a ${operator.role}: a viewer reads, it does not act (${method} needs the operator role)`,
+        role: operator.role
+      })
+
 /**
- * The bearer check: SHA-256 of both sides compared in constant time; or a live session of
- * the console (its cookie), from the `ConsoleSessions` in context.
+ * The bearer check: SHA-256 of both sides compared in constant time (the intake token's
+ * identity, `Operators.tokenOperator`); or a live session of the console (its cookie), from
+ * the `ConsoleSessions` in context, whose operator's role must allow the request.
  */
 export const authLayer = (
   token: Redacted.Redacted<string>
@@ -81,12 +91,17 @@ export const authLayer = (
       (expected, sessions) =>
         IntakeAuth.of({
           consoleSession: (presented) =>
-            Effect.flatMap(sessions.check(Redacted.value(presented)), (ok) =>
-              ok ? Effect.void : Effect.fail(refused)
-            ),
+            Effect.gen(function* () {
+              const operator = yield* sessions.check(Redacted.value(presented))
+              if (Option.isNone(operator)) return yield* Effect.fail(refused)
+              const request = yield* HttpServerRequest.HttpServerRequest
+              const forbidden = roleRefusal(operator.value, request.method)
+              if (forbidden !== undefined) return yield* Effect.fail(forbidden)
+              return operator.value
+            }),
           bearer: (presented) =>
             Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-              ok ? Effect.void : Effect.fail(refused)
+              ok ? Effect.succeed(Operators.tokenOperator) : Effect.fail(refused)
             )
         })
     )
@@ -477,6 +492,8 @@ export const requestLogger = HttpMiddleware.make((app) =>
 export interface ServeOptions {
   /** The web console at `/console` (off: the routes do not exist); on by default. */
   readonly console?: false | ConsoleHttp.Options | undefined
+  /** The console's operators (none: the console is logged into with the token). */
+  readonly operators?: Operators.Registry | undefined
 }
 
 /**
@@ -499,7 +516,7 @@ export const serve = (
     Layer.provide(apiLayer(token)),
     Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),
     // One set of sessions for the console's login and the API's authentication.
-    Layer.provide(ConsoleSessions.layer(token)),
+    Layer.provide(ConsoleSessions.layer(token, options.operators ?? Operators.none)),
     Layer.provide(Monitor.layer),
     // AUTH-TOKEN redacted in the server's request spans (a callback sent to the wrong path
     // reaches the platform's handler).

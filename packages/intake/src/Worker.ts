@@ -194,7 +194,10 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       // then the server closes (callbacks in flight finish), the receiver's forwardings
       // drain, and the engine and the store close.
       const running = Layer.mergeAll(engineWorker, projection)
-      const http = IntakeHttp.serve(token, { console: config.intake.console ? {} : false })
+      const http = IntakeHttp.serve(token, {
+        console: config.intake.console ? {} : false,
+        operators: config.intake.operators
+      })
       return announce.pipe(
         // The same settings as the workflows' (one layer, built once): the address they use.
         Layer.provide(settings),

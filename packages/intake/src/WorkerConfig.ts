@@ -8,6 +8,7 @@
  * they are read. docs/operations.md is the reference of every key.
  */
 // The module, not the package: the command line reads the configuration without loading the HTTP client.
+import * as Operators from "@tillflow/console/Operators"
 import * as TerminalCloudConfig from "@tillflow/http/TerminalCloudConfig"
 // The module, not the package: reading the configuration loads no database driver.
 import * as PgUrl from "@tillflow/store-sql/PgUrl"
@@ -45,6 +46,11 @@ export interface WorkerConfig {
     readonly token: Option.Option<Redacted.Redacted>
     /** The web console at `/console` (`TILLFLOW_CONSOLE`, on by default). */
     readonly console: boolean
+    /**
+     * The console's operators (`TILLFLOW_OPERATORS`: a JSON array, or the file
+     * `TILLFLOW_OPERATORS_FILE` names): none means the console is logged into with the token.
+     */
+    readonly operators: Operators.Registry
   }
   readonly worker: {
     readonly id: Option.Option<string>
@@ -127,6 +133,41 @@ const cloud: Effect.Effect<CloudConfig, ConfigError.ConfigError> = Effect.gen(fu
   return { _tag: "Simulator", ...sim } as const
 })
 
+/** The operators of `TILLFLOW_OPERATORS` (JSON) or of the file `TILLFLOW_OPERATORS_FILE` names. */
+const operatorsConfig: Config.Config<Operators.Registry> = Config.all({
+  inline: Config.option(Config.string("TILLFLOW_OPERATORS")),
+  file: Config.option(Config.string("TILLFLOW_OPERATORS_FILE"))
+}).pipe(
+  Config.mapOrFail(({ file, inline }) => {
+    if (Option.isSome(inline) && Option.isSome(file))
+      return Either.left(
+        ConfigError.InvalidData(
+          ["TILLFLOW_OPERATORS"],
+          "set TILLFLOW_OPERATORS or TILLFLOW_OPERATORS_FILE, not both"
+        )
+      )
+    if (Option.isSome(inline))
+      return Either.mapLeft(Operators.parse(inline.value), (error) =>
+        ConfigError.InvalidData(["TILLFLOW_OPERATORS"], error.message)
+      )
+    if (Option.isNone(file)) return Either.right(Operators.none)
+    let text: string
+    try {
+      text = Fs.readFileSync(file.value, "utf8")
+    } catch (error) {
+      return Either.left(
+        ConfigError.InvalidData(
+          ["TILLFLOW_OPERATORS_FILE"],
+          `cannot read ${file.value}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`
+        )
+      )
+    }
+    return Either.mapLeft(Operators.parse(text), (error) =>
+      ConfigError.InvalidData(["TILLFLOW_OPERATORS_FILE"], `${file.value}: ${error.message}`)
+    )
+  })
+)
+
 /** Reads the configuration. */
 export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect.gen(function* () {
   const rest = yield* Config.all({
@@ -144,7 +185,8 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
       console: Config.boolean("TILLFLOW_CONSOLE").pipe(
         Config.withDefault(true),
         Config.withDescription("serve the web console at /console (false turns it off)")
-      )
+      ),
+      operators: operatorsConfig
     }),
     worker: Config.all({
       id: Config.option(Config.nonEmptyString("TILLFLOW_WORKER_ID")),

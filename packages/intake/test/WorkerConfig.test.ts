@@ -32,6 +32,35 @@ const withEnv = (env: Record<string, string>, file?: Record<string, unknown>) =>
 
 describe("WorkerConfig", () => {
   it.effect(
+    "the console's operators come from TILLFLOW_OPERATORS or the file TILLFLOW_OPERATORS_FILE names; a bad one is refused, naming the key",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).intake.operators.operators.size).toBe(0)
+        const hash = `pbkdf2-sha256$1000$${"a".repeat(22)}$${"b".repeat(43)}`
+        const entries = JSON.stringify([{ name: "ana", role: "operator", secret: hash }])
+        expect([
+          ...(yield* withEnv({ TILLFLOW_OPERATORS: entries })).intake.operators.operators.keys()
+        ]).toEqual(["ana"])
+        const file = Path.join(
+          Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-operators-")),
+          "operators.json"
+        )
+        Fs.writeFileSync(file, entries)
+        expect((yield* withEnv({ TILLFLOW_OPERATORS_FILE: file })).intake.operators.operators.size).toBe(1)
+        const clear = yield* Effect.flip(
+          withEnv({
+            TILLFLOW_OPERATORS: JSON.stringify([{ name: "ana", role: "operator", secret: "hunter2" }])
+          })
+        )
+        expect(String(clear)).toContain("TILLFLOW_OPERATORS")
+        expect(String(clear)).toContain("never the secret itself")
+        const missing = yield* Effect.flip(withEnv({ TILLFLOW_OPERATORS_FILE: `${file}.missing` }))
+        expect(String(missing)).toContain("cannot read")
+        expect(String(missing)).toContain("ENOENT")
+      })
+  )
+
+  it.effect(
     "the merchant's virtual terminal comes from TILLFLOW_MOTO_TERMINAL; a blank one is refused, naming the key",
     () =>
       Effect.gen(function* () {

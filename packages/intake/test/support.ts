@@ -29,24 +29,32 @@ const services = Layer.mergeAll(
 /** The worker's server on a free loopback port: the callback route on its lean path, the rest the intake's. */
 const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })
 
-/** The intake served on loopback over a fresh database and the built-in simulator. */
-export const layer: Layer.Layer<
+/** The intake served on loopback over a fresh database and the built-in simulator, with `options`. */
+export const layerWith = (
+  options: IntakeHttp.ServeOptions
+): Layer.Layer<
   | HttpServer.HttpServer
   | DurableEngine.DurableEngine
   | EventStore.EventStore
   | ExecutionQueue.ExecutionQueue
   | Stack.Cloud,
   unknown
-> = IntakeHttp.serve(Redacted.make(token)).pipe(
-  Layer.provideMerge(services),
-  Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)),
-  Layer.provideMerge(server),
-  // One memory of registered attempts for the workflows and the receiver, as the worker has.
-  Layer.provideMerge(Stack.receiverLayer),
-  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
-  Layer.provideMerge(Stack.engineLayer),
-  Layer.provideMerge(database)
-)
+> =>
+  IntakeHttp.serve(Redacted.make(token), options).pipe(
+    Layer.provideMerge(services),
+    Layer.provideMerge(
+      Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)
+    ),
+    Layer.provideMerge(server),
+    // One memory of registered attempts for the workflows and the receiver, as the worker has.
+    Layer.provideMerge(Stack.receiverLayer),
+    Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
+    Layer.provideMerge(Stack.engineLayer),
+    Layer.provideMerge(database)
+  )
+
+/** The intake served on loopback over a fresh database and the built-in simulator. */
+export const layer = layerWith({})
 
 /** A reply: its status, raw text and JSON (undefined when the text is not JSON). */
 export interface Reply {

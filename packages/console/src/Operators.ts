@@ -1,0 +1,180 @@
+/**
+ * The people who run the console, configured by the deployment: each operator has a name, a
+ * role and a hashed secret (never the secret itself). Roles are ordered: a `viewer` reads
+ * (executions, timelines, the ledger, alerts), an `operator` also acts on payments, an
+ * `admin` also acts on the worker (rebuilding projections, simulator controls). The intake's
+ * bearer token stays the machines' credential; when no operator is configured, the console
+ * is logged into with that token as before (one shared `token` admin, attributed to no one).
+ *
+ * Secrets are hashed with PBKDF2-HMAC-SHA-256 (Web Crypto: no native module, the same on
+ * every platform) at {@link defaultIterations} iterations, written as
+ * `pbkdf2-sha256$<iterations>$<salt>$<hash>` (base64url), which `tillflow operators hash`
+ * prints. A wrong name costs the same time as a wrong secret.
+ *
+ * @example
+ * const registry = yield* Operators.parse('[{"name":"ana","role":"operator","secret":"pbkdf2-sha256$..."}]')
+ * const ana = yield* Operators.authenticate(registry, "ana", presented) // Option<Operator>
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+
+/** What an operator may do, from least to most. */
+export const Role = Schema.Literal("viewer", "operator", "admin")
+/** @see Role */
+export type Role = typeof Role.Type
+
+const rank: Readonly<Record<Role, number>> = { viewer: 0, operator: 1, admin: 2 }
+
+/** Whether `role` may do what `needed` may. */
+export const allows = (role: Role, needed: Role): boolean => rank[role] >= rank[needed]
+
+/** Who is acting: a configured operator, or the shared intake token. */
+export interface Operator {
+  readonly name: string
+  readonly role: Role
+  /** `operator`: a named login; `token`: the intake's bearer token (machines, or a console without operators). */
+  readonly via: "operator" | "token"
+}
+
+/** The identity of the intake's bearer token. */
+export const tokenOperator: Operator = { name: "token", role: "admin", via: "token" }
+
+/** The hash format's name. */
+export const scheme = "pbkdf2-sha256"
+
+/** Iterations of a new hash (OWASP's 2023 figure for PBKDF2-HMAC-SHA-256). */
+export const defaultIterations = 600_000
+
+/** One configured operator, as the configuration writes it. */
+export const OperatorEntry = Schema.Struct({
+  name: Schema.String.pipe(
+    Schema.pattern(/^[a-z0-9][a-z0-9._-]{0,63}$/i, {
+      message: () =>
+        "an operator name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    })
+  ),
+  role: Role,
+  secret: Schema.String.pipe(
+    Schema.pattern(/^pbkdf2-sha256\$\d{4,7}\$[A-Za-z0-9_-]{16,}\$[A-Za-z0-9_-]{43}$/, {
+      message: () =>
+        "secret must be a hash as `tillflow operators hash` prints it (pbkdf2-sha256$<iterations>$<salt>$<hash>), never the secret itself"
+    })
+  )
+})
+/** @see OperatorEntry */
+export type OperatorEntry = typeof OperatorEntry.Type
+
+/** The configured operators, by name. */
+export interface Registry {
+  readonly operators: ReadonlyMap<string, OperatorEntry>
+}
+
+/** No operator configured: the console is logged into with the intake's token. */
+export const none: Registry = { operators: new Map() }
+
+/** The configuration of the operators could not be used: what was wrong, and where. */
+export class InvalidOperators extends Schema.TaggedError<InvalidOperators>()("InvalidOperators", {
+  message: Schema.String
+}) {}
+
+/**
+ * The operators of a JSON array (`TILLFLOW_OPERATORS`, or the file `TILLFLOW_OPERATORS_FILE`
+ * names): each `{name, role, secret}`; names are unique (case-insensitive).
+ */
+export const parse = (text: string): Either.Either<Registry, InvalidOperators> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(new InvalidOperators({ message: `not JSON: ${(error as Error).message}` }))
+  }
+  const decoded = Schema.decodeUnknownEither(Schema.Array(OperatorEntry), { errors: "first" })(json)
+  if (Either.isLeft(decoded)) {
+    return Either.left(
+      new InvalidOperators({
+        message: `expected [{"name", "role" (viewer, operator or admin), "secret" (a hash)}]: ${decoded.left.message}`
+      })
+    )
+  }
+  const operators = new Map<string, OperatorEntry>()
+  for (const entry of decoded.right) {
+    const key = entry.name.toLowerCase()
+    if (operators.has(key)) {
+      return Either.left(new InvalidOperators({ message: `operator "${entry.name}" is configured twice` }))
+    }
+    operators.set(key, entry)
+  }
+  return Either.right({ operators })
+}
+
+const encoder = new TextEncoder()
+
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "")
+
+const fromBase64url = (text: string): Uint8Array => {
+  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4)
+  return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0))
+}
+
+const derive = (secret: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> =>
+  globalThis.crypto.subtle
+    .importKey("raw", encoder.encode(secret), "PBKDF2", false, ["deriveBits"])
+    .then((key) =>
+      globalThis.crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, 256)
+    )
+    .then((bits) => new Uint8Array(bits))
+
+/** The hash of `secret` to configure (a fresh salt each time). */
+export const hash = (secret: string, iterations: number = defaultIterations): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    const salt = globalThis.crypto.getRandomValues(new Uint8Array(16))
+    return `${scheme}$${iterations}$${base64url(salt)}$${base64url(await derive(secret, salt, iterations))}`
+  })
+
+/** Whether `secret` is the one `hashed` was made from (compared in constant time). */
+export const verify = (secret: string, hashed: string): Effect.Effect<boolean> =>
+  Effect.promise(async () => {
+    const [name, iterations, salt, expected] = hashed.split("$")
+    if (name !== scheme || iterations === undefined || salt === undefined || expected === undefined)
+      return false
+    const actual = await derive(secret, fromBase64url(salt), Number(iterations))
+    const wanted = fromBase64url(expected)
+    let difference = actual.length ^ wanted.length
+    for (let i = 0; i < actual.length; i++) difference |= (actual[i] ?? 0) ^ (wanted[i] ?? 0)
+    return difference === 0
+  })
+
+/**
+ * A hash no secret is known to match, checked for an unknown name with the iterations of the
+ * configured hashes, so that a wrong name costs what a wrong secret does.
+ */
+const decoyFor = (registry: Registry): string =>
+  `${scheme}$${iterationsOf(registry)}$${"A".repeat(22)}$${"A".repeat(43)}`
+
+/** The operator `name` when `secret` is theirs. */
+export const authenticate = (
+  registry: Registry,
+  name: string,
+  secret: string
+): Effect.Effect<Option.Option<Operator>> =>
+  Effect.gen(function* () {
+    const entry = registry.operators.get(name.toLowerCase())
+    const hashed = entry?.secret ?? decoyFor(registry)
+    const ok = yield* verify(secret, hashed)
+    return ok && entry !== undefined
+      ? Option.some<Operator>({ name: entry.name, role: entry.role, via: "operator" })
+      : Option.none()
+  })
+
+/** The iterations the configured hashes use (the first one's), so a decoy costs the same. */
+const iterationsOf = (registry: Registry): string => {
+  for (const entry of registry.operators.values())
+    return entry.secret.split("$")[1] ?? String(defaultIterations)
+  return String(defaultIterations)
+}
