@@ -18,7 +18,8 @@ import * as Raw from "./internal/Raw.js"
 import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
 
-interface SimInfo {
+/** What the simulator process answers once listening. */
+export interface SimInfo {
   readonly baseUrl: string
   readonly transactionsUrl: string
   readonly apiKey: string
@@ -32,7 +33,8 @@ interface Sample {
   readonly heapUsed: number
 }
 
-interface Report {
+/** The worker's report of one run. */
+export interface Report {
   readonly seconds: number
   readonly completed: number
   readonly inFlightAtEnd: number
@@ -57,14 +59,54 @@ interface Report {
     readonly afterRun: boolean
   }>
   readonly peakRss: number
+  /** The worker's memory at its highest resident memory sampled, and at the run's start. */
+  readonly peakBreakdown?: MemoryBreakdown | undefined
+  readonly startBreakdown?: MemoryBreakdown | undefined
   /** Statements sent during a census run, by kind, most frequent first. */
   readonly statements: ReadonlyArray<readonly [kind: string, count: number]>
 }
 
-const terminalsCount = 1000
+/** `process.memoryUsage()` and the V8 heap spaces (committed `size`, `used`), in bytes. */
+export interface MemoryBreakdown {
+  readonly rss: number
+  readonly heapTotal: number
+  readonly heapUsed: number
+  readonly external: number
+  readonly arrayBuffers: number
+  readonly spaces: ReadonlyArray<{ readonly name: string; readonly size: number; readonly used: number }>
+}
+
+/** A Markdown table of breakdowns side by side (MB). */
+export const breakdownTable = (columns: ReadonlyArray<readonly [title: string, MemoryBreakdown]>): string => {
+  const f = (bytes: number) => Measure.formatNumber(bytes / 2 ** 20)
+  const first = columns[0]?.[1]
+  if (first === undefined) return ""
+  const row = (name: string, value: (b: MemoryBreakdown) => string) =>
+    `| ${name} | ${columns.map(([, b]) => value(b)).join(" | ")} |`
+  return [
+    `| MB | ${columns.map(([title]) => title).join(" | ")} |`,
+    `|---|${columns.map(() => "---:").join("|")}|`,
+    row("resident (RSS)", (b) => f(b.rss)),
+    row("V8 heap committed (heapTotal)", (b) => f(b.heapTotal)),
+    row("V8 heap used", (b) => f(b.heapUsed)),
+    ...first.spaces.map((space) =>
+      row(`  ${space.name}: committed / used`, (b) => {
+        const found = b.spaces.find((s) => s.name === space.name)
+        return found === undefined ? "" : `${f(found.size)} / ${f(found.used)}`
+      })
+    ),
+    row("external (buffers outside the heap)", (b) => f(b.external)),
+    row("  of which ArrayBuffers", (b) => f(b.arrayBuffers)),
+    row("RSS not in the V8 heap (code, stacks, native, free pages)", (b) => f(b.rss - b.heapTotal))
+  ].join("\n")
+}
+
+/** The simulator's terminals, and the sales in flight (one per terminal). */
+export const terminalsCount = 1000
 const mb = (bytes: number) => bytes / 2 ** 20
 
-const run = async (
+/** One run of the worker (`EndToEndWorker`'s `run` command), its report. */
+export const run = async (
   worker: Child.Child,
   command: Record<string, unknown>,
   timeoutMs: number
@@ -81,7 +123,7 @@ const run = async (
 const warmTerminals = 50
 
 /** The worker process, on the scratch database, driving the simulator's terminals. */
-const startWorker = (
+export const startWorker = (
   context: Section.Context,
   url: string,
   info: SimInfo,
@@ -113,7 +155,7 @@ const appendTransactions = async (count: pg.Client) =>
   )
 
 /** What one payment costs the store, measured before the run. */
-interface Calibration {
+export interface Calibration {
   readonly warm: Report
   /** The durable appends in the store after the calibration. */
   readonly appendsAfter: number
@@ -127,7 +169,7 @@ interface Calibration {
  * of 50 payments (pairs, not transactions: the store's group commit puts the appends
  * of several streams in one transaction).
  */
-const calibrate = async (
+export const calibrate = async (
   context: Section.Context,
   worker: Child.Child,
   count: pg.Client

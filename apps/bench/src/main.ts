@@ -14,6 +14,7 @@ import * as CliStartBench from "./CliStartBench.js"
 import * as ColdStartBench from "./ColdStartBench.js"
 import * as ConsoleBench from "./ConsoleBench.js"
 import * as EndToEndBench from "./EndToEndBench.js"
+import * as HistoryGrowthBench from "./HistoryGrowthBench.js"
 import * as EngineBench from "./EngineBench.js"
 import * as Measure from "./internal/Measure.js"
 import * as Report from "./internal/Report.js"
@@ -34,6 +35,7 @@ const sections: ReadonlyArray<Section.Section> = [
   CallbackBench.section,
   EndToEndBench.section,
   EndToEndBench.historySection,
+  HistoryGrowthBench.section,
   AddedTimeBench.section,
   ColdStartBench.section,
   ConsoleBench.section,

@@ -17,8 +17,10 @@ import { tipAdjust, token } from "./commands/followUp.js"
 import { moto } from "./commands/moto.js"
 import { operators } from "./commands/operators.js"
 import { preauth } from "./commands/preauth.js"
+import { replay } from "./commands/replay.js"
 import { simulator } from "./commands/simulator.js"
 import { status } from "./commands/status.js"
+import { transactions } from "./commands/transactions.js"
 import { cardPan, ping, print, refund, reverse, sale, stop, tokenize } from "./commands/terminal.js"
 import { worker } from "./commands/worker.js"
 
@@ -44,9 +46,11 @@ export const tillflow = Command.make("tillflow").pipe(
     batch,
     device,
     status,
+    transactions,
     executions,
     events,
     audit,
+    replay,
     simulator,
     operators,
     worker

@@ -58,6 +58,13 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     `tillflow device reboot --serial ${serial} --force`
   ],
   status: ["tillflow status 96674397-90c8-4b37-9837-f14bdf3e57e1 --selector all"],
+  transactions: [
+    `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`
+  ],
+  "transactions resolve": [
+    `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`,
+    `tillflow transactions resolve ${guid} --request tip-7 --applied --reason "the receipt shows the tip" --operator bob --status-endpoint "SALE AUTHORISED" --json`
+  ],
   executions: ["tillflow executions list --status suspended"],
   "executions list": [
     "tillflow executions list",
@@ -74,6 +81,9 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "audit verify": ["tillflow audit verify"],
   "audit rebuild": ["tillflow audit rebuild"],
   "audit timeline": ["tillflow audit timeline 3fbcbde8de67f89cfde611dfd05bbad3"],
+  replay: ["tillflow replay --export histories.jsonl", "tillflow replay --from histories.jsonl --json"],
   simulator: ["tillflow simulator --port 7070 --terminals 5"],
+  operators: ["tillflow operators hash < ana-secret.txt"],
+  "operators hash": ["tillflow operators hash < ana-secret.txt", "tillflow operators hash"],
   worker: ["TILLFLOW_INTAKE_TOKEN=a-token-of-16-chars tillflow worker"]
 }

@@ -63,6 +63,7 @@ export * as DeferredTokenizationWorkflow from "./lifecycle/DeferredTokenizationW
 export * as DeviceCommandWorkflow from "./lifecycle/DeviceCommandWorkflow.js"
 export * as LifecycleError from "./lifecycle/LifecycleError.js"
 export * as LifecycleEvent from "./lifecycle/LifecycleEvent.js"
+export * as InDoubtResolution from "./lifecycle/InDoubtResolution.js"
 export * as Lifecycles from "./lifecycle/Lifecycles.js"
 export * as LinkedTerminalRules from "./lifecycle/LinkedTerminalRules.js"
 export * as MotoRules from "./lifecycle/MotoRules.js"

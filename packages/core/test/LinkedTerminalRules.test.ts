@@ -14,6 +14,7 @@ import {
   OperationReport,
   PaymentProtocol,
   PreAuthorizationWorkflow,
+  RemoteError,
   TerminalOperations,
   TransactionHistory,
   type PreAuthorization
@@ -347,6 +348,108 @@ describe("linked operations sent to a terminal go through the money rules", () =
         expect((yield* typesOf(LifecycleEvent.transactionStream("moto-open"))).at(-1)).toBe("Reversed")
       }).pipe(Effect.provide(layer({ linkedRules: rules })))
   )
+
+  describe("a linked operation whose answer is lost (issue 28, row 4)", () => {
+    const reference = "3f0c1f9e-6a3c-4d2b-9a41-0c8b7e2d5a10"
+    const serverError = new RemoteError.OutcomeUnknown({ message: "502", reason: "ServerError", status: 502 })
+    const seedOriginal = Effect.map(Cloud, (cloud) =>
+      cloud.seedStatus(reference, {
+        finStatus: "AUTHORISED",
+        efttransactionID: preAuth,
+        type: "PRE_AUTHORIZATION"
+      })
+    )
+    const pendingOf = Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      return Option.getOrThrow((yield* TransactionHistory.load(store, preAuth)).state).pending
+    })
+
+    it.effect(
+      "is reconciled through the original's reference from its history (selector all) and concluded: applied, the original not locked",
+      () =>
+        Effect.gen(function* () {
+          const cloud = yield* Cloud
+          yield* openPreAuth
+          yield* seedOriginal
+          // The capture reaches the terminal, its answer is lost (a 502 after it was processed).
+          cloud.script({
+            answer: serverError,
+            processed: true,
+            underReference: reference,
+            result: { type: "PRE_AUTHORIZATION_CAPTURE" }
+          })
+          // The caller gives only the original's guid, not its reference.
+          const exit = yield* capture("c1", eur(9000n))
+          expect(Exit.isSuccess(exit) && exit.value._tag).toBe("Approved")
+          if (Exit.isSuccess(exit)) expect(exit.value.facts.source).toBe("status")
+          expect(cloud.recorded.statusQueries.length).toBeGreaterThan(0)
+          expect(
+            cloud.recorded.statusQueries.every((q) => q.reference === reference && q.selector === "all")
+          ).toBe(true)
+          expect(yield* typesOf(LifecycleEvent.transactionStream(preAuth))).toEqual([
+            "PreAuthorizationOpened",
+            "CaptureRequested",
+            "PreAuthorizationCaptured"
+          ])
+          expect(yield* pendingOf).toBeUndefined()
+          // What follows is decided by the money rules, not locked by an unknown outcome.
+          const second = yield* capture("c2", eur(9000n))
+          expect(refusalOf(second)).toMatchObject({ _tag: "OperationRefused", error: "CaptureAlreadyDone" })
+          const release = yield* runToEnd(
+            TerminalOperations.preAuthorizationReversal(
+              { ...terminal, originalTransactionId: preAuth },
+              polling("r1")
+            )
+          )
+          expect(refusalOf(release)?.error).not.toBe("OperationInProgress")
+          expect(cloud.recorded.sends).toHaveLength(Exit.isSuccess(release) ? 2 : 1)
+        }).pipe(Effect.provide(layer({ linkedRules: rules })))
+    )
+
+    it.effect(
+      "proved never charged by the status endpoint: concluded as not applied, the original can be captured again",
+      () =>
+        Effect.gen(function* () {
+          const cloud = yield* Cloud
+          yield* openPreAuth
+          yield* seedOriginal
+          cloud.script({ answer: serverError, processed: false })
+          const lost = yield* capture("c1", eur(9000n))
+          expect(refusalOf(lost)?._tag).toBe("NotCharged")
+          expect(yield* typesOf(LifecycleEvent.transactionStream(preAuth))).toEqual([
+            "PreAuthorizationOpened",
+            "CaptureRequested",
+            "OperationFailed"
+          ])
+          expect(yield* pendingOf).toBeUndefined()
+          const again = yield* capture("c2", eur(9000n))
+          expect(Exit.isSuccess(again) && again.value._tag).toBe("Approved")
+        }).pipe(Effect.provide(layer({ linkedRules: rules, settings: { retryNotCharged: false } })))
+    )
+
+    it.effect(
+      "an original without a reference in its history cannot be reconciled: the request stays in doubt",
+      () =>
+        Effect.gen(function* () {
+          const cloud = yield* Cloud
+          const store = yield* EventStore.EventStore
+          yield* TransactionHistory.openPreAuthorization(store, {
+            guid: preAuth,
+            amount: eur(10000n),
+            authorisedAt: yield* DateTime.now,
+            scheme: "Visa",
+            mcc: "7011",
+            serialNumber: terminal.serialNumber
+          })
+          cloud.script({ answer: serverError, processed: true })
+          const lost = yield* capture("c1", eur(9000n))
+          expect(refusalOf(lost)?._tag).toBe("OutcomeUnresolved")
+          expect((yield* typesOf(LifecycleEvent.transactionStream(preAuth))).at(-1)).toBe("OperationInDoubt")
+          expect((yield* pendingOf)?.inDoubt).toBe(true)
+          expect(cloud.recorded.statusQueries).toHaveLength(0)
+        }).pipe(Effect.provide(layer({ linkedRules: rules })))
+    )
+  })
 
   it.effect("without the lifecycle's rules the payment protocol checks nothing (the rules are a layer)", () =>
     Effect.gen(function* () {

@@ -37,11 +37,12 @@ import { scheduleClock } from "./internal/Clocks.js"
 import { withCompiledCodecs } from "./internal/Codecs.js"
 import { deferredDone, deferredResult } from "./internal/Deferreds.js"
 import { emittedOf } from "./internal/DomainEvents.js"
-import type { EngineState, LocalWorker } from "./internal/EngineState.js"
+import type { EngineState, LocalWorker, ReplayProbe } from "./internal/EngineState.js"
 import { ConcurrencyKey, execute, SearchAttributesOf, StartBy } from "./internal/Execute.js"
 import { activityExecute } from "./internal/Replay.js"
 import { awaitChange, changed, poll } from "./internal/Results.js"
 import { interrupt, resume, run, RunContext } from "./internal/RunLoop.js"
+import * as Versions from "./internal/Versions.js"
 import type { DomainEvent } from "./internal/DomainEvents.js"
 import type { RunOutcome } from "./internal/RunLoop.js"
 
@@ -295,7 +296,9 @@ const defaultRetryDelay = (claims: number): Duration.Duration =>
  * `Replay` and `Determinism` (durable steps), `Deferreds` and `Clocks`, `RunLoop`.
  */
 export const make = (
-  options: Options = {}
+  options: Options = {},
+  /** Internal: an engine that only replays (`ReplayKit`). */
+  replayOnly?: ReplayProbe
 ): Effect.Effect<Service, never, EventStore.EventStore | ExecutionQueue.ExecutionQueue | Scope.Scope> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
@@ -316,7 +319,11 @@ export const make = (
       waiters: new Map(),
       signal: Effect.asVoid(Queue.offer(wakeups, undefined)),
       localWorkers: new Set(),
+<<<<<<< HEAD
       exitAttributes: options.exitAttributes
+=======
+      replayOnly
+>>>>>>> main
     }
 
     // What other processes change (started, woke, finished) wakes this process's workers
@@ -352,6 +359,8 @@ export const make = (
       }),
       encoded
     )
+    // What `WorkflowVersion` finds from a workflow's context.
+    Versions.register(engine, state)
 
     return {
       engine,

@@ -88,7 +88,20 @@ export const WorkflowCompleted = Schema.TaggedStruct("WorkflowCompleted", {
 export const DeterminismViolated = Schema.TaggedStruct("DeterminismViolated", {
   seq: Schema.Int,
   recorded: Schema.String,
-  requested: Schema.String
+  requested: Schema.String,
+  /** The workflow change (`WorkflowVersion`) that is the cause, when one is (optional, issue 31). */
+  change: Schema.optional(Schema.String)
+})
+
+/**
+ * A version marker (`WorkflowVersion.patched`): the execution reached the point where the
+ * code asks whether the named change applies live, for the first time, so it takes the
+ * change's new branch, on this run and on every replay. `seq` is the step it was asked at
+ * (the number the next activity gets); a marker takes no step number itself.
+ */
+export const VersionMarked = Schema.TaggedStruct("VersionMarked", {
+  change: Schema.String,
+  seq: Schema.Int
 })
 
 /** An operator resumed a stuck execution. */
@@ -105,7 +118,8 @@ export const EngineEvent = Schema.Union(
   WorkflowInterrupted,
   WorkflowCompleted,
   DeterminismViolated,
-  WorkflowResumed
+  WorkflowResumed,
+  VersionMarked
 )
 /** @see EngineEvent */
 export type EngineEvent = typeof EngineEvent.Type
@@ -121,7 +135,8 @@ export const engineEventTypes: ReadonlySet<string> = new Set([
   "WorkflowInterrupted",
   "WorkflowCompleted",
   "DeterminismViolated",
-  "WorkflowResumed"
+  "WorkflowResumed",
+  "VersionMarked"
 ])
 
 /**

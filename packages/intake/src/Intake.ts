@@ -603,6 +603,61 @@ export const ReadyView = Schema.Struct({
 export type ReadyView = typeof ReadyView.Type
 
 // ---------------------------------------------------------------------------------------
+// An operator's resolution of a request in doubt
+
+/** What an operator says of a request whose outcome stayed unknown (`InDoubtResolution`). */
+export const ResolveInDoubt = Schema.Struct({
+  /** The request in doubt: its `requestId` in the transaction's history. */
+  requestId: Text.pipe(Schema.minLength(1)),
+  resolution: Schema.Literal("applied", "notApplied"),
+  /** Who resolves it. */
+  operator: Text.pipe(Schema.minLength(1)),
+  /** Why: what the operator knows. */
+  reason: Text.pipe(Schema.minLength(1)),
+  /** What the status endpoint said, if the operator asked it. */
+  statusEndpoint: Schema.optional(Text)
+}).annotations({
+  identifier: "ResolveInDoubt",
+  examples: [
+    {
+      requestId: "terminal-5f1c0e3a",
+      resolution: "notApplied",
+      operator: "alice",
+      reason: "the acquirer's settlement report shows no capture",
+      statusEndpoint: "NOT FOUND"
+    }
+  ]
+})
+/** @see ResolveInDoubt */
+export type ResolveInDoubt = typeof ResolveInDoubt.Type
+
+/** The resolution recorded (`InDoubtResolved`). */
+export const ResolutionView = Schema.Struct({
+  guid: Schema.String,
+  requestId: Schema.String,
+  operation: Schema.String,
+  resolution: Schema.Literal("applied", "notApplied"),
+  /** When it was recorded (ISO 8601 UTC). */
+  at: Schema.String,
+  /** What the applied request moved, in major units, with its currency. */
+  amount: Schema.optional(Schema.String),
+  currency: Schema.optional(Schema.String)
+}).annotations({
+  identifier: "ResolutionView",
+  examples: [
+    {
+      guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
+      requestId: "terminal-5f1c0e3a",
+      operation: "capture",
+      resolution: "notApplied",
+      at: "2026-03-01T10:00:00.000Z"
+    }
+  ]
+})
+/** @see ResolutionView */
+export type ResolutionView = typeof ResolutionView.Type
+
+// ---------------------------------------------------------------------------------------
 // Errors
 
 /** The request is not acceptable: the message says what was wrong and what is allowed. */
@@ -668,6 +723,11 @@ export interface Service {
   readonly rebuild: Effect.Effect<RebuildView, IntakeError>
   /** One operation's story, by execution id, transaction reference or idempotency key. */
   readonly timeline: (reference: string) => Effect.Effect<TimelineView, IntakeError>
+  /**
+   * An operator resolves a request in doubt on a transaction (`InDoubtResolution`): 400
+   * naming the rule when nothing is in doubt under it, 404 for an unknown transaction.
+   */
+  readonly resolve: (guid: string, input: ResolveInDoubt) => Effect.Effect<ResolutionView, IntakeError>
   readonly ready: Effect.Effect<ReadyView>
 }
 

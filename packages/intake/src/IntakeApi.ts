@@ -98,6 +98,7 @@ export class NotReady extends Schema.TaggedError<NotReady>()(
 const executionId = HttpApiSchema.param("executionId", Intake.Text)
 const serialNumber = HttpApiSchema.param("serialNumber", Intake.Text)
 const reference = HttpApiSchema.param("reference", Intake.Text)
+const guid = HttpApiSchema.param("guid", Intake.Text)
 // The workflow names in the document; an unknown one is answered by the intake (404 listing them).
 const workflow = HttpApiSchema.param(
   "workflow",
@@ -222,6 +223,16 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
       .annotate(
         OpenApi.Description,
         "The service's status endpoint for a transactionReference (selector first, last, all or a position)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolve")`/v1/transactions/${guid}/resolve`
+      .setPayload(Intake.ResolveInDoubt)
+      .addSuccess(Intake.ResolutionView)
+      .annotate(OpenApi.Summary, "Resolve a request in doubt")
+      .annotate(
+        OpenApi.Description,
+        "An operator says what became of a request on a transaction whose outcome stayed unknown (applied or notApplied), with their name (a console session's operator: their own) and a reason; a viewer is refused (403): recorded as an audited InDoubtResolved on the transaction's history, which releases it. 400 naming the rule when that request is not in doubt; 404 for an unknown transaction."
       )
   )
   .middleware(IntakeAuth)

@@ -76,6 +76,7 @@ export const make = (options: Options) =>
         call(client.audit.entries({ urlParams: { ...(from === undefined ? {} : { from }), limit } })),
       rebuild: call(client.audit.rebuild()),
       timeline: (reference) => call(client.audit.timeline({ path: { reference } })),
+      resolve: (guid, payload) => call(client.operations.resolve({ path: { guid }, payload })),
       ready: client.health.ready().pipe(
         Effect.catchAll((error) =>
           Effect.succeed({

@@ -29,7 +29,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Intake from "./Intake.js"
-import { Forbidden, IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import { CurrentOperator, Forbidden, IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
@@ -138,14 +138,28 @@ const HealthLive = HttpApiBuilder.group(IntakeApi, "health", (handlers) =>
 const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) =>
   Effect.gen(function* () {
     const intake = yield* Intake.Intake
-    return handlers
-      .handle("start", ({ payload }) => intake.start(payload))
-      .handle("stop", ({ path, payload }) => intake.stop({ ...payload, serialNumber: path.serialNumber }))
-      .handle("lifecycle", ({ path, payload }) => intake.lifecycle(path.workflow, payload))
-      .handle("devices", () => intake.devices)
-      .handle("transactionStatus", ({ path, urlParams }) =>
-        intake.transactionStatus(path.reference, urlParams.selector ?? "first")
-      )
+    return (
+      handlers
+        .handle("start", ({ payload }) => intake.start(payload))
+        .handle("stop", ({ path, payload }) => intake.stop({ ...payload, serialNumber: path.serialNumber }))
+        .handle("lifecycle", ({ path, payload }) => intake.lifecycle(path.workflow, payload))
+        .handle("devices", () => intake.devices)
+        .handle("transactionStatus", ({ path, urlParams }) =>
+          intake.transactionStatus(path.reference, urlParams.selector ?? "first")
+        )
+        // A console operator resolves in their own name; a token caller names the operator.
+        .handle("resolve", ({ path, payload }) =>
+          Effect.flatMap(CurrentOperator, (who) =>
+            who.via === "operator" && payload.operator !== who.name
+              ? Effect.fail(
+                  new Intake.InvalidRequest({
+                    message: `operator: a resolution is recorded in the name of the operator logged in (${who.name}), not ${payload.operator}`
+                  })
+                )
+              : intake.resolve(path.guid, payload)
+          )
+        )
+    )
   })
 )
 

@@ -21,6 +21,7 @@ import * as Devices from "./internal/Devices.js"
 import * as ExecutionViews from "./internal/ExecutionViews.js"
 import * as LifecycleWorkflows from "./internal/LifecycleWorkflows.js"
 import * as Queries from "./internal/Queries.js"
+import * as Resolutions from "./internal/Resolutions.js"
 
 export { eventView, parseCheckpoint } from "./internal/StoredEvents.js"
 
@@ -53,7 +54,8 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const commands = yield* Commands.make(options.merchantMcc ?? Option.none(), views, devices)
     const queries = yield* Queries.make(views, devices)
     const audit = yield* Audit.make(views)
-    return Intake.Intake.of({ ...commands, ...queries, ...audit })
+    const resolutions = yield* Resolutions.make
+    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions })
   })
 
 /** The intake over the engine, store and remote service in context. */

@@ -15,7 +15,8 @@ import {
   MotoWorkflow,
   PaymentProtocol,
   ProtocolSettings,
-  type TerminalCloud
+  type RemoteError,
+  TerminalCloud
 } from "@tillflow/core"
 import { DurableEngine, EngineWorker, type EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
@@ -215,6 +216,49 @@ export const workflowsLayerFor = (
   Layer.merge(
     PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchant.mcc }))),
     Lifecycles.layer.pipe(Layer.provide(virtualTerminalLayer(merchant)))
+  )
+
+/**
+ * A remote service that refuses every call (a defect): for what must never call it, the
+ * replay kit's workflows and the command line's read-only commands.
+ */
+export const noCloud: TerminalCloud.Service = (() => {
+  const refuse = Effect.dieMessage("this command does not use the remote service") as Effect.Effect<
+    never,
+    RemoteError.RemoteError
+  >
+  return {
+    listDevices: refuse,
+    sendTransaction: () => refuse,
+    transactionResult: () => refuse,
+    transactionStatus: () => refuse,
+    deviceCommand: () => refuse,
+    tipAdjustment: () => refuse,
+    deferredToken: () => refuse,
+    reversal: () => refuse,
+    preAuthorizationIncrease: () => refuse,
+    preAuthorizationCapture: () => refuse,
+    motoSale: () => refuse,
+    motoRefund: () => refuse,
+    motoReversal: () => refuse,
+    batchClose: () => refuse,
+    batchSummary: () => refuse,
+    batchDetail: () => refuse
+  }
+})()
+
+/**
+ * The workflows of {@link workflowsLayerFor} as the replay kit replays them
+ * (`ReplayKit.replay`): no remote service (a replay runs no activity) and the default
+ * protocol settings (a workflow reads them in its first, recorded, step).
+ */
+export const replayWorkflowsLayer = (
+  merchant: Merchant
+): Layer.Layer<never, never, WorkflowEngine | EventStore.EventStore> =>
+  workflowsLayerFor(merchant).pipe(
+    Layer.provide(
+      Layer.merge(Layer.succeed(TerminalCloud.TerminalCloud, noCloud), ProtocolSettings.layer({}))
+    )
   )
 
 /** What the workflows know of the merchant they work for (from the worker's configuration). */

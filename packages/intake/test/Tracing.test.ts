@@ -351,6 +351,16 @@ describe("the worker's traces", () => {
         expect(spans.some((s) => s.name === "attempt-1/settle")).toBe(true)
         // The intake's request, and no secret anywhere in what was exported.
         expect(spans.some((s) => s.name === "Intake.start")).toBe(true)
+        // One trace from the request to the outcome: every run of the execution (the one that
+        // sends, the one that settles once the result came) continues the request's trace.
+        const start = spans.find((s) => s.name === "Intake.start") as Span
+        const runs = spans.filter(
+          (s) => s.name === "DurableEngine.run" && attribute(s, "executionId") === view.executionId
+        )
+        expect(runs.length).toBeGreaterThan(1)
+        expect(new Set(runs.map((s) => s.traceId))).toEqual(new Set([start.traceId]))
+        const settle = spans.find((s) => s.name === "attempt-1/settle") as Span
+        expect(settle.traceId).toBe(start.traceId)
         const exported = received.bodies.join("\n")
         expect(exported).not.toContain(token)
         // The service's API key and each attempt's callback token are redacted in every HTTP

@@ -32,6 +32,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
+import * as v8 from "node:v8"
 import { performance } from "node:perf_hooks"
 import pg from "pg"
 import * as Child from "../internal/Child.js"
@@ -148,6 +149,26 @@ const memory = () => {
   return { rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external }
 }
 
+/**
+ * Where the resident memory is at one moment (issue 29, peak RSS): the process's figures and
+ * each V8 heap space's committed and used size, in bytes.
+ */
+const breakdown = () => {
+  const usage = process.memoryUsage()
+  return {
+    rss: usage.rss,
+    heapTotal: usage.heapTotal,
+    heapUsed: usage.heapUsed,
+    external: usage.external,
+    arrayBuffers: usage.arrayBuffers,
+    spaces: v8.getHeapSpaceStatistics().map((space) => ({
+      name: space.space_name,
+      size: space.space_size,
+      used: space.space_used_size
+    }))
+  }
+}
+
 const gc = (globalThis as { readonly gc?: () => void }).gc
 
 const drive = (run: Run) =>
@@ -159,6 +180,7 @@ const drive = (run: Run) =>
         string,
         { readonly deferred: Deferred.Deferred<string | null>; readonly giveUpAt: number }
       >()
+      const startBreakdown = breakdown()
       const started = performance.now()
       const cpu = process.cpuUsage()
       const deadline = started + run.maxSeconds * 1000
@@ -234,10 +256,13 @@ const drive = (run: Run) =>
         }
       }).pipe(Effect.orDie)
       const watcher = yield* Effect.fork(watch)
+      // The memory breakdown at the highest resident memory sampled.
+      let peak: ReturnType<typeof breakdown> | undefined
       // One sample a second, on a timer of its own (the watcher's query may take longer).
       const sample = Effect.gen(function* () {
         while (true) {
           const m = memory()
+          if (m.rss > (peak?.rss ?? 0)) peak = breakdown()
           timeline.push({ t: elapsed(), completed, rss: m.rss, heapUsed: m.heapUsed, external: m.external })
           const next = pendingCheckpoints[0]
           if (next !== undefined && elapsed() >= next) {
@@ -325,6 +350,8 @@ const drive = (run: Run) =>
         timeline,
         checkpoints,
         peakRss: Math.max(final.rss, ...timeline.map((s) => s.rss)),
+        peakBreakdown: peak,
+        startBreakdown,
         statements
       }
     })

@@ -5,7 +5,7 @@
  * that talks to a running worker never loads the store, PGlite, the HTTP client of the
  * remote service or the simulator.
  */
-import { type RemoteError, TerminalCloud } from "@tillflow/core"
+import { TerminalCloud } from "@tillflow/core"
 import * as IntakeLocal from "@tillflow/intake/IntakeLocal"
 import * as Stack from "@tillflow/intake/Stack"
 import type * as WorkerConfig from "@tillflow/intake/WorkerConfig"
@@ -14,30 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { BackendInfo, type Needs } from "../Backend.js"
 
-const noCloud: TerminalCloud.Service = (() => {
-  const refuse = Effect.dieMessage("this command does not use the remote service") as Effect.Effect<
-    never,
-    RemoteError.RemoteError
-  >
-  return {
-    listDevices: refuse,
-    sendTransaction: () => refuse,
-    transactionResult: () => refuse,
-    transactionStatus: () => refuse,
-    deviceCommand: () => refuse,
-    tipAdjustment: () => refuse,
-    deferredToken: () => refuse,
-    reversal: () => refuse,
-    preAuthorizationIncrease: () => refuse,
-    preAuthorizationCapture: () => refuse,
-    motoSale: () => refuse,
-    motoRefund: () => refuse,
-    motoReversal: () => refuse,
-    batchClose: () => refuse,
-    batchSummary: () => refuse,
-    batchDetail: () => refuse
-  }
-})()
+const noCloud = Stack.noCloud
 
 /** The intake of this process on the configured store (and remote service, when `needs.cloud`). */
 export const layer = (config: WorkerConfig.WorkerConfig, needs: Needs) => {

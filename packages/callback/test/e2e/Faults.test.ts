@@ -5,7 +5,8 @@
  * and a non-stoppable step.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Money, TerminalOperations } from "@tillflow/core"
+import { Identifiers, LifecycleEvent, Money, TerminalOperations, TransactionHistory } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,6 +27,58 @@ const tagOf = <A extends { readonly _tag: string }, E extends { readonly _tag: s
       })
 
 describe("end to end: faults", () => {
+  it.effect(
+    "issue 28 row 4: a terminal capture whose response is dropped is reconciled through the pre-authorization's reference and does not lock it",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const opened = yield* runToEnd(
+          TerminalOperations.preAuthorization(
+            { ...h.terminal, amount: eur(10000n) },
+            { idempotencyKey: "pa", delivery: "polling" }
+          )
+        )
+        if (!Exit.isSuccess(opened)) return expect.fail(`pre-authorization: ${tagOf(opened)}`)
+        const guid = Identifiers.Guid.make(opened.value.facts.efttransactionID ?? "")
+        yield* h.admin("POST", "/faults", {
+          kind: "drop-response",
+          method: "POST",
+          path: "/transactions",
+          times: 1
+        })
+        // The caller names the original by its guid only, as an integrator does.
+        const lost = yield* runToEnd(
+          TerminalOperations.preAuthorizationCapture(
+            { ...h.terminal, originalTransactionId: guid, amount: eur(9000n) },
+            { idempotencyKey: "capture-lost", delivery: "polling" }
+          )
+        )
+        expect(tagOf(lost)).toBe("Approved")
+        if (Exit.isSuccess(lost)) expect(lost.value.facts.source).toBe("status")
+        const store = yield* EventStore.EventStore
+        const state = Option.getOrThrow((yield* TransactionHistory.load(store, guid)).state)
+        expect(state.pending).toBeUndefined()
+        expect(state.preAuthorization?.capture?.total).toEqual(eur(9000n))
+        expect((yield* store.readStream(LifecycleEvent.transactionStream(guid))).map((e) => e.type)).toEqual([
+          "PreAuthorizationOpened",
+          "CaptureRequested",
+          "PreAuthorizationCaptured"
+        ])
+        // Decided by the money rules, not locked by an unknown outcome.
+        const again = yield* runToEnd(
+          TerminalOperations.preAuthorizationCapture(
+            { ...h.terminal, originalTransactionId: guid, amount: eur(9000n) },
+            { idempotencyKey: "capture-again", delivery: "polling" }
+          )
+        )
+        const refusal = Exit.isFailure(again)
+          ? Option.getOrUndefined(Cause.failureOption(again.cause))
+          : undefined
+        expect(refusal).toMatchObject({ _tag: "OperationRefused", error: "CaptureAlreadyDone" })
+      }).pipe(Effect.provide(layer({ linkedRules: { mcc: Option.some("7011") } }))),
+    { timeout: 120_000 }
+  )
+
   it.effect(
     "the POST's response is dropped after the charge: reconciliation finds it, no second charge is sent",
     () =>

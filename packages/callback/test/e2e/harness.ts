@@ -14,6 +14,7 @@ import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import {
   CallbackRegistration,
   Identifiers,
+  LinkedTerminalRules,
   PaymentProtocol,
   ProtocolSettings,
   type TerminalCloud
@@ -69,6 +70,8 @@ export interface Options {
   readonly worker?: boolean
   /** The receiver's process stops right after acknowledging: its results are never forwarded. */
   readonly loseForwarding?: boolean
+  /** The lifecycles' money rules on linked operations (none: the protocol checks nothing). */
+  readonly linkedRules?: LinkedTerminalRules.Options
 }
 
 /** The whole system, fresh per test. */
@@ -141,7 +144,11 @@ export const layer = (options: Options = {}) => {
     )
   )
   const worker = options.worker === false ? Layer.empty : EngineWorker.layer({ pollInterval: "500 millis" })
-  return Layer.mergeAll(PaymentProtocol.layer, worker, receiver).pipe(
+  const protocol =
+    options.linkedRules === undefined
+      ? PaymentProtocol.layer
+      : PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer(options.linkedRules)))
+  return Layer.mergeAll(protocol, worker, receiver).pipe(
     Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
     Layer.provideMerge(settings),
     Layer.provideMerge(harness),

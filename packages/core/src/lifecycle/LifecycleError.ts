@@ -135,3 +135,15 @@ export const LifecycleError = Schema.Union(
 )
 /** @see LifecycleError */
 export type LifecycleError = typeof LifecycleError.Type
+
+/**
+ * An operator's resolution was refused: nothing on the transaction is in doubt under that
+ * request (rule `resolve-only-in-doubt`), or the operator or the reason is missing (rule
+ * `operator-and-reason-required`).
+ */
+export class ResolutionRefused extends Schema.TaggedError<ResolutionRefused>()("ResolutionRefused", {
+  message: Schema.String,
+  guid: Schema.String,
+  requestId: Schema.String,
+  rule: Schema.String
+}) {}

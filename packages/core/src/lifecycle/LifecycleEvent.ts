@@ -336,6 +336,56 @@ export const OperationInDoubt = EventRegistry.define(
   Schema.Struct({ ...request, operation: Operation, message: Schema.String })
 )
 
+/** How an operator resolved a request in doubt: it was applied, or it was not. */
+export const Resolution = Schema.Literal("applied", "notApplied")
+/** @see Resolution */
+export type Resolution = typeof Resolution.Type
+
+/**
+ * An operator resolved a request whose outcome stayed unknown (`OperationInDoubt`): who,
+ * when, why, and what the status endpoint said if it was asked. The fold reads it as the
+ * request's ending: `applied` as its approval (by `amount`, what it moved), `notApplied`
+ * as nothing changed; the ledger books an applied one as the fact it stands for. Nothing is
+ * deleted: the request and its doubt stay in the history.
+ */
+export const InDoubtResolved = EventRegistry.define(
+  "InDoubtResolved",
+  Schema.Struct({
+    ...request,
+    operation: Operation,
+    resolution: Resolution,
+    operator: Schema.String,
+    reason: Schema.String,
+    /** What the status endpoint said when the operator asked it (absent when not asked). */
+    statusEndpoint: optional(Schema.String),
+    /** What the applied request moved (a reversal without an amount: what it undid). */
+    amount: optional(MoneyJson),
+    /** An applied reversal: what it undid (a hold, a capture, the transaction). */
+    target: optional(ReversalTarget),
+    /** An applied tip adjustment: the tip it replaced, if one stood. */
+    replaces: optional(MoneyJson),
+    /** The original's terminal and merchant, on whose ledger row an applied request is booked. */
+    ...onTerminal
+  })
+)
+
+/**
+ * A terminal operation on this guid ended without moving money (DECLINED, CANCELLED,
+ * FAILED), as the log shows it (`TerminalOutcomeRecorder`): kept in `declined-<guid>`, apart
+ * from the transactions' streams, so that an operation on it is refused at once, saying why.
+ */
+export const TransactionDeclined = EventRegistry.define(
+  "TransactionDeclined",
+  Schema.Struct({
+    guid: Schema.String,
+    operation: Schema.String,
+    finStatus: Schema.String,
+    at: Instant,
+    serialNumber: optional(Schema.String),
+    transactionReference: optional(Schema.String)
+  })
+)
+
 /** Every lifecycle event. */
 export const registry = EventRegistry.make(
   TransactionRecorded,
@@ -363,7 +413,9 @@ export const registry = EventRegistry.make(
   DeviceCommandAccepted,
   OperationRefused,
   OperationFailed,
-  OperationInDoubt
+  OperationInDoubt,
+  InDoubtResolved,
+  TransactionDeclined
 )
 
 /** A typed lifecycle event, before encoding. */
@@ -373,6 +425,8 @@ export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number
 
 /** The stream of a gateway transaction. */
 export const transactionStream = (guid: string): string => `txn-${guid}`
+/** The stream of what the log shows of a guid that moved no money (`TransactionDeclined`). */
+export const declinedStream = (guid: string): string => `declined-${guid}`
 /** The stream of a MOTO sale attempt, before the gateway gave it a guid. */
 export const motoSaleStream = (transactionReference: string): string => `moto-sale-${transactionReference}`
 /** The stream of a terminal's batches. */

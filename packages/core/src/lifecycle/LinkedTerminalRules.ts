@@ -8,7 +8,10 @@
  * batch) — recorded there at the version read before anything is sent, and its ending
  * folded into that history. So a terminal capture and a terminal-less capture of one
  * pre-authorization, however they race, end with one capture: the second to record its
- * request reads the first's and is refused. This module provides the payment protocol's
+ * request reads the first's and is refused. An operation whose answer is lost is
+ * reconciled through the original's reference, which `admit` reads from the history when
+ * the caller did not give it, and its reconciled ending concludes the request; only one
+ * that stays unresolved leaves the original in doubt. This module provides the payment protocol's
  * `LinkedOperationRules` port.
  *
  * @example
@@ -22,7 +25,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Identifiers from "../model/Identifiers.js"
 import * as Money from "../model/Money.js"
 import type * as TransactionRequest from "../model/TransactionRequest.js"
 import * as LinkedOperationRules from "../terminal/LinkedOperationRules.js"
@@ -377,6 +382,11 @@ const conclusionOf = (
   }
 }
 
+const decodeReference = Schema.decodeUnknownOption(Identifiers.TransactionReference)
+/** A reference the history holds, if it is one the status endpoint takes (a UUID v4). */
+const referenceOf = (reference: string | undefined): Option.Option<Identifiers.TransactionReference> =>
+  reference === undefined ? Option.none() : decodeReference(reference)
+
 /** The rules over the event store in context. */
 export const make = (
   options: Options
@@ -393,7 +403,7 @@ export const make = (
         // Terminal operations approved so far become histories (the original's among them),
         // waited for a moment if the log does not show the original's yet.
         yield* TerminalOutcomeRecorder.catchUpFor({ mcc: options.mcc }, plan.guid, options.historyWait)
-        yield* Guarded.admit(plan.decision).pipe(
+        const admitted = yield* Guarded.admit(plan.decision).pipe(
           Effect.catchIf(
             (error): error is Refusal => error._tag !== "EventStoreError",
             (refusal) =>
@@ -408,6 +418,8 @@ export const make = (
               )
           )
         )
+        // The original's reference, through which a lost answer is reconciled (selector `all`).
+        return Option.getOrUndefined(referenceOf(admitted.state.transactionReference))
       }).pipe(
         withStore,
         Effect.catchTag("EventStoreError", (error) => Effect.die(error)),

@@ -5,7 +5,9 @@
  * deferred token, a reversal, a MOTO refund or a capture can follow it. It reads the log
  * from its own checkpoint (kept in the `projection-terminal-outcomes` stream) and records
  * idempotently: a history already open is left alone, so two processes catching up at
- * once, or a replay, record nothing twice.
+ * once, or a replay, record nothing twice. An outcome that moved no money (DECLINED,
+ * CANCELLED, FAILED) opens no history; it is noted under its guid (`declined-<guid>`), so
+ * an operation asked of it is refused at once, naming why.
  */
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -18,6 +20,8 @@ import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as OperationOutcome from "../terminal/OperationOutcome.js"
+import { defined } from "./internal/defined.js"
+import * as Guarded from "./internal/guarded.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as TransactionHistory from "./TransactionHistory.js"
 
@@ -38,8 +42,64 @@ export interface Options {
   readonly mcc: Option.Option<string>
 }
 
-/** What one event led to. */
-export type Recorded = "recorded" | "already" | "skipped"
+/** What one event led to (`declined`: an outcome that moved no money, noted apart). */
+export type Recorded = "recorded" | "already" | "skipped" | "declined"
+
+/** The outcomes of a financial operation that moved no money. */
+const notMoneyMoving: ReadonlySet<string> = new Set([
+  PaymentEvents.PaymentDeclined.type,
+  PaymentEvents.PaymentCancelled.type,
+  PaymentEvents.PaymentFailed.type
+])
+
+/**
+ * Notes an outcome that moved no money under its guid (`declined-<guid>`), once: an
+ * operation on it is then refused at once, saying why, instead of waiting for a history.
+ */
+const noteDeclined = (
+  event: EventStore.RecordedEvent
+): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const decoded = yield* Effect.either(PaymentEvents.events.decode(event))
+    if (Either.isLeft(decoded)) return "skipped"
+    const data = decoded.right.data as { readonly facts: OperationOutcome.Facts; readonly at: number }
+    const facts = data.facts
+    if (facts.efttransactionID === undefined || !financial.has(facts.operation)) return "skipped"
+    const store = yield* EventStore.EventStore
+    const noted = LifecycleEvent.TransactionDeclined.make(
+      defined({
+        guid: facts.efttransactionID,
+        operation: facts.operation,
+        finStatus: facts.finStatus ?? decoded.right.type,
+        at: DateTime.unsafeMake(data.at),
+        serialNumber: facts.serialNumber,
+        transactionReference: facts.transactionReference
+      })
+    )
+    const encoded = yield* LifecycleEvent.registry
+      .encode(noted)
+      .pipe(
+        Effect.mapError((e) => new EventStore.EventStoreError({ operation: "encode", detail: e.message }))
+      )
+    return yield* store
+      .append(LifecycleEvent.declinedStream(facts.efttransactionID), EventStore.NoStream, [encoded])
+      .pipe(
+        Effect.as("declined" as const),
+        Effect.catchTag("ConcurrencyConflict", () => Effect.succeed("already" as const)),
+        Effect.mapError(Guarded.storeFailure("append"))
+      )
+  })
+
+/** The operations whose declined outcome is an original something could be asked of. */
+const financial: ReadonlySet<string> = new Set([
+  "sale",
+  "saleAndTokenizeCard",
+  "refund",
+  "preAuthorization",
+  "moToPreAuthorization",
+  "moToSale",
+  "moToRefund"
+])
 
 /** Records the transaction of one event, if it is an approved financial outcome. */
 export const recordEvent = (
@@ -47,6 +107,7 @@ export const recordEvent = (
   options: Options
 ): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
+    if (notMoneyMoving.has(event.type)) return yield* noteDeclined(event)
     if (
       event.type !== PaymentEvents.PaymentAuthorised.type &&
       event.type !== PaymentEvents.PaymentPartiallyApproved.type
@@ -155,7 +216,8 @@ export const defaultHistoryWait: Duration.Duration = Duration.seconds(5)
  * `wait`. The global log shows an event only once every transaction older than its own has
  * ended, anywhere on the server, so an original approved a moment ago can still be hidden:
  * without the wait, a capture, a tip or a reversal asked right after it is refused as never
- * recorded. Without `guid`, one catch-up.
+ * recorded. Without `guid`, one catch-up. An original the log shows declined (cancelled,
+ * failed) is not waited for: the operation's refusal says so at once (`Guarded`).
  */
 export const catchUpFor = (
   options: Options,
@@ -169,6 +231,8 @@ export const catchUpFor = (
       yield* catchUp(options)
       if (guid === undefined) return
       if ((yield* store.streamVersion(LifecycleEvent.transactionStream(guid))) > 0) return
+      // The log shows it moved no money: its history will never open, the refusal says why.
+      if ((yield* store.streamVersion(LifecycleEvent.declinedStream(guid))) > 0) return
       if ((yield* Clock.currentTimeMillis) >= until) return
       yield* Effect.sleep("100 millis")
     }

@@ -207,6 +207,60 @@ const open = (event: LifecycleEvent.Decoded): State | undefined => {
   }
 }
 
+type Resolved = Extract<LifecycleEvent.Decoded, { readonly type: "InDoubtResolved" }>
+
+/**
+ * The approval an operator's `applied` resolution stands for: the outcome event the
+ * pending request would have led to, by what the resolution says it moved.
+ */
+const approvalOf = (
+  state: State,
+  pending: Pending,
+  resolved: Resolved
+): LifecycleEvent.Decoded | undefined => {
+  const { requestId, at, amount, replaces } = resolved.data
+  const base = {
+    requestId,
+    at,
+    reconciled: false,
+    serialNumber: state.serialNumber,
+    merchant: state.merchant
+  }
+  const as = (type: LifecycleEvent.Decoded["type"], data: object) =>
+    ({ type, data: defined({ ...base, ...data }), recorded: resolved.recorded }) as LifecycleEvent.Decoded
+  const requested = pending.requested
+  const hold = state.preAuthorization?.hold
+  switch (requested.type) {
+    case "CaptureRequested":
+      return as("PreAuthorizationCaptured", { total: amount ?? requested.data.total })
+    case "HoldIncreaseRequested":
+    case "HoldDecreaseRequested": {
+      const delta = amount ?? requested.data.delta
+      const before = hold ?? Money.zero(delta.currency)
+      const sign = requested.type === "HoldIncreaseRequested" ? 1n : -1n
+      return as(requested.type === "HoldIncreaseRequested" ? "HoldIncreased" : "HoldDecreased", {
+        delta,
+        hold: Money.make(before.minorUnits + sign * delta.minorUnits, before.currency)
+      })
+    }
+    case "ReversalRequested":
+      return as("Reversed", {
+        target: requested.data.target,
+        amount:
+          amount ??
+          requested.data.amount ??
+          (requested.data.target === "hold" ? hold : undefined) ??
+          state.amount
+      })
+    case "RefundRequested":
+      return as("Refunded", { amount: amount ?? requested.data.amount })
+    case "TipAdjustmentRequested":
+      return as("TipAdjusted", { tip: amount ?? requested.data.tip, replaces })
+    default:
+      return undefined
+  }
+}
+
 /** Applies one event to the state. */
 export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
   switch (event.type) {
@@ -307,6 +361,13 @@ export const apply = (state: State, event: LifecycleEvent.Decoded): State => {
       return state.pending?.requestId === event.data.requestId
         ? { ...state, pending: { ...state.pending, inDoubt: true } }
         : state
+    case "InDoubtResolved": {
+      const pending = state.pending
+      if (pending === undefined || pending.requestId !== event.data.requestId) return state
+      if (event.data.resolution === "notApplied") return complete(state, pending.operation, event)
+      const approval = approvalOf(state, pending, event)
+      return complete(approval === undefined ? state : apply(state, approval), pending.operation, event)
+    }
     default:
       return state
   }

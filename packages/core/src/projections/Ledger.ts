@@ -160,7 +160,8 @@ export const lifecycleFactTypes: ReadonlySet<string> = new Set([
   "HoldDecreased",
   "Reversed",
   "Refunded",
-  "TipAdjusted"
+  "TipAdjusted",
+  "InDoubtResolved"
 ])
 
 /**
@@ -177,8 +178,11 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
   // what the outcome cannot tell. A terminal preAuthorizationReversal is booked by its outcome
   // as a release (net 0); when the original's history shows it reversed a capture, the
   // capture leaves the net here, as the capture's reversal.
+  // An operator's resolution is booked whatever sent the request: a terminal operation in
+  // doubt has no outcome event to count it.
   if (
     LinkedTerminalRules.isFromTerminal(event) &&
+    event.type !== "InDoubtResolved" &&
     !(event.type === "Reversed" && event.data.target === "capture")
   )
     return undefined
@@ -284,6 +288,73 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
         reconciled: false
       }
     }
+    case "InDoubtResolved":
+      return resolvedEntry(event.data, { ...base, ...when(event.data.at), reconciled: false })
+    default:
+      return undefined
+  }
+}
+
+type ResolvedData = Extract<LifecycleEvent.Decoded, { readonly type: "InDoubtResolved" }>["data"]
+
+/**
+ * The entry of an operator's `applied` resolution: the fact the request would have
+ * recorded, by what it moved (`InDoubtResolution`); none for `notApplied` (nothing moved).
+ */
+const resolvedEntry = (
+  d: ResolvedData,
+  base: Omit<Entry, "kind" | "operation" | "amount" | "finStatus">
+): Entry | undefined => {
+  const amount = d.amount
+  if (d.resolution !== "applied" || amount === undefined) return undefined
+  switch (d.operation) {
+    case "capture":
+      return {
+        ...base,
+        kind: "capture",
+        operation: "preauthorization/capture",
+        amount,
+        finStatus: "CAPTURED"
+      }
+    case "increase":
+      return {
+        ...base,
+        kind: "increase",
+        operation: "preauthorization/increase",
+        amount,
+        finStatus: "AUTHORISED"
+      }
+    case "decrease":
+      return {
+        ...base,
+        kind: "increase",
+        operation: "preauthorization/increase",
+        amount: Money.negate(amount),
+        finStatus: "AUTHORISED"
+      }
+    case "reversal":
+    case "motoReversal":
+      return {
+        ...base,
+        kind: d.target === "hold" ? "release" : "reversal",
+        operation: "reversal",
+        amount,
+        finStatus: "REVERSED"
+      }
+    case "refund":
+    case "motoRefund":
+      return { ...base, kind: "refund", operation: "moto/refund", amount, finStatus: "REFUNDED" }
+    case "tipAdjustment":
+      return {
+        ...base,
+        kind: "tip",
+        operation: "tip-adjustment",
+        amount:
+          d.replaces === undefined || d.replaces.currency !== amount.currency
+            ? amount
+            : Money.make(amount.minorUnits - d.replaces.minorUnits, amount.currency),
+        finStatus: "AUTHORISED"
+      }
     default:
       return undefined
   }

@@ -181,8 +181,11 @@ const engineLine = (recorded: EventStore.RecordedEvent): Option.Option<string> =
       )
     case "DeterminismViolated":
       return Option.some(
-        `STUCK: the code asked for ${event.requested} where the history has ${event.recorded}`
+        `STUCK: the code asked for ${event.requested} where the history has ${event.recorded}` +
+          (event.change === undefined ? "" : ` (workflow change "${event.change}")`)
       )
+    case "VersionMarked":
+      return Option.some(`took the new branch of workflow change "${event.change}"`)
     case "WorkflowResumed":
       return Option.some("resumed by an operator")
     default:

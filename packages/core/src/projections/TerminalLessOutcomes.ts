@@ -111,6 +111,14 @@ export const endingOf = (event: LifecycleEvent.Decoded): Ending | undefined => {
       }
     case "OperationInDoubt":
       return { ...base, operation: event.data.operation, outcome: "in doubt", detail: event.data.message }
+    case "InDoubtResolved":
+      return {
+        ...base,
+        operation: event.data.operation,
+        outcome: event.data.resolution === "applied" ? "approved" : "failed",
+        amount: event.data.amount,
+        detail: `resolved by ${event.data.operator}: ${event.data.reason}`
+      }
     default:
       return undefined
   }

@@ -151,6 +151,19 @@ export const describe = (event: LifecycleEvent.Decoded, stands = false): string 
       return `[${event.data.requestId}] ${event.data.operation} failed (${event.data.error}): ${event.data.message}`
     case "OperationInDoubt":
       return `[${event.data.requestId}] ${event.data.operation} outcome unknown, kept pending: ${event.data.message}`
+    case "InDoubtResolved": {
+      const d = event.data
+      return (
+        `[${d.requestId}] ${d.operation} resolved by ${d.operator} as ${d.resolution === "applied" ? "applied" : "not applied"}` +
+        (d.amount === undefined || d.resolution !== "applied" ? "" : ` (${d.amount})`) +
+        `: ${d.reason}` +
+        (d.statusEndpoint === undefined ? "" : `; the status endpoint said: ${d.statusEndpoint}`)
+      )
+    }
+    case "TransactionDeclined": {
+      const d = event.data
+      return `${d.operation} ${d.guid} ${d.finStatus} on its terminal: nothing charged`
+    }
   }
 }
 

@@ -8,6 +8,9 @@
  *
  * 1. `plan` (`ProtocolWorkflows`, with the workflows and their payload): the settings in
  *    force, the deadline, the `OperationRequested` event.
+ *    A linked operation is then admitted by the money rules of its original's history
+ *    (`LinkedOperationRules`, step `linked/admit`), which also give the original's
+ *    reference when the caller did not, so that a lost answer can be reconciled.
  * 2. `attempt-N/record` (`SendAttempt`): a fresh attempt id and, for original operations,
  *    a fresh UUID v4 `transactionReference` (attempt 1 uses the request's), recorded before
  *    anything leaves; for a linked operation, the entries already under the original's
@@ -87,12 +90,18 @@ const run = (payload: ProtocolWorkflows.Payload, executionId: string) =>
     // A linked operation: decided from its original's history and recorded there first,
     // its ending folded into that history after (`LinkedOperationRules`).
     const linked = { executionId, request: payload.request }
-    yield* Activity.make({
+    const reference = yield* Activity.make({
       name: "linked/admit",
+      success: LinkedOperationRules.Admitted,
       error: OperationOutcome.OperationRefused,
       execute: rules.admit(linked)
     })
-    const ended = yield* Effect.either(attempts(execution, plan))
+    // Reconciled through the original's reference: the caller's, else its history's.
+    const reconcilable: ProtocolWorkflows.Execution =
+      payload.originalTransactionReference !== undefined || reference === undefined
+        ? execution
+        : { ...execution, payload: { ...payload, originalTransactionReference: reference } }
+    const ended = yield* Effect.either(attempts(reconcilable, plan))
     yield* Activity.make({ name: "linked/conclude", execute: rules.conclude(linked, ended) })
     return yield* ended
   })

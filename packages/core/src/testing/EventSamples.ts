@@ -470,6 +470,29 @@ const lifecycleSamples = [
       operation: "reversal",
       message: "503 and reconciliation inconclusive"
     })
+  ),
+  lifecycle(
+    LifecycleEvent.InDoubtResolved.make({
+      ...request,
+      operation: "capture",
+      resolution: "applied",
+      operator: "alice",
+      reason: "the acquirer's settlement report shows the capture",
+      statusEndpoint: "PRE_AUTHORIZATION_CAPTURE AUTHORISED",
+      amount: Money.make(9000n, "EUR"),
+      serialNumber: "0821032398",
+      merchant: "MID-7"
+    })
+  ),
+  lifecycle(
+    LifecycleEvent.TransactionDeclined.make({
+      guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
+      operation: "sale",
+      finStatus: "DECLINED",
+      at: DateTime.unsafeMake("2026-03-01T10:00:00.000Z"),
+      serialNumber: "0821032398",
+      transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b"
+    })
   )
 ]
 

@@ -13,6 +13,7 @@ import type { EngineState, RunState } from "./EngineState.js"
 import type { Log } from "./ExecutionLog.js"
 import { appendEngine, engineEvent } from "./ExecutionLog.js"
 import { DeterminismError } from "./DeterminismError.js"
+import * as Versions from "./Versions.js"
 
 export { DeterminismError }
 
@@ -31,13 +32,22 @@ export const violation = (
   name: string,
   attempt: number
 ): Effect.Effect<never> => {
-  const error = new DeterminismError({
-    workflowName: run.workflow.name,
-    executionId: run.log.executionId,
-    seq,
-    recorded: describeActivity(recorded.name, recorded.attempt),
-    requested: describeActivity(name, attempt)
-  })
+  const change = Versions.unaskedChange(run, seq)
+  return stopWith(
+    run,
+    new DeterminismError({
+      workflowName: run.workflow.name,
+      executionId: run.log.executionId,
+      seq,
+      recorded: describeActivity(recorded.name, recorded.attempt),
+      requested: describeActivity(name, attempt),
+      ...(change === undefined ? {} : { change })
+    })
+  )
+}
+
+/** Keeps the run's first violation (for the run loop) and stops the workflow's code with it. */
+export const stopWith = (run: RunState, error: DeterminismError): Effect.Effect<never> => {
   run.violation ??= error
   return Effect.die(error)
 }
@@ -66,7 +76,8 @@ export const stop = (state: EngineState, log: Log, error: DeterminismError) =>
               _tag: "DeterminismViolated",
               seq: error.seq,
               recorded: error.recorded,
-              requested: error.requested
+              requested: error.requested,
+              ...(error.change === undefined ? {} : { change: error.change })
             })
           ]
     )
@@ -84,7 +95,8 @@ export const stuckResult = (workflow: Workflow.Any, log: Log) => {
             executionId: log.executionId,
             seq: stuck.seq,
             recorded: stuck.recorded,
-            requested: stuck.requested
+            requested: stuck.requested,
+            ...(stuck.change === undefined ? {} : { change: stuck.change })
           })
         )
       })

@@ -16,12 +16,15 @@ export class DeterminismError extends Schema.TaggedError<DeterminismError>()("De
   executionId: Schema.String,
   seq: Schema.Int,
   recorded: Schema.String,
-  requested: Schema.String
+  requested: Schema.String,
+  /** The workflow change (`WorkflowVersion`) that is the cause, when one is. */
+  change: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     return (
       `Workflow "${this.workflowName}" (execution ${this.executionId}) is not deterministic: ` +
-      `at step ${this.seq} its history recorded ${this.recorded} but the code now asks for ${this.requested}`
+      `at step ${this.seq} its history recorded ${this.recorded} but the code now asks for ${this.requested}` +
+      (this.change === undefined ? "" : ` (the cause is the workflow change "${this.change}")`)
     )
   }
 }

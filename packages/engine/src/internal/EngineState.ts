@@ -72,6 +72,17 @@ export interface LocalWorker {
   readonly runReserved: (claim: ExecutionQueue.Claim) => void
 }
 
+/**
+ * An engine that only replays (the replay kit, `ReplayKit`): it runs no activity live and
+ * reports, instead, each one its history has not recorded.
+ */
+export interface ReplayProbe {
+  /** Executions whose recorded history completed (its `WorkflowCompleted` held back, so that the code runs to its end). */
+  readonly completed: ReadonlySet<string>
+  /** An activity the history has not recorded, asked for at step `seq`: the run suspends there. */
+  readonly unrecorded: (executionId: string, seq: number, name: string, attempt: number) => void
+}
+
 /** The engine's state in one process. */
 export interface EngineState {
   readonly store: EventStore.Service
@@ -118,9 +129,14 @@ export interface EngineState {
   readonly signal: Effect.Effect<void>
   /** The workers attached in this process (`DurableEngine.attachWorker`), for starts leased. */
   readonly localWorkers: Set<LocalWorker>
+<<<<<<< HEAD
   /** See `Options.exitAttributes`. */
   readonly exitAttributes:
     ((workflowName: string, exit: EngineEvent.ExitJson) => ExecutionQueue.SearchAttributes) | undefined
+=======
+  /** Set on an engine that only replays (see `ReplayProbe`). */
+  readonly replayOnly?: ReplayProbe | undefined
+>>>>>>> main
 }
 
 /** The engine's clock. */

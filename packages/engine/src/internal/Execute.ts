@@ -21,6 +21,7 @@ import type { Log } from "./ExecutionLog.js"
 import { appendTo, engineEvent, fresh, keep, load, refresh } from "./ExecutionLog.js"
 import { refuseRedacted } from "./RefuseRedacted.js"
 import { awaitCompletion, decodeCompleted } from "./Results.js"
+import * as TraceContext from "./TraceContext.js"
 
 /**
  * Annotation: the concurrency key of an execution, from its payload. Executions with the
@@ -76,20 +77,28 @@ const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opt
     const { parent } = opts
     yield* refuseRedacted(opts.payload, `The payload of workflow "${workflow.name}"`)
     const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
+    // The caller's trace, continued by every run of the execution (`TraceContext`).
+    const traceparent = yield* TraceContext.current
     return yield* Effect.orDie(
       appendTo(state, log, (history) =>
         history.started !== undefined
           ? undefined
           : [
-              engineEvent({
-                _tag: "WorkflowStarted",
-                workflowName: workflow.name,
-                payload,
-                parent:
-                  parent === undefined
-                    ? null
-                    : { workflowName: parent.workflow.name, stream: EngineEvent.streamId(parent.executionId) }
-              })
+              engineEvent(
+                {
+                  _tag: "WorkflowStarted",
+                  workflowName: workflow.name,
+                  payload,
+                  parent:
+                    parent === undefined
+                      ? null
+                      : {
+                          workflowName: parent.workflow.name,
+                          stream: EngineEvent.streamId(parent.executionId)
+                        }
+                },
+                traceparent === undefined ? undefined : { traceparent }
+              )
             ]
       )
     )

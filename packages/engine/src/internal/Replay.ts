@@ -55,6 +55,11 @@ export const activityExecute =
       if (atThisPoint !== undefined) {
         return yield* Determinism.violation(run, seq, atThisPoint.event, activity.name, attempt)
       }
+      // The replay kit runs nothing live: the history ends here for this step.
+      if (state.replayOnly !== undefined) {
+        state.replayOnly.unrecorded(instance.executionId, seq, activity.name, attempt)
+        return new Workflow.Suspended({})
+      }
       // An interrupted workflow starts no new side effect; it suspends, and unwinds.
       if (instance.interrupted && !run.unwinding) return new Workflow.Suspended({})
 

@@ -19,6 +19,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EngineEvent from "../EngineEvent.js"
+import * as TraceContext from "./TraceContext.js"
 import * as ExecutionQueue from "../ExecutionQueue.js"
 import { asSchema, workflowExitSchema } from "./Codecs.js"
 import * as Determinism from "./Determinism.js"
@@ -232,19 +233,30 @@ export const run =
         // What this process appended before the claim is in the history now (a mark set
         // after the claim's statement began is dropped too: at worst a wake-up cycle).
         state.touched.delete(claim.executionId)
-        if (log.history.completed !== undefined) {
-          const exit = yield* Effect.orDie(
-            Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
-          )
-          yield* keep(state, log)
-          return yield* release(state, claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
-        }
-        if (log.history.stuck !== undefined) {
-          yield* keep(state, log)
-          return yield* release(state, claim, workerId, { _tag: "Stuck" })
-        }
-        const outcome = yield* restore(runWorkflow(state, engine, entry, log, claim)).pipe(Effect.exit)
-        return yield* settle(state, entry, log, claim, workerId, outcome)
+        return yield* Effect.gen(function* () {
+          if (log.history.completed !== undefined) {
+            const exit = yield* Effect.orDie(
+              Schema.decodeUnknown(EngineEvent.ExitJson)(log.history.completed.exit)
+            )
+            yield* keep(state, log)
+            return yield* release(state, claim, workerId, { _tag: "Finished", status: finishedStatus(exit) })
+          }
+          if (log.history.stuck !== undefined) {
+            yield* keep(state, log)
+            return yield* release(state, claim, workerId, { _tag: "Stuck" })
+          }
+          const outcome = yield* restore(runWorkflow(state, engine, entry, log, claim)).pipe(Effect.exit)
+          return yield* settle(state, entry, log, claim, workerId, outcome)
+        }).pipe(
+          // A child of the span that started the execution: every run continues its trace.
+          Effect.withSpan("DurableEngine.run", {
+            ...spanOptions({ workflow: claim.workflowName, executionId: claim.executionId }),
+            ...Option.match(TraceContext.parentOf(log.history.traceparent), {
+              onNone: () => ({}),
+              onSome: (parent) => ({ parent })
+            })
+          })
+        )
       }).pipe(
         Effect.catchAllCause((cause) =>
           Effect.gen(function* () {
@@ -255,10 +267,6 @@ export const run =
               Effect.catchAllCause(() => Effect.succeed<RunOutcome>({ _tag: "Retry", runAt }))
             )
           })
-        ),
-        Effect.withSpan(
-          "DurableEngine.run",
-          spanOptions({ workflow: claim.workflowName, executionId: claim.executionId })
         )
       )
     )

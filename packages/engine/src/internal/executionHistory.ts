@@ -11,6 +11,7 @@ type ActivityCompleted = typeof EngineEvent.ActivityCompleted.Type
 type DeferredResolved = typeof EngineEvent.DeferredResolved.Type
 type WorkflowStarted = typeof EngineEvent.WorkflowStarted.Type
 type DeterminismViolated = typeof EngineEvent.DeterminismViolated.Type
+type VersionMarked = typeof EngineEvent.VersionMarked.Type
 
 /** A recorded activity, with its outbox: domain events for other streams to (re)deliver. */
 export interface RecordedActivity {
@@ -27,6 +28,11 @@ export interface OutboxEvent {
 export interface History {
   version: number
   started: WorkflowStarted | undefined
+  /**
+   * The W3C `traceparent` of the span that started the execution (its `WorkflowStarted`
+   * metadata), so that every run of the execution continues that trace.
+   */
+  traceparent: string | undefined
   readonly activities: Map<number, RecordedActivity>
   readonly activityKeys: Map<string, RecordedActivity>
   readonly deferreds: Map<string, DeferredResolved>
@@ -35,18 +41,22 @@ export interface History {
   /** The raw JSON of the `WorkflowCompleted` exit (decoded with the workflow's schemas). */
   completed: { readonly exit: unknown } | undefined
   stuck: DeterminismViolated | undefined
+  /** The version markers recorded (`WorkflowVersion.patched`), by change name, the first of each. */
+  readonly markers: Map<string, VersionMarked>
 }
 
 export const empty = (): History => ({
   version: 0,
   started: undefined,
+  traceparent: undefined,
   activities: new Map(),
   activityKeys: new Map(),
   deferreds: new Map(),
   clocks: new Map(),
   interrupted: false,
   completed: undefined,
-  stuck: undefined
+  stuck: undefined,
+  markers: new Map()
 })
 
 export const activityKey = (name: string, attempt: number): string => `${attempt}/${name}`
@@ -97,6 +107,10 @@ export const applyDecoded = (
     const data = stored.data as EventStore.JsonObject
     history.completed ??= { exit: data["exit"] }
     return
+  }
+  if (event._tag === "WorkflowStarted" && history.started === undefined) {
+    const traceparent = stored.metadata?.["traceparent"]
+    if (typeof traceparent === "string") history.traceparent = traceparent
   }
   applyEvent(history, event, outboxOf(stored.metadata ?? {}))
 }
@@ -176,6 +190,9 @@ export const applyEvent = (
       history.stuck = undefined
       return
     case "WorkflowSuspended":
+      return
+    case "VersionMarked":
+      if (!history.markers.has(event.change)) history.markers.set(event.change, event)
       return
   }
 }

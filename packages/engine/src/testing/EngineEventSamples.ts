@@ -118,5 +118,16 @@ export const samples: ReadonlyArray<EventGoldens.Sample> = [
     { variant: "interrupted" }
   ),
   sample({ _tag: "DeterminismViolated", seq: 4, recorded: "Send", requested: "SendV2" }),
-  sample({ _tag: "WorkflowResumed" })
+  sample(
+    {
+      _tag: "DeterminismViolated",
+      seq: 1,
+      recorded: 'activity "Pack" (attempt 1)',
+      requested: 'activity "Label" (attempt 1)',
+      change: "label-instead-of-pack"
+    },
+    { variant: "change" }
+  ),
+  sample({ _tag: "WorkflowResumed" }),
+  sample({ _tag: "VersionMarked", change: "label-instead-of-pack", seq: 1 })
 ]

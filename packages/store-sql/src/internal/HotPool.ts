@@ -46,7 +46,12 @@ export const make = (
     const pool = new Pg.Pool({
       connectionString: Redacted.value(options.url),
       max: options.maxConnections,
-      application_name: options.applicationName ?? "tillflow"
+      application_name: options.applicationName ?? "tillflow",
+      // JIT off for the store's sessions: its statements are point reads and writes of a
+      // few rows, and on tables never analysed (autovacuum off) their estimated cost grows
+      // with the rows stored until it passes `jit_above_cost`, from where every one of them
+      // would pay a compilation (~90 ms measured) that never pays back (issue 29).
+      options: "-c jit=off"
     })
     // An idle connection's error (a server restart) is answered by the next statement.
     pool.on("error", () => {})

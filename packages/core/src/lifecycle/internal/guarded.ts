@@ -152,6 +152,45 @@ const ruleOf = (error: unknown): string =>
     ? error.rule
     : errorTag(error)
 
+const verbs: Partial<Record<LifecycleEvent.Operation, string>> = {
+  reversal: "reverse",
+  motoReversal: "reverse",
+  refund: "refund",
+  motoRefund: "refund",
+  capture: "capture",
+  increase: "increase",
+  decrease: "decrease",
+  tipAdjustment: "tip",
+  tokenization: "tokenize"
+}
+
+/**
+ * A transaction without a history whose terminal outcome the log shows moved no money
+ * (`TransactionDeclined`, noted by `TerminalOutcomeRecorder`): the refusal says so — the
+ * rule `original-not-charged` — instead of that it was never recorded.
+ */
+const explainNotRecorded = <Refusal>(
+  store: EventStore.Service,
+  operation: LifecycleEvent.Operation,
+  refusal: Refusal
+): Effect.Effect<Refusal, EventStore.EventStoreError> =>
+  Effect.gen(function* () {
+    if (!(refusal instanceof LifecycleError.TransactionNotRecorded)) return refusal
+    const [noted] = yield* read(store, LifecycleEvent.declinedStream(refusal.guid)).pipe(
+      Effect.map(({ events }) => events)
+    )
+    if (noted?.type !== "TransactionDeclined") return refusal
+    const d = noted.data
+    const ended = d.finStatus === "DECLINED" ? "was declined (DECLINED)" : `ended ${d.finStatus}`
+    return new LifecycleError.TransactionNotRecorded({
+      message:
+        `${operation} refused: ${d.operation} ${d.guid} ${ended} on its terminal` +
+        `${d.serialNumber === undefined ? "" : ` ${d.serialNumber}`}: nothing was charged, so there is nothing to ${verbs[operation] ?? "act on"}`,
+      guid: refusal.guid,
+      rule: "original-not-charged"
+    }) as unknown as Refusal
+  })
+
 /** How many times a lost race is re-read and re-decided before giving up. */
 const maxRaces = 25
 /** How an idempotent request is resent after an unknown outcome. */
@@ -247,6 +286,22 @@ const recordedOf = <S, Out, Refusal>(
       (e.type === "OperationFailed" && e.data.operation === spec.operation)
   )
   const requested = mine.find((e) => e.type === spec.requestedType)
+  // An operator resolved it (`InDoubtResolution`): ended, never sent or reconciled again.
+  const resolved = mine.find((e) => e.type === "InDoubtResolved")
+  if (outcome === undefined && resolved?.type === "InDoubtResolved") {
+    const { resolution, operator, reason } = resolved.data
+    return {
+      _tag: "Answered",
+      result: Either.left(
+        new LifecycleError.RequestAlreadyFailed({
+          message: `request ${spec.requestId} (${spec.operation}) was resolved by ${operator} as ${resolution === "applied" ? "applied" : "not applied"}: ${reason}`,
+          requestId: spec.requestId,
+          operation: spec.operation,
+          error: "InDoubtResolved"
+        })
+      )
+    }
+  }
   if (outcome !== undefined) {
     if (outcome.type === "OperationFailed")
       return {
@@ -478,7 +533,8 @@ const round = <S, Req, Res, Out, Refusal>(
     const { spec } = runner
     const { events, version } = yield* read(runner.store, spec.streamId)
     const folded = spec.fold(events)
-    if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
+    if (Either.isLeft(folded))
+      return yield* Effect.fail(yield* explainNotRecorded(runner.store, spec.operation, folded.left))
     const state = folded.right
     const recorded = recordedOf(spec, events, state)
     switch (recorded._tag) {
@@ -538,7 +594,8 @@ export const admit = <S, Out, Refusal>(
     for (let race = 0; ; race++) {
       const { events, version } = yield* read(recorder.store, spec.streamId)
       const folded = spec.fold(events)
-      if (Either.isLeft(folded)) return yield* Effect.fail(folded.left)
+      if (Either.isLeft(folded))
+        return yield* Effect.fail(yield* explainNotRecorded(recorder.store, spec.operation, folded.left))
       const state = folded.right
       const mine = events.find((e) => requestIdOf(e) === spec.requestId && e.type === spec.requestedType)
       if (mine !== undefined) return { state, requested: asEvent(mine) }

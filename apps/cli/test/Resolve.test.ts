@@ -1,0 +1,102 @@
+/**
+ * `tillflow transactions resolve` as an operator runs it (a process, this process's store):
+ * a request in doubt resolved with the operator's name and a reason, recorded in the
+ * transaction's history; exactly one of --applied / --not-applied (exit 2 otherwise); a
+ * second resolution refused naming the rule. The seeded store is PostgreSQL's (the
+ * embedded one allows one process at a time): without DATABASE_URL only the usage case runs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
+import { TestDatabase } from "@tillflow/store-sql"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+const eur = (minor: bigint) => Money.make(minor, "EUR")
+
+const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  spawnSync(
+    process.execPath,
+    ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      timeout: 120_000
+    }
+  )
+
+const resolveArgs = (guid: string, resolution: ReadonlyArray<string>) => [
+  "transactions",
+  "resolve",
+  guid,
+  "--request",
+  "terminal-r1",
+  ...resolution,
+  "--reason",
+  "the terminal's receipt shows the refund",
+  "--operator",
+  "alice",
+  "--json"
+]
+
+describe("tillflow transactions resolve", () => {
+  it("needs exactly one of --applied and --not-applied (exit 2, nothing opened)", () => {
+    const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
+    const both = cli(resolveArgs("sale-1", ["--applied", "--not-applied"]), { TILLFLOW_DATA_DIR: dataDir })
+    expect(both.status, both.stderr).toBe(2)
+    expect(both.stdout + both.stderr).toContain("exactly one of --applied or --not-applied")
+    expect(Fs.existsSync(dataDir)).toBe(false)
+  }, 120_000)
+
+  it.effect(
+    "resolves a refund in doubt as applied, recorded in the history; a second time is refused naming the rule",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = { DATABASE_URL: Redacted.value(database.url.value) }
+        const store = yield* EventStore.EventStore
+        const at = yield* DateTime.now
+        yield* TransactionHistory.record(store, { guid: "sale-1", kind: "sale", amount: eur(5000n), at })
+        yield* store.append(
+          LifecycleEvent.transactionStream("sale-1"),
+          EventStore.AnyVersion,
+          yield* LifecycleEvent.registry.encodeAll([
+            LifecycleEvent.RefundRequested.make({ requestId: "terminal-r1", at, amount: eur(2000n) }),
+            LifecycleEvent.OperationInDoubt.make({
+              requestId: "terminal-r1",
+              at,
+              operation: "refund",
+              message: "reconciliation inconclusive"
+            })
+          ])
+        )
+        const run = cli(resolveArgs("sale-1", ["--applied"]), env)
+        expect(run.status, run.stderr).toBe(0)
+        expect(JSON.parse(run.stdout)).toMatchObject({
+          guid: "sale-1",
+          requestId: "terminal-r1",
+          operation: "refund",
+          resolution: "applied",
+          amount: "20.00",
+          currency: "EUR"
+        })
+        const state = Option.getOrThrow((yield* TransactionHistory.load(store, "sale-1")).state)
+        expect(state.pending).toBeUndefined()
+        expect(TransactionHistory.refunded(state)).toEqual(eur(2000n))
+        const again = cli(resolveArgs("sale-1", ["--not-applied"]), env)
+        expect(again.status).not.toBe(0)
+        expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    240_000
+  )
+})

@@ -1,0 +1,212 @@
+/**
+ * An operator's resolution of a request whose outcome stayed unknown: a request on a
+ * transaction (`txn-<guid>`) recorded `OperationInDoubt` — reconciliation could not tell —
+ * and holds the transaction (one operation at a time) until someone who knows says what
+ * became of it. `resolve` decides from the transaction's history and records an audited
+ * `InDoubtResolved` (who, when, why, what the status endpoint said if it was asked) at the
+ * version it read; the fold reads it as the request's ending: `applied` as its approval,
+ * `notApplied` as nothing changed, either way releasing the transaction. Nothing is
+ * deleted. Refused with `ResolutionRefused` naming the rule when that request is not in
+ * doubt (`resolve-only-in-doubt`) or the operator or the reason is blank
+ * (`operator-and-reason-required`).
+ *
+ * @example
+ * const resolved = yield* InDoubtResolution.resolve({
+ *   guid: "b7e3…",
+ *   requestId: "terminal-5f2…",
+ *   resolution: "notApplied",
+ *   operator: "alice",
+ *   reason: "the acquirer's report shows no capture"
+ * })
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as EventStore from "@tillflow/engine/EventStore"
+import type * as Money from "../model/Money.js"
+import { defined } from "./internal/defined.js"
+import * as Guarded from "./internal/guarded.js"
+import * as Ops from "./internal/transactionOps.js"
+import * as LifecycleError from "./LifecycleError.js"
+import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as MoneyRules from "./MoneyRules.js"
+import * as TransactionHistory from "./TransactionHistory.js"
+
+/** The rule: only a request in doubt can be resolved by an operator. */
+export const RESOLVE_ONLY_IN_DOUBT = "resolve-only-in-doubt"
+/** The rule: a resolution names who made it and why. */
+export const OPERATOR_AND_REASON_REQUIRED = "operator-and-reason-required"
+
+/** What an operator says. */
+export interface Input {
+  /** The transaction (its gateway guid). */
+  readonly guid: string
+  /** The request in doubt (its `requestId` in the history). */
+  readonly requestId: string
+  readonly resolution: LifecycleEvent.Resolution
+  /** Who resolves it. */
+  readonly operator: string
+  /** Why: what the operator knows. */
+  readonly reason: string
+  /** What the status endpoint said, if the operator asked it. */
+  readonly statusEndpoint?: string | undefined
+}
+
+/** What was recorded. */
+export interface Resolved {
+  readonly guid: string
+  readonly requestId: string
+  readonly operation: LifecycleEvent.Operation
+  readonly resolution: LifecycleEvent.Resolution
+  readonly at: DateTime.Utc
+  /** What the applied request moved, when it moves money. */
+  readonly amount: Money.Money | undefined
+}
+
+const blank = (text: string | undefined): boolean => text === undefined || text.trim().length === 0
+
+/** What an applied request moved, as its approval would have said. */
+const movedBy = (
+  state: TransactionHistory.State,
+  pending: TransactionHistory.Pending
+): Money.Money | undefined => {
+  const requested = pending.requested
+  switch (requested.type) {
+    case "CaptureRequested":
+      return requested.data.total
+    case "HoldIncreaseRequested":
+    case "HoldDecreaseRequested":
+      return requested.data.delta
+    case "ReversalRequested":
+      return (
+        requested.data.amount ??
+        (requested.data.target === "hold"
+          ? state.preAuthorization?.hold
+          : requested.data.target === "capture"
+            ? state.preAuthorization?.capture?.total
+            : MoneyRules.left(state))
+      )
+    case "RefundRequested":
+      return requested.data.amount
+    case "TipAdjustmentRequested":
+      return requested.data.tip
+    default:
+      return undefined
+  }
+}
+
+/** Decides a resolution from the transaction's state: the event to record, or the refusal. */
+export const decide = (
+  state: TransactionHistory.State,
+  input: Input,
+  at: DateTime.Utc
+): Either.Either<LifecycleEvent.Event, LifecycleError.ResolutionRefused> => {
+  const refuse = (rule: string, message: string) =>
+    Either.left(
+      new LifecycleError.ResolutionRefused({ message, guid: state.guid, requestId: input.requestId, rule })
+    )
+  if (blank(input.operator) || blank(input.reason))
+    return refuse(
+      OPERATOR_AND_REASON_REQUIRED,
+      `a resolution of ${input.requestId} on ${state.guid} needs the operator's name and a reason`
+    )
+  const pending = state.pending
+  if (pending === undefined || pending.requestId !== input.requestId)
+    return refuse(
+      RESOLVE_ONLY_IN_DOUBT,
+      `nothing to resolve: request ${input.requestId} on ${state.guid} is not in doubt` +
+        (pending === undefined
+          ? " (no request is pending)"
+          : ` (the pending request is ${pending.requestId})`)
+    )
+  if (!pending.inDoubt)
+    return refuse(
+      RESOLVE_ONLY_IN_DOUBT,
+      `nothing to resolve: ${pending.operation} request ${input.requestId} on ${state.guid} is still in flight, not in doubt`
+    )
+  const applied = input.resolution === "applied"
+  const requested = pending.requested
+  return Either.right(
+    LifecycleEvent.InDoubtResolved.make(
+      defined({
+        requestId: input.requestId,
+        at,
+        operation: pending.operation,
+        resolution: input.resolution,
+        operator: input.operator.trim(),
+        reason: input.reason.trim(),
+        statusEndpoint: blank(input.statusEndpoint) ? undefined : input.statusEndpoint?.trim(),
+        amount: applied ? movedBy(state, pending) : undefined,
+        target: applied && requested.type === "ReversalRequested" ? requested.data.target : undefined,
+        replaces:
+          applied && requested.type === "TipAdjustmentRequested"
+            ? TransactionHistory.standingTip(state)?.tip
+            : undefined,
+        serialNumber: state.serialNumber,
+        merchant: state.merchant
+      })
+    )
+  )
+}
+
+/** How many times a lost race is read and decided again. */
+const maxRaces = 10
+
+/**
+ * Resolves a request in doubt (see the module description): read, decide, record at the
+ * version read; a concurrent append reads and decides again.
+ */
+export const resolve = (
+  input: Input
+): Effect.Effect<
+  Resolved,
+  LifecycleError.ResolutionRefused | LifecycleError.TransactionNotRecorded | EventStore.EventStoreError,
+  EventStore.EventStore
+> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const streamId = LifecycleEvent.transactionStream(input.guid)
+    for (let race = 0; ; race++) {
+      const { events, version } = yield* Guarded.read(store, streamId)
+      const state = yield* Either.match(Ops.foldTransaction(input.guid, "reversal")(events), {
+        onLeft: () =>
+          Effect.fail(
+            new LifecycleError.TransactionNotRecorded({
+              message: `no transaction ${input.guid} in the event log: nothing to resolve`,
+              guid: input.guid,
+              rule: "history-required"
+            })
+          ),
+        onRight: Effect.succeed
+      })
+      const at = yield* DateTime.now
+      const event = yield* decide(state, input, at)
+      const eventId = yield* Guarded.eventId(streamId, "resolve", input.requestId, String(version))
+      const encoded = yield* LifecycleEvent.registry
+        .encodeAll([{ ...event, eventId } as LifecycleEvent.Event])
+        .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+      const appended = yield* Effect.either(store.append(streamId, EventStore.exactVersion(version), encoded))
+      if (Either.isRight(appended)) {
+        const data = event.data as {
+          readonly operation: LifecycleEvent.Operation
+          readonly amount?: Money.Money
+        }
+        return {
+          guid: input.guid,
+          requestId: input.requestId,
+          operation: data.operation,
+          resolution: input.resolution,
+          at,
+          amount: data.amount
+        }
+      }
+      const error = appended.left
+      if (error._tag !== "ConcurrencyConflict" || race >= maxRaces)
+        return yield* Effect.fail(Guarded.storeFailure("append")(error))
+    }
+  }).pipe(Effect.withSpan("InDoubtResolution.resolve"))
+
+/** The requests in doubt on a transaction's state (at most one: one operation at a time). */
+export const inDoubt = (state: TransactionHistory.State): Option.Option<TransactionHistory.Pending> =>
+  state.pending?.inDoubt === true ? Option.some(state.pending) : Option.none()
