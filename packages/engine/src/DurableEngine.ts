@@ -319,11 +319,8 @@ export const make = (
       waiters: new Map(),
       signal: Effect.asVoid(Queue.offer(wakeups, undefined)),
       localWorkers: new Set(),
-<<<<<<< HEAD
-      exitAttributes: options.exitAttributes
-=======
+      exitAttributes: options.exitAttributes,
       replayOnly
->>>>>>> main
     }
 
     // What other processes change (started, woke, finished) wakes this process's workers

@@ -129,14 +129,11 @@ export interface EngineState {
   readonly signal: Effect.Effect<void>
   /** The workers attached in this process (`DurableEngine.attachWorker`), for starts leased. */
   readonly localWorkers: Set<LocalWorker>
-<<<<<<< HEAD
   /** See `Options.exitAttributes`. */
   readonly exitAttributes:
     ((workflowName: string, exit: EngineEvent.ExitJson) => ExecutionQueue.SearchAttributes) | undefined
-=======
   /** Set on an engine that only replays (see `ReplayProbe`). */
   readonly replayOnly?: ReplayProbe | undefined
->>>>>>> main
 }
 
 /** The engine's clock. */
