@@ -9,6 +9,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import type * as Intake from "@tillflow/intake/Intake"
 import type * as Stack from "@tillflow/intake/Stack"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -23,23 +24,34 @@ export type Failure = Intake.IntakeError | Output.UsageError | Stack.StartupErro
 /** A command ended with this exit code (never 0: a command that ends with 0 succeeds). */
 export class Exited extends Data.TaggedError("Exited")<{ readonly code: number }> {}
 
-/** The exit code of a body that failed: its message on stderr (under any progress line). */
-export const report = <R>(body: Effect.Effect<number, Failure, R>): Effect.Effect<number, never, R> =>
+/**
+ * The exit code of a body that failed: its message on stderr (under any progress line), or,
+ * under `--json`, one JSON object on stdout, `{ "error": <tag>, "message": … }`, so a script
+ * reading the document gets one either way.
+ */
+export const report = <R>(
+  body: Effect.Effect<number, Failure, R>,
+  json = false
+): Effect.Effect<number, never, R> =>
   Effect.catchAll(body, (error) =>
     Effect.gen(function* () {
       yield* Output.clearProgress
-      yield* Output.note(`tillflow: ${error.message}`)
+      if (json) yield* Console.log(JSON.stringify({ error: error._tag, message: error.message }))
+      else yield* Output.note(`tillflow: ${error.message}`)
       return error._tag === "StartupError" || error._tag === "BackendError"
         ? Output.ExitCode.internal
         : Output.exitCodeOfError(error)
     })
   )
 
+const wantsJson = (options: unknown): boolean =>
+  typeof options === "object" && options !== null && (options as { readonly json?: unknown }).json === true
+
 /** A command's handler from its body, which yields the exit code the command ends with. */
 export const make =
   <A, R>(body: (options: A) => Effect.Effect<number, Failure, R>) =>
   (options: A): Effect.Effect<void, Exited, R> =>
-    Effect.flatMap(report(body(options)), (code) =>
+    Effect.flatMap(report(body(options), wantsJson(options)), (code) =>
       code === Output.ExitCode.ok ? Effect.void : Effect.fail(new Exited({ code }))
     )
 

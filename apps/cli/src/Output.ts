@@ -152,14 +152,26 @@ export const clearProgress: Effect.Effect<void> = Effect.sync(() => {
 const spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
 /** The progress line of an execution `elapsedMs` after it started. */
-export const progressLine = (view: Intake.ExecutionView, elapsedMs: number, tick: number): string => {
+export const progressLine = (
+  view: Intake.ExecutionView,
+  elapsedMs: number,
+  tick: number,
+  now: number = Date.now()
+): string => {
   const a = view.attributes
   const what = `${a["operation"] ?? view.workflow}${a["serialNumber"] === undefined ? "" : ` on ${a["serialNumber"]}`}`
   const phase = view.progress?.phase ?? view.status
   const waiting = view.progress?.waitingFor ?? "the engine"
   const attempt =
     view.progress !== undefined && view.progress.attempt > 1 ? ` (attempt ${view.progress.attempt})` : ""
-  return `${spinner[tick % spinner.length] ?? "*"} ${what}: ${phase}${attempt}, ${(elapsedMs / 1000).toFixed(1)} s, waiting for ${waiting}`
+  // The step last recorded and how long ago: the line moves with the steps, not one sentence throughout.
+  const step = view.progress?.step
+  const stepAt = view.progress?.stepAt
+  const since =
+    step === undefined
+      ? ""
+      : `; ${step}${stepAt === undefined ? "" : ` ${(Math.max(0, now - stepAt) / 1000).toFixed(1)} s ago`}`
+  return `${spinner[tick % spinner.length] ?? "*"} ${what}: ${phase}${attempt}, ${(elapsedMs / 1000).toFixed(1)} s${since}; waiting for ${waiting}`
 }
 
 /** A colour (SGR) escape: `\x1b[1m`, `\x1b[0;31m` … Cursor moves (the progress line) are not colours. */

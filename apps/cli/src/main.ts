@@ -14,6 +14,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import { configLayer, tillflow } from "./Commands.js"
+import * as GlobalOptions from "./GlobalOptions.js"
 import * as Handler from "./Handler.js"
 import * as Help from "./Help.js"
 import * as Output from "./Output.js"
@@ -31,7 +32,8 @@ const cli = Command.run(tillflow, app)
 
 // Help is printed by `Help` (100 columns, `tillflow …` usage, no colour outside a terminal);
 // everything else, a request that is not help after all included, by `Command.run`.
-const args = process.argv.slice(2)
+// `tillflow --worker URL devices`: the global options are read after the subcommand.
+const args = GlobalOptions.hoist(process.argv.slice(2))
 const help = Help.isRequested(args)
   ? Help.render(tillflow, app, args, Help.colourFor(process.stdout, process.env)).pipe(
       Effect.orElseSucceed(() => Option.none<string>())
@@ -39,7 +41,10 @@ const help = Help.isRequested(args)
   : Effect.succeed(Option.none<string>())
 
 const program = Effect.flatMap(help, (text) =>
-  Option.match(text, { onNone: () => cli(process.argv), onSome: (text) => Console.log(text) })
+  Option.match(text, {
+    onNone: () => cli([...process.argv.slice(0, 2), ...args]),
+    onSome: (text) => Console.log(text)
+  })
 ).pipe(
   Effect.provide(
     Layer.mergeAll(

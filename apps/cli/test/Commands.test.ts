@@ -268,8 +268,9 @@ describe("tillflow against a worker: terminals, batches, status", () => {
     expect(hour.status).toBe(2)
     expect(hour.stderr).toContain("--hour 24: hour is an integer from 0 to 23")
     const after = await json(["executions", "list", "--workflow", "DeviceCommand.Send"])
-    expect((after.doc as unknown as ReadonlyArray<unknown>).length).toBe(
-      (before.doc as unknown as ReadonlyArray<unknown>).length
+    expect(after.doc["total"]).toBe(before.doc["total"])
+    expect((after.doc["executions"] as ReadonlyArray<unknown>).length).toBe(
+      (before.doc["executions"] as ReadonlyArray<unknown>).length
     )
   }, 240_000)
 
@@ -319,6 +320,43 @@ describe("tillflow against a worker: executions, events, audit", () => {
     const show = await json(["executions", "show", String(declined.doc["executionId"])])
     expect(show.status, show.stderr).toBe(0)
     expect(show.doc["status"]).toBe("declined")
+  }, 240_000)
+
+  it("executions list --outcome declined lists declined payments only (not `succeeded` runs), a page at a time with --after", async () => {
+    const approved = await sale("3.00")
+    const declined = await json(["sale", "--serial", serial, "--amount", "37.84"])
+    expect(declined.status).toBe(3)
+    const listed = await json(["executions", "list", "--outcome", "declined", "--limit", "500"])
+    expect(listed.status, listed.stderr).toBe(0)
+    const docs = listed.doc["executions"] as ReadonlyArray<Doc>
+    const ids = docs.map((d) => d["executionId"])
+    expect(ids).toContain(declined.doc["executionId"])
+    expect(ids).not.toContain(approved["executionId"])
+    for (const d of docs) expect(d["status"]).toBe("declined")
+    const first = await json(["executions", "list", "--limit", "1"])
+    const next = first.doc["next"]
+    expect(typeof next).toBe("string")
+    const second = await json(["executions", "list", "--limit", "1", "--after", String(next)])
+    const idOf = (doc: Doc) => (doc["executions"] as ReadonlyArray<Doc>)[0]?.["executionId"]
+    expect(idOf(second.doc)).toBeDefined()
+    expect(idOf(second.doc)).not.toBe(idOf(first.doc))
+    const text = await worker.cli(["executions", "list", "--limit", "1"])
+    expect(text.stderr).toMatch(/^1 of \d+; next page: --after \d+\.[0-9a-f]+$/m)
+  }, 240_000)
+
+  it("--worker URL and --json are taken before the subcommand too; under --json an error is one JSON object (its tag and message)", async () => {
+    const devices = await worker.cli(["--worker", worker.url, "devices"], { TILLFLOW_WORKER_URL: "" })
+    expect(devices.status, devices.stderr).toBe(0)
+    expect(devices.stdout).toContain(serial)
+    const before = await worker.cli(["--json", "--worker", worker.url, "executions", "list", "--limit", "1"])
+    expect(before.status, before.stderr).toBe(0)
+    expect(Object.keys(JSON.parse(before.stdout) as Doc)).toContain("executions")
+    const missing = await json(["executions", "show", "0123456789abcdef0123456789abcdef"])
+    expect(missing.status).not.toBe(0)
+    expect(missing.doc).toEqual({
+      error: "NotFound",
+      message: expect.stringContaining("0123456789abcdef0123456789abcdef")
+    })
   }, 240_000)
 
   it("events tail --json prints NDJSON, and its help says so", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { tillflow } from "@tillflow/cli/Commands"
 import * as Examples from "@tillflow/cli/Examples"
 import * as Help from "@tillflow/cli/Help"
+import * as Output from "@tillflow/cli/Output"
 import * as Presentation from "@tillflow/cli/Presentation"
 import type * as Intake from "@tillflow/intake/Intake"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -94,4 +95,50 @@ describe("Help: examples and the help index", () => {
       ).toEqual([])
     }
   }, 120_000)
+})
+
+describe("Output: the live progress line", () => {
+  const running = (progress: Intake.ExecutionView["progress"]): Intake.ExecutionView => ({
+    executionId: "e1",
+    workflow: "TerminalOperation",
+    status: "running",
+    attributes: { operation: "sale", serialNumber: "0821032398" },
+    createdAt: 0,
+    updatedAt: 0,
+    ...(progress === undefined ? {} : { progress })
+  })
+
+  it("follows the steps recorded: the step and how long ago, then what it waits for", () => {
+    const sent = Output.progressLine(
+      running({
+        phase: "sending",
+        attempt: 1,
+        waitingFor: "the service to take attempt 1",
+        step: "attempt 1 recorded, sending it to the service",
+        stepAt: 1_000
+      }),
+      500,
+      0,
+      1_500
+    )
+    expect(sent).toContain(
+      "sale on 0821032398: sending, 0.5 s; attempt 1 recorded, sending it to the service 0.5 s ago"
+    )
+    const taken = Output.progressLine(
+      running({
+        phase: "waiting",
+        attempt: 1,
+        waitingFor: "the terminal's result (callback)",
+        step: "attempt 1 accepted: the terminal has the operation",
+        stepAt: 2_000
+      }),
+      9_000,
+      1,
+      10_000
+    )
+    expect(taken).toContain(
+      "attempt 1 accepted: the terminal has the operation 8.0 s ago; waiting for the terminal's result (callback)"
+    )
+    expect(taken).not.toBe(sent)
+  })
 })

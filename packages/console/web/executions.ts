@@ -1,6 +1,8 @@
 /**
- * The executions page (a live list with filters and a search by idempotency key,
- * transaction reference, guid or execution id) and one execution's page (its outcome,
+ * The executions page (a live list, a page of 100 at a time by cursor, with filters —
+ * outcome, status, terminal, operation, workflow, dates — and a search by the start of an
+ * execution id, idempotency key, transaction reference, guid, customer reference or last
+ * four digits, all in the URL so a view can be linked) and one execution's page (its outcome,
  * its operation's timeline as a story, its late results and mismatches, and its raw event
  * history on demand).
  */
@@ -10,8 +12,10 @@ import * as Money from "./money.js"
 import { navigate, type Page } from "./shell.js"
 import { amountOf, badge, type Execution, executionLink, type StoredEvent, stateOf, time } from "./views.js"
 
+const outcomes = ["", "approved", "declined", "failed", "unresolved", "in-progress"]
 const statuses = ["", "pending", "running", "suspended", "succeeded", "failed", "interrupted", "stuck"]
-const filterNames = ["q", "status", "serialNumber", "operation", "workflow", "from", "to"] as const
+const filterNames = ["q", "outcome", "status", "serialNumber", "operation", "workflow", "from", "to"] as const
+const pageSize = 100
 
 const field = (name: string, label: string, input: HTMLElement) =>
   h("div", { class: "field" }, h("label", { for: `f-${name}` }, label), input)
@@ -21,11 +25,12 @@ export const executions: Page = (main, route) => {
   const value = (name: string) => route.query.get(name) ?? ""
   const text = (name: string, placeholder = "", type = "text") =>
     h("input", { id: `f-${name}`, name, type, value: value(name), placeholder })
-  const status = h(
-    "select",
-    { id: "f-status", name: "status" },
-    statuses.map((s) => h("option", { value: s, selected: s === value("status") }, s === "" ? "any" : s))
-  )
+  const choice = (name: string, values: ReadonlyArray<string>) =>
+    h(
+      "select",
+      { id: `f-${name}`, name },
+      values.map((s) => h("option", { value: s, selected: s === value(name) }, s === "" ? "any" : s))
+    )
   const form = h(
     "form",
     {
@@ -42,13 +47,18 @@ export const executions: Page = (main, route) => {
         navigate("executions", query)
       }
     },
-    field("q", "Search", text("q", "idempotency key, reference, guid or id", "search")),
-    field("status", "Status", status),
+    field(
+      "q",
+      "Search",
+      text("q", "id (8 characters), key, reference, guid, customer ref., last 4", "search")
+    ),
+    field("outcome", "Outcome", choice("outcome", outcomes)),
+    field("status", "Run status", choice("status", statuses)),
     field("serialNumber", "Terminal", text("serialNumber", "serial number")),
     field("operation", "Operation", text("operation", "sale, refund …")),
     field("workflow", "Workflow", text("workflow")),
-    field("from", "From", text("from", "", "date")),
-    field("to", "To", text("to", "", "date")),
+    field("from", "From (UTC day)", text("from", "", "date")),
+    field("to", "To (UTC day)", text("to", "", "date")),
     h(
       "div",
       { class: "field actions" },
@@ -59,30 +69,65 @@ export const executions: Page = (main, route) => {
   const results = h("div", { "aria-live": "polite" }, h("p", {}, "Loading…"))
   replace(main, h("h1", {}, "Executions"), form, results)
 
+  // The page shown: `after` is its cursor; `trail` the cursors of the pages before it
+  // (`-` for the first page, which has none).
+  const after = value("after")
+  const trail = value("trail") === "" ? [] : value("trail").split(",")
+  const filters = () => {
+    const query = new URLSearchParams()
+    for (const name of filterNames) if (value(name) !== "") query.set(name, value(name))
+    return query
+  }
+  const pageLink = (label: string, id: string, cursor: string | undefined, before: ReadonlyArray<string>) => {
+    const query = filters()
+    if (cursor !== undefined && cursor !== "" && cursor !== "-") query.set("after", cursor)
+    if (before.length > 0) query.set("trail", before.join(","))
+    return h(
+      "a",
+      {
+        href: `#/executions${query.size === 0 ? "" : `?${query.toString()}`}`,
+        id,
+        class: "button secondary"
+      },
+      label
+    )
+  }
+
   const load = async () => {
-    const params: Record<string, string> = { limit: "100" }
+    const params: Record<string, string> = { limit: String(pageSize) }
     for (const name of filterNames) if (value(name) !== "") params[name] = value(name)
-    const found = await get<{ executions: ReadonlyArray<Execution>; total: number }>(
+    if (after !== "") params["after"] = after
+    const found = await get<{ executions: ReadonlyArray<Execution>; total: number; next?: string }>(
       "/v1/monitor/executions",
       params
+    )
+    const first = trail.length * pageSize + 1
+    const shown =
+      found.executions.length === 0
+        ? `${found.total} executions`
+        : `${found.total} executions, ${first}–${first + found.executions.length - 1} shown, newest first`
+    const pager = h(
+      "nav",
+      { class: "pager", "aria-label": "Pages of executions" },
+      after === "" ? null : pageLink("Newest", "page-newest", undefined, []),
+      after === "" ? null : pageLink("← Newer", "page-newer", trail[trail.length - 1], trail.slice(0, -1)),
+      found.next === undefined
+        ? null
+        : pageLink("Older →", "page-older", found.next, [...trail, after === "" ? "-" : after])
     )
     replace(
       results,
       h(
         "table",
         { class: "table", id: "executions" },
-        h(
-          "caption",
-          {},
-          `${found.total} executions${found.total > found.executions.length ? `, the newest ${found.executions.length} shown` : ""}`
-        ),
+        h("caption", {}, shown),
         h(
           "thead",
           {},
           h(
             "tr",
             {},
-            ["Created", "Execution", "Operation", "Terminal", "Amount", "Status", "Idempotency key"].map(
+            ["Created", "Execution", "Operation", "Terminal", "Amount", "Outcome", "Idempotency key"].map(
               (c) => h("th", { scope: "col" }, c)
             )
           )
@@ -104,7 +149,8 @@ export const executions: Page = (main, route) => {
             )
           )
         )
-      )
+      ),
+      pager
     )
   }
   return { load, live: () => true }
@@ -136,7 +182,8 @@ const moneyFacts = ["requestedAmount", "totalAmount", "tipAmount", "dueAmount"]
 const outcome = (e: Execution) => {
   const facts = factsOf(e.result)
   const rows: Array<[string, string]> = [
-    ["Status", e.status],
+    ["Outcome", e.report?.verdict ?? (e.progress === undefined ? e.status : "in progress")],
+    ["Run status", e.status],
     ["Workflow", e.workflow],
     ["Created", time(e.createdAt)],
     ["Updated", time(e.updatedAt)],
@@ -195,7 +242,7 @@ const rawEvents = (events: ReadonlyArray<StoredEvent>) =>
           "p",
           {},
           h("strong", {}, e.type),
-          ` · ${e.streamId} v${e.version} · ${e.recordedAt} · ${e.position}`
+          ` · ${e.streamId} v${e.version} · ${time(Date.parse(e.recordedAt))} · ${e.position}`
         ),
         h("pre", {}, JSON.stringify(e.data, null, 2))
       )

@@ -6,7 +6,7 @@
  */
 import { get, post } from "./api.js"
 import { h, replace } from "./dom.js"
-import type { LiveEvent } from "./views.js"
+import { chooseZone, type LiveEvent, localZoneName, zone } from "./views.js"
 
 /** What a page hands back: how to (re)load it, and whether a live event concerns it. */
 export interface Mounted {
@@ -81,6 +81,20 @@ export const start = async (pages: (service: ServiceInfo) => Record<string, Page
     "Log out"
   )
   const main = h("main", { id: "main", tabindex: "-1" })
+  // Times are UTC unless the viewer chooses their own zone; every time shown names its zone.
+  const zoneChoice = h(
+    "select",
+    {
+      id: "zone",
+      "aria-label": "Time zone",
+      onchange: (event) => {
+        chooseZone((event.target as HTMLSelectElement).value === "local" ? "local" : "UTC")
+        show(false)
+      }
+    },
+    h("option", { value: "UTC", selected: zone() === "UTC" }, "Times in UTC"),
+    h("option", { value: "local", selected: zone() === "local" }, `Times in ${localZoneName()}`)
+  )
   replace(
     app,
     h(
@@ -88,7 +102,7 @@ export const start = async (pages: (service: ServiceInfo) => Record<string, Page
       { class: "top" },
       h("a", { class: "brand", href: "#/alerts" }, "tillflow"),
       nav,
-      h("div", { class: "session" }, status, logout)
+      h("div", { class: "session" }, zoneChoice, status, logout)
     ),
     service.kind === "simulator"
       ? h(

@@ -51,11 +51,54 @@ export interface LiveEvent {
   readonly recordedAt: string
 }
 
-/** A date and time, in the browser's zone, to the second. */
+/** The zone the console shows times in: UTC (the default), or the viewer's own zone. */
+export type Zone = "UTC" | "local"
+
+const zoneKey = "tillflow.console.zone"
+
+/** The viewer's choice of zone (kept in this browser), UTC unless they chose theirs. */
+export const zone = (): Zone => {
+  try {
+    return window.localStorage.getItem(zoneKey) === "local" ? "local" : "UTC"
+  } catch {
+    return "UTC"
+  }
+}
+
+/** Keeps the viewer's choice of zone. */
+export const chooseZone = (choice: Zone): void => {
+  try {
+    window.localStorage.setItem(zoneKey, choice)
+  } catch {
+    // Storage refused (private mode): the choice lasts until the page is left.
+  }
+}
+
+/** The viewer's own zone, as the browser names it (`America/New_York`). */
+export const localZoneName = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || "local"
+
+/** The name of the zone times are shown in: `UTC`, or the viewer's (`America/New_York`). */
+export const zoneName = (): string => (zone() === "UTC" ? "UTC" : localZoneName())
+
+/**
+ * A date and time to the second, with its zone written: `2026-11-28 10:49:15 UTC`, or in
+ * the viewer's zone when they chose it (`2026-11-28 05:49:15 America/New_York`).
+ */
 export const time = (millis: number): string => {
   const d = new Date(millis)
   const pad = (n: number) => String(n).padStart(2, "0")
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  const utc = zone() === "UTC"
+  const [y, mo, da, ho, mi, se] = utc
+    ? [
+        d.getUTCFullYear(),
+        d.getUTCMonth() + 1,
+        d.getUTCDate(),
+        d.getUTCHours(),
+        d.getUTCMinutes(),
+        d.getUTCSeconds()
+      ]
+    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()]
+  return `${y}-${pad(mo)}-${pad(da)} ${pad(ho)}:${pad(mi)}:${pad(se)} ${zoneName()}`
 }
 
 /** The amount of an execution in major units with its currency (its search attributes hold both). */

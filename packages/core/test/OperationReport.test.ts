@@ -101,6 +101,26 @@ describe("OperationReport: progress", () => {
       expect(settled).toMatchObject({ phase: "settled", waitingFor: "nothing: AUTHORISED" })
     }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
+
+  it.effect(
+    "names the step last recorded and when, so a progress line follows the steps (no fixed 'card, PIN and host' for the whole sale)",
+    () =>
+      Effect.gen(function* () {
+        const sent = yield* OperationReport.progressOf(yield* appendPayment([requested, recorded]))
+        expect(sent).toMatchObject({ step: "attempt 1 recorded, sending it to the service", stepAt: at + 10 })
+        const taken = yield* OperationReport.progressOf(yield* appendPayment([accepted]))
+        expect(taken).toMatchObject({
+          step: "attempt 1 accepted: the terminal has the operation",
+          stepAt: at + 20
+        })
+        expect(taken.waitingFor).not.toContain("card, PIN and host")
+        const checked = yield* OperationReport.progressOf(yield* appendPayment([unknown, notFoundYet]))
+        expect(checked).toMatchObject({
+          step: "the status endpoint answered: not found yet",
+          stepAt: at + 40
+        })
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
 })
 
 const exitJson = (exit: Exit.Exit<OperationOutcome.Outcome, OperationOutcome.OperationError>) =>

@@ -206,6 +206,10 @@ export interface Service {
   readonly list: (
     filter: ExecutionQueue.ListFilter
   ) => Effect.Effect<ReadonlyArray<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError>
+  /** How many executions match a filter (its `after`, `order` and `limit` aside). */
+  readonly count: (
+    filter: ExecutionQueue.ListFilter
+  ) => Effect.Effect<number, ExecutionQueue.ExecutionQueueError>
   /** The names of the workflows registered in this process (what its workers claim). */
   readonly workflowNames: Effect.Effect<ReadonlyArray<string>>
   /**
@@ -300,6 +304,15 @@ export interface Options {
    * again at once. Never applies to what a claim reads before a run (see `load`).
    */
   readonly recheckAfter?: Duration.DurationInput | undefined
+  /**
+   * Search attributes an execution gains when it finishes, from its workflow's name and its
+   * stored exit (what its `WorkflowCompleted` holds): how it ended, in the words of whoever
+   * composes the engine (an outcome, the ids its result named), so that `list` can filter
+   * on it. Merged into the execution's attributes before the claim is released as
+   * finished: one more queue statement per finished execution, none when it answers `{}`.
+   */
+  readonly exitAttributes?:
+    ((workflowName: string, exit: EngineEvent.ExitJson) => ExecutionQueue.SearchAttributes) | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -339,6 +352,7 @@ export const make = (
       waiters: new Map(),
       signal: Effect.asVoid(Queue.offer(wakeups, undefined)),
       localWorkers: new Set(),
+      exitAttributes: options.exitAttributes,
       replayOnly
     }
 
@@ -389,6 +403,8 @@ export const make = (
         ),
       get: queue.get,
       list: queue.list,
+      count: (filter) =>
+        queue.count !== undefined ? queue.count(filter) : Effect.map(queue.list(filter), (all) => all.length),
       workflowNames: Effect.sync(() => Array.from(state.registry.keys())),
       run: run(state, engine),
       awaitChange: (executionId) => awaitChange(state, executionId),

@@ -103,8 +103,51 @@ export interface ListFilter {
   readonly status?: ExecutionStatus | ReadonlyArray<ExecutionStatus> | undefined
   /** Every pair must be present among the execution's search attributes. */
   readonly attributes?: SearchAttributes | undefined
+  /** Created at or after this time (epoch milliseconds). */
+  readonly createdFrom?: number | undefined
+  /** Created before this time (epoch milliseconds). */
+  readonly createdBefore?: number | undefined
+  /**
+   * A search: at least one of these must hold — the execution id starts with `idPrefix`
+   * (lower-case hexadecimal digits only; anything else matches no id), or one of
+   * `attributes` is contained in the execution's search attributes.
+   */
+  readonly anyOf?:
+    | {
+        readonly idPrefix?: string | undefined
+        readonly attributes?: ReadonlyArray<SearchAttributes> | undefined
+      }
+    | undefined
+  /**
+   * The order: `oldest` (the default: as enqueued) or `newest` (creation time, then
+   * execution id, both descending: the order `after` pages through).
+   */
+  readonly order?: "oldest" | "newest" | undefined
+  /**
+   * Keyset paging in the `newest` order: only executions that come after this one (the
+   * last of the previous page), whatever was enqueued since. Ignored in the `oldest` order.
+   */
+  readonly after?: ListPosition | undefined
   readonly limit?: number | undefined
 }
+
+/** Where a page of a `newest`-first list ended: the last execution's creation time and id. */
+export interface ListPosition {
+  readonly createdAt: number
+  readonly executionId: string
+}
+
+/** Whether an id prefix can be searched: lower-case hexadecimal digits, 1 to 64 of them. */
+export const isIdPrefix = (text: string): boolean => /^[0-9a-f]{1,64}$/.test(text)
+
+/** True when `info` comes after `position` in the `newest` order. */
+export const isAfter = (info: ExecutionInfo, position: ListPosition): boolean =>
+  info.createdAt < position.createdAt ||
+  (info.createdAt === position.createdAt && info.executionId < position.executionId)
+
+/** The `newest` order: creation time, then execution id, both descending. */
+export const newestFirst = (a: ExecutionInfo, b: ExecutionInfo): number =>
+  b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
 
 /** What `enqueue` is given: a new execution. */
 export interface EnqueueInput {
@@ -249,8 +292,14 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
     /** One execution. */
     readonly get: (executionId: string) => Effect.Effect<Option.Option<ExecutionInfo>, ExecutionQueueError>
 
-    /** Executions matching a filter, oldest first. */
+    /** Executions matching a filter, oldest first unless it asks for the newest first. */
     readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<ExecutionInfo>, ExecutionQueueError>
+
+    /**
+     * How many executions match a filter (its `after`, `order` and `limit` aside).
+     * Optional: a queue without it is asked `list` and the answer counted.
+     */
+    readonly count?: (filter: ListFilter) => Effect.Effect<number, ExecutionQueueError>
 
     /**
      * Ids of executions that other processes made due (pending, or suspended with a timer)
@@ -275,13 +324,21 @@ export const matches = (info: ExecutionInfo, filter: ListFilter): boolean => {
   const statuses = statusFilter(filter.status)
   if (filter.workflowName !== undefined && info.workflowName !== filter.workflowName) return false
   if (statuses !== undefined && !statuses.includes(info.status)) return false
-  if (filter.attributes !== undefined) {
-    for (const [key, value] of Object.entries(filter.attributes)) {
-      if (info.attributes[key] !== value) return false
-    }
+  if (filter.attributes !== undefined && !contains(info.attributes, filter.attributes)) return false
+  if (filter.createdFrom !== undefined && info.createdAt < filter.createdFrom) return false
+  if (filter.createdBefore !== undefined && info.createdAt >= filter.createdBefore) return false
+  if (filter.anyOf !== undefined) {
+    const prefix = filter.anyOf.idPrefix
+    const byId = prefix !== undefined && isIdPrefix(prefix) && info.executionId.startsWith(prefix)
+    const byAttributes = (filter.anyOf.attributes ?? []).some((wanted) => contains(info.attributes, wanted))
+    if (!byId && !byAttributes) return false
   }
+  if (filter.order === "newest" && filter.after !== undefined && !isAfter(info, filter.after)) return false
   return true
 }
+
+const contains = (attributes: SearchAttributes, wanted: SearchAttributes): boolean =>
+  Object.entries(wanted).every(([key, value]) => attributes[key] === value)
 
 interface Row {
   executionId: string
@@ -538,11 +595,19 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
 
     list: (filter) =>
       Effect.sync(() => {
-        const found = Array.from(rows.values())
+        const inOrder = Array.from(rows.values())
           .sort((a, b) => a.seq - b.seq)
           .map(toInfo)
           .filter((info) => matches(info, filter))
+        const found = filter.order === "newest" ? inOrder.sort(newestFirst) : inOrder
         return filter.limit === undefined ? found : found.slice(0, filter.limit)
+      }),
+
+    count: (filter) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const row of rows.values()) if (matches(toInfo(row), { ...filter, after: undefined })) n++
+        return n
       }),
 
     changes: Stream.never,

@@ -202,6 +202,40 @@ export const ListQuery = Schema.Struct({
 /** @see ListQuery */
 export type ListQuery = typeof ListQuery.Type
 
+/**
+ * How an execution ended, as an operator filters it: `approved` (a partial approval too),
+ * `declined` (a cancellation too: no money moved), `failed` (refused, unavailable, not
+ * charged, an error), `unresolved` (waits for an operator), or `in-progress` (not ended).
+ * Not the engine's status: a declined payment is a workflow that `succeeded`.
+ */
+export const ExecutionOutcome = Schema.Literal("approved", "declined", "failed", "unresolved", "in-progress")
+/** @see ExecutionOutcome */
+export type ExecutionOutcome = typeof ExecutionOutcome.Type
+
+/** A search of executions, newest first, a page at a time: filters and a search, all optional. */
+export const SearchQuery = Schema.Struct({
+  outcome: Schema.optional(ExecutionOutcome),
+  status: Schema.optional(ExecutionQueue.ExecutionStatus),
+  serialNumber: Schema.optional(Text),
+  operation: Schema.optional(Text),
+  workflow: Schema.optional(Text),
+  /** Created at or after this instant (ISO 8601 date or date-time, UTC unless it says). */
+  from: Schema.optional(Text),
+  /** Created before this instant (ISO 8601 date or date-time; a date means its end). */
+  to: Schema.optional(Text),
+  /**
+   * An execution id or its start (the 8 characters a table shows), idempotency key,
+   * transaction reference, guid (efttransactionID), customer reference, or the card's
+   * last four digits.
+   */
+  q: Schema.optional(Text),
+  /** The page after this one: the `next` of the previous page. */
+  after: Schema.optional(Text),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+}).annotations({ identifier: "SearchQuery" })
+/** @see SearchQuery */
+export type SearchQuery = typeof SearchQuery.Type
+
 // ---------------------------------------------------------------------------------------
 // Views
 
@@ -248,6 +282,16 @@ export const ExecutionView = Schema.Struct({
 })
 /** @see ExecutionView */
 export type ExecutionView = typeof ExecutionView.Type
+
+/** A page of executions found, newest first, how many matched in all, and the next page's cursor. */
+export const SearchView = Schema.Struct({
+  executions: Schema.Array(ExecutionView),
+  total: Schema.Int,
+  /** Pass as `after` for the next page; absent on the last page. */
+  next: Schema.optional(Schema.String)
+}).annotations({ identifier: "SearchView" })
+/** @see SearchView */
+export type SearchView = typeof SearchView.Type
 
 /** One stored event, as the API shows it. */
 export const EventView = Schema.Struct({
@@ -690,6 +734,8 @@ export interface Service {
   readonly execution: (executionId: string, waitSeconds?: number) => Effect.Effect<ExecutionView, IntakeError>
   readonly history: (executionId: string) => Effect.Effect<HistoryView, IntakeError>
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<ExecutionView>, IntakeError>
+  /** Executions searched and filtered, newest first, one page at a time (keyset: `after`). */
+  readonly search: (query: SearchQuery) => Effect.Effect<SearchView, IntakeError>
   /** The status endpoint, through the service: `first`, `last`, `all` or a position. */
   readonly transactionStatus: (
     reference: string,

@@ -64,6 +64,7 @@ export const make = (options: Options) =>
         call(client.executions.get({ path: { executionId }, urlParams: wait === undefined ? {} : { wait } })),
       history: (executionId) => call(client.executions.history({ path: { executionId } })),
       list: (urlParams) => call(client.executions.list({ urlParams })),
+      search: (urlParams) => call(client.monitor.executions({ urlParams })),
       transactionStatus: (reference, selector) =>
         call(client.operations.transactionStatus({ path: { reference }, urlParams: { selector } })),
       events: (after, limit) =>

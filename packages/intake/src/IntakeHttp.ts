@@ -1,7 +1,8 @@
 /**
  * The intake API served over HTTP: each handler of `IntakeApi` calls the `Intake`; the
  * bearer token is compared in constant time (as SHA-256 digests); `/metrics` renders
- * Effect's metrics with the executions counted by workflow and status at scrape time; the
+ * Effect's metrics with the executions counted by workflow and status, the open alerts by
+ * kind and the terminals by state at scrape time; the
  * callback receiver (`POST /callbacks/:attemptId`, authenticated by each attempt's own
  * `AUTH-TOKEN`) shares the server's port on a lean path of its own (`serverLayer`). Bodies are bounded (1 MiB); a body too large or not
  * JSON and an unknown route get JSON errors like the API's own (`guard`). Everything is
@@ -40,6 +41,26 @@ import type * as Stack from "./Stack.js"
 export const executions = Metric.gauge("tillflow_executions", {
   description: "workflow executions by workflow and status"
 })
+
+/** Open alerts by kind, set at each scrape (what to page on). */
+export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
+  description: "open alerts by kind (mismatch, unresolved, stuck, overdue, late-result)"
+})
+
+/** The merchant's terminals by state (idle, busy, offline), set at each scrape. */
+export const terminalStates = Metric.gauge("tillflow_terminals", {
+  description:
+    "terminals by state: idle, busy (running an operation), offline (its operation waits for it to come back)"
+})
+
+/** The state a terminal is counted under: offline when its operation waits for it to come back online. */
+export const terminalState = (terminal: Monitor.TerminalView): "idle" | "busy" | "offline" =>
+  terminal.state === "idle"
+    ? "idle"
+    : terminal.running?.progress?.phase === "retrying" &&
+        terminal.running.progress.waitingFor.includes("(offline)")
+      ? "offline"
+      : "busy"
 
 const refused = new Unauthorized({
   message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
@@ -188,7 +209,31 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`metrics: executions not counted: ${error.message}`))
     )
-    return handlers.handle("metrics", () => Effect.zipRight(countExecutions, Prometheus.scrape))
+    const monitor = yield* Monitor.Monitor
+    const countAlerts = Effect.gen(function* () {
+      const { alerts } = yield* monitor.alerts
+      for (const kind of Monitor.AlertKind.literals) {
+        yield* Metric.set(
+          Metric.tagged(alertsOpen, "kind", kind),
+          alerts.filter((a) => a.kind === kind).length
+        )
+      }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: alerts not counted: ${error.message}`)))
+    const countTerminals = Effect.gen(function* () {
+      const terminals = yield* monitor.terminals
+      for (const state of ["idle", "busy", "offline"] as const) {
+        yield* Metric.set(
+          Metric.tagged(terminalStates, "state", state),
+          terminals.filter((t) => terminalState(t) === state).length
+        )
+      }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: terminals not counted: ${error.message}`)))
+    return handlers.handle("metrics", () =>
+      Effect.zipRight(
+        Effect.all([countExecutions, countAlerts, countTerminals], { concurrency: 3 }),
+        Prometheus.scrape
+      )
+    )
   })
 )
 

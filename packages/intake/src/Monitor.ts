@@ -1,12 +1,12 @@
 /**
  * What an operator watches, beyond the intake's executions and audit: the terminals with
- * the operation each is running, executions searched by status, terminal, operation,
- * workflow, date and by idempotency key, transaction reference, guid or execution id, the
- * alerts (result mismatches, late results, unresolved outcomes, stuck executions and
- * executions waiting past a deadline), and the log's events as they are stored (a live
- * feed for server-sent events). One follower of the event log per process keeps the
- * alerts and the guid index and feeds the live subscribers, so no request re-reads the
- * log. The web console reads all of it through the intake API (`MonitorApi`).
+ * the operation each is running, executions searched a page at a time (the intake's
+ * `search`: outcome, status, terminal, operation, workflow, date; an id prefix, idempotency
+ * key, reference, guid, customer reference or card's last four digits), the alerts (result
+ * mismatches, late results, unresolved outcomes, stuck executions and executions waiting
+ * past a deadline), and the log's events as they are stored (a live feed for server-sent
+ * events). One follower of the event log per process keeps the alerts and feeds the live
+ * subscribers, so no request re-reads the log. The web console reads all of it through the intake API (`MonitorApi`).
  */
 import { Ledger, PaymentEvents, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
@@ -23,6 +23,7 @@ import * as Stream from "effect/Stream"
 import * as Intake from "./Intake.js"
 import * as Stack from "./Stack.js"
 import { unavailable } from "./internal/Failures.js"
+import * as Queries from "./internal/Queries.js"
 
 // ---------------------------------------------------------------------------------------
 // Views
@@ -48,30 +49,15 @@ export const TerminalView = Schema.Struct({
 /** @see TerminalView */
 export type TerminalView = typeof TerminalView.Type
 
-/** A search of executions: filters, all optional. */
-export const SearchQuery = Schema.Struct({
-  status: Schema.optional(ExecutionQueue.ExecutionStatus),
-  serialNumber: Schema.optional(Intake.Text),
-  operation: Schema.optional(Intake.Text),
-  workflow: Schema.optional(Intake.Text),
-  /** Created at or after this instant (ISO 8601 date or date-time). */
-  from: Schema.optional(Intake.Text),
-  /** Created before this instant (ISO 8601 date or date-time; a date means its end). */
-  to: Schema.optional(Intake.Text),
-  /** An execution id, idempotency key, transaction reference or guid (efttransactionID). */
-  q: Schema.optional(Intake.Text),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
-})
+/** A search of executions (the intake's): filters, a search and a page cursor, all optional. */
+export const SearchQuery = Intake.SearchQuery
 /** @see SearchQuery */
-export type SearchQuery = typeof SearchQuery.Type
+export type SearchQuery = Intake.SearchQuery
 
-/** Executions found, newest first, and how many matched in all. */
-export const SearchView = Schema.Struct({
-  executions: Schema.Array(Intake.ExecutionView),
-  total: Schema.Int
-}).annotations({ identifier: "SearchView" })
+/** A page of executions found, newest first, how many matched in all, the next page's cursor. */
+export const SearchView = Intake.SearchView
 /** @see SearchView */
-export type SearchView = typeof SearchView.Type
+export type SearchView = Intake.SearchView
 
 /** What an alert is about. */
 export const AlertKind = Schema.Literal("mismatch", "late-result", "unresolved", "stuck", "overdue")
@@ -165,23 +151,8 @@ const severity: Record<AlertKind, number> = {
   "late-result": 4
 }
 
-/** Parses a date or date-time of a query; a bare date as `to` means the end of that day. */
-export const instantOf = (
-  text: string | undefined,
-  field: "from" | "to"
-): Effect.Effect<number | undefined, Intake.InvalidRequest> => {
-  if (text === undefined || text === "") return Effect.succeed(undefined)
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text)
-  const millis = Date.parse(dateOnly ? `${text}T00:00:00Z` : text)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(millis)) {
-    return Effect.fail(
-      new Intake.InvalidRequest({
-        message: `${field} "${text}" is not a date: use ISO 8601, e.g. 2026-11-24 or 2026-11-24T09:30:00Z`
-      })
-    )
-  }
-  return Effect.succeed(dateOnly && field === "to" ? millis + 86_400_000 : millis)
-}
+/** Parses a date or date-time of a query (UTC unless it says); a bare date as `to` means the end of that day. */
+export const instantOf = Queries.instantOf
 
 /** The monitor over the intake, the engine, the store and the service in context. */
 export const make: Effect.Effect<
@@ -195,6 +166,8 @@ export const make: Effect.Effect<
   const cloud = yield* Stack.Cloud
 
   const logAlerts = yield* Ref.make<ReadonlyArray<AlertView>>([])
+  // Guids named by the log before their execution ended (an ended one is found by its `guid`
+  // attribute): a search for one of them looks for its execution.
   const guids = new Map<string, string>()
   const caughtUp = yield* Ref.make(false)
   const feed = yield* PubSub.sliding<LiveEvent>(4096)
@@ -271,65 +244,10 @@ export const make: Effect.Effect<
     )
   })
 
-  const search = (query: SearchQuery) =>
-    Effect.gen(function* () {
-      const from = yield* instantOf(query.from, "from")
-      const to = yield* instantOf(query.to, "to")
-      const attributes: Record<string, string> = {}
-      if (query.serialNumber !== undefined && query.serialNumber !== "")
-        attributes["serialNumber"] = query.serialNumber
-      if (query.operation !== undefined && query.operation !== "") attributes["operation"] = query.operation
-      const filter = {
-        ...(query.workflow === undefined || query.workflow === "" ? {} : { workflowName: query.workflow }),
-        ...(query.status === undefined ? {} : { status: query.status }),
-        attributes
-      }
-      const q = query.q?.trim() ?? ""
-      let found: ReadonlyArray<ExecutionQueue.ExecutionInfo>
-      if (q === "") {
-        found = yield* engine.list(filter).pipe(Effect.mapError(unavailable("execution queue")))
-      } else {
-        const byKey = (key: string) =>
-          engine
-            .list({ ...filter, attributes: { ...attributes, [key]: q } })
-            .pipe(Effect.mapError(unavailable("execution queue")))
-        const byId = engine.get(q).pipe(
-          Effect.mapError(unavailable("execution queue")),
-          Effect.map((o) => (o._tag === "Some" ? [o.value] : []))
-        )
-        const guidOwner = guids.get(q)
-        const byGuid =
-          guidOwner === undefined
-            ? Effect.succeed([])
-            : engine.get(guidOwner).pipe(
-                Effect.mapError(unavailable("execution queue")),
-                Effect.map((o) => (o._tag === "Some" ? [o.value] : []))
-              )
-        const groups = yield* Effect.all([
-          byId,
-          byKey("idempotencyKey"),
-          byKey("transactionReference"),
-          byGuid
-        ])
-        const seen = new Map<string, ExecutionQueue.ExecutionInfo>()
-        for (const e of groups.flat()) seen.set(e.executionId, e)
-        // The id and guid matches did not go through the filters: apply them here.
-        found = [...seen.values()].filter(
-          (e) =>
-            (filter.workflowName === undefined || e.workflowName === filter.workflowName) &&
-            (query.status === undefined || e.status === query.status) &&
-            Object.entries(attributes).every(([k, v]) => e.attributes[k] === v)
-        )
-      }
-      const inRange = found.filter(
-        (e) => (from === undefined || e.createdAt >= from) && (to === undefined || e.createdAt < to)
-      )
-      const newest = [...inRange].sort((a, b) => b.createdAt - a.createdAt).slice(0, query.limit ?? 50)
-      const executions = yield* Effect.forEach(newest, (e) => intake.execution(e.executionId), {
-        concurrency: 8
-      })
-      return { executions, total: inRange.length }
-    })
+  const search = (query: SearchQuery) => {
+    const owner = query.q === undefined ? undefined : guids.get(query.q.trim())
+    return intake.search(owner === undefined ? query : { ...query, q: owner })
+  }
 
   const alerts = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis

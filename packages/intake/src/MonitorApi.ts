@@ -55,11 +55,18 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.get("executions", "/v1/monitor/executions")
       .setUrlParams(Monitor.SearchQuery)
-      .addSuccess(Monitor.SearchView.annotations({ examples: [{ executions: [], total: 0 }] }))
-      .annotate(OpenApi.Summary, "Search executions")
+      .addSuccess(
+        Monitor.SearchView.annotations({
+          examples: [
+            { executions: [], total: 0 },
+            { executions: [], total: 1200, next: "1764000012000.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f" }
+          ]
+        })
+      )
+      .annotate(OpenApi.Summary, "Search executions, a page at a time")
       .annotate(
         OpenApi.Description,
-        "Executions, newest first, filtered by status, terminal, operation, workflow and creation date (from, to), and searched (q) by execution id, idempotency key, transaction reference or guid."
+        "Executions, newest first, `limit` at a time (50 by default): pass a page's `next` as `after` for the next one (keyset paging: executions started meanwhile do not shift the pages). Filtered by outcome (approved, declined, failed, unresolved, in-progress: how the payment ended, not the engine's status), status, terminal, operation, workflow and creation time (from, to: ISO 8601, UTC unless the zone is written), and searched (q) by the start of an execution id (the 8 characters a table shows), idempotency key, transaction reference, guid, customer reference or the card's last four digits. `total` is how many matched in all."
       )
   )
   .add(

@@ -31,6 +31,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
+import * as ExitAttributes from "./internal/ExitAttributes.js"
 import * as WorkerConfig from "./WorkerConfig.js"
 
 /** What the remote service of this process is, for the start-up banner and `/ready`. */
@@ -288,8 +289,11 @@ const virtualTerminalLayer = (merchant: Merchant) =>
     )
   )
 
-/** The engine over the store and queue in context. */
-export const engineLayer = DurableEngine.layer()
+/**
+ * The engine over the store and queue in context; each execution gains, as it finishes,
+ * the search attributes of its outcome (`internal/ExitAttributes`).
+ */
+export const engineLayer = DurableEngine.layer({ exitAttributes: ExitAttributes.exitAttributes })
 
 /** The callback receiver over the store and engine in context. */
 export const receiverLayer = CallbackReceiver.layer

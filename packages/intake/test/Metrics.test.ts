@@ -23,7 +23,9 @@ const documented: ReadonlyArray<readonly [string, string]> = [
   ["tillflow_unknown_outcomes_total", "counter"],
   ["tillflow_callback_deliveries_total", "counter"],
   ["tillflow_result_mismatches_total", "counter"],
-  ["tillflow_callback_refusals_total", "counter"]
+  ["tillflow_callback_refusals_total", "counter"],
+  ["tillflow_alerts_open", "gauge"],
+  ["tillflow_terminals", "gauge"]
 ]
 
 const promtool = spawnSync("promtool", ["--version"]).status === 0
@@ -60,6 +62,10 @@ describe("the Prometheus exposition", () => {
         expect(lines).toContain("tillflow_result_mismatches_total 0")
         expect(lines).toContain('tillflow_callback_refusals_total{reason="WrongToken"} 0')
         expect(lines).toContain('tillflow_operation_overhead_seconds_count{operation="sale"} 0')
+        // Something to page on: open alerts by kind, terminals busy and offline.
+        expect(lines).toContain('tillflow_alerts_open{kind="mismatch"} 0')
+        expect(lines.some((l) => /^tillflow_terminals\{state="idle"\} \d+$/.test(l))).toBe(true)
+        expect(lines).toContain('tillflow_terminals{state="offline"} 0')
       })
     )
 

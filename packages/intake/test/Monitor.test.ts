@@ -134,6 +134,10 @@ describe("the monitor's routes and the console's session", () => {
         })
         // The first terminal still runs the sale the search test started on it.
         expect(after.find((t) => t.serialNumber === one)?.state).toBe("busy")
+        const busy = (yield* call("GET", "/metrics")).text
+          .split("\n")
+          .find((l) => l.startsWith('tillflow_terminals{state="busy"}'))
+        expect(Number(busy?.split(" ")[1])).toBe(after.filter((t) => t.state === "busy").length)
       })
     )
 
@@ -184,6 +188,11 @@ describe("the monitor's routes and the console's session", () => {
             executionId: started.executionId,
             message: expect.stringContaining("a result says AUTHORISED but DECLINED was recorded")
           })
+          // The gauges to page on: the open alerts by kind, at scrape time.
+          const scrape = (yield* call("GET", "/metrics")).text.split("\n")
+          expect(scrape).toContain('tillflow_alerts_open{kind="mismatch"} 1')
+          expect(scrape).toContain('tillflow_alerts_open{kind="unresolved"} 1')
+          expect(scrape).toContain('tillflow_alerts_open{kind="late-result"} 1')
           const found = yield* search(`q=${guid}`)
           expect(found.executions.map((e: { executionId: string }) => e.executionId)).toEqual([
             started.executionId

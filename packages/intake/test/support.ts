@@ -6,7 +6,7 @@
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
-import { DurableEngine, EventStore } from "@tillflow/engine"
+import { DurableEngine, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
@@ -33,7 +33,11 @@ const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })
 export const layerWith = (
   options: IntakeHttp.ServeOptions
 ): Layer.Layer<
-  HttpServer.HttpServer | DurableEngine.DurableEngine | EventStore.EventStore | Stack.Cloud,
+  | HttpServer.HttpServer
+  | DurableEngine.DurableEngine
+  | EventStore.EventStore
+  | ExecutionQueue.ExecutionQueue
+  | Stack.Cloud,
   unknown
 > =>
   IntakeHttp.serve(Redacted.make(token), options).pipe(

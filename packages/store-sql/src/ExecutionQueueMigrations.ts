@@ -190,6 +190,16 @@ const holdersByExecution = Effect.gen(function* () {
     ON tillflow_concurrency_holders (execution_id)`
 })
 
+// The operators' search (`list` with `order: "newest"`): keyset paging newest first over
+// any number of executions, and a search by the start of an execution id (the 8
+// characters a table shows). `text_pattern_ops` serves `LIKE 'prefix%'` whatever the
+// database's collation.
+const searchIndexes = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX tillflow_executions_by_created ON tillflow_executions (created_at, execution_id)`
+  yield* sql`CREATE INDEX tillflow_executions_by_id_prefix ON tillflow_executions (execution_id text_pattern_ops)`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
@@ -199,7 +209,8 @@ export const migrations = {
   "5_execution_stream": executionStream,
   "6_start_by": startBy,
   "7_scan_floors": scanFloors,
-  "8_holders_by_execution": holdersByExecution
+  "8_holders_by_execution": holdersByExecution,
+  "9_search_indexes": searchIndexes
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -46,6 +46,7 @@ type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly claimWithNextDue: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["claimWithNextDue"]>
   readonly expireStartDeadlines: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["expireStartDeadlines"]>
   readonly enqueueLeased: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>
+  readonly count: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["count"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
@@ -62,6 +63,7 @@ const uninterruptibleCalls = (service: Service): Service => ({
     Effect.uninterruptible(service.setAttributes(executionId, attributes)),
   get: (executionId) => Effect.uninterruptible(service.get(executionId)),
   list: (filter) => Effect.uninterruptible(service.list(filter)),
+  count: (filter) => Effect.uninterruptible(service.count(filter)),
   nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames)),
   expireStartDeadlines: (options) => Effect.uninterruptible(service.expireStartDeadlines(options))
 })
@@ -168,6 +170,7 @@ export const makeWith = (
         ),
       get: (executionId) => Lookup.get(sql, executionId),
       list: (filter) => Lookup.list(sql, filter),
+      count: (filter) => Lookup.count(sql, filter),
       changes: Announcements.changes(listen, local, self),
       nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames),
       expireStartDeadlines: ({ now }) =>

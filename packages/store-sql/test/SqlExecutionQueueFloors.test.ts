@@ -210,6 +210,7 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
         const {
           "7_scan_floors": _added,
           "8_holders_by_execution": _later,
+          "9_search_indexes": _latest,
           ...before
         } = ExecutionQueueMigrations.migrations
         yield* Migrator.make({})({
@@ -222,7 +223,8 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
           VALUES ('old-live', 'Sale', 'pending', 5000, 5000, 5000)`
         expect(yield* ExecutionQueueMigrations.run).toEqual([
           [7, "scan_floors"],
-          [8, "holders_by_execution"]
+          [8, "holders_by_execution"],
+          [9, "search_indexes"]
         ])
         expect((yield* floors).due).toBe(5000)
         const claimed = yield* Effect.scoped(

@@ -1,4 +1,7 @@
-/** `tillflow executions`: the latest workflow executions, and one execution in full. */
+/**
+ * `tillflow executions`: workflow executions newest first, a page at a time, filtered by
+ * outcome, status, terminal, operation, workflow and time and searched; one in full.
+ */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -23,14 +26,43 @@ const executionRow = (v: Intake.ExecutionView): ReadonlyArray<string> => [
     (v.report === undefined && v.progress !== undefined ? ` (${v.progress.phase})` : "")
 ]
 
+/** The API's page size: a longer list is read a page at a time. */
+const pageSize = 500
+
 const list = Command.make(
   "list",
   {
     ...common,
+    outcome: Options.choice("outcome", Intake.ExecutionOutcome.literals).pipe(
+      Options.withDescription(
+        "how it ended: approved, declined, failed, unresolved, in-progress (not the engine's status)"
+      ),
+      Options.optional
+    ),
     status: Options.choice("status", ExecutionQueue.ExecutionStatus.literals).pipe(Options.optional),
     serialNumber: Options.text("serial").pipe(Options.optional),
     operation: Options.text("operation").pipe(Options.optional),
     workflow: Options.text("workflow").pipe(Options.optional),
+    from: Options.text("from").pipe(
+      Options.withDescription(
+        "created at or after (ISO 8601 date or date-time, UTC unless the zone is written)"
+      ),
+      Options.optional
+    ),
+    to: Options.text("to").pipe(
+      Options.withDescription("created before (a date means its end)"),
+      Options.optional
+    ),
+    search: Options.text("search").pipe(
+      Options.withDescription(
+        "an execution id or its start (8 characters), idempotency key, reference, guid, customer reference or last four digits"
+      ),
+      Options.optional
+    ),
+    after: Options.text("after").pipe(
+      Options.withDescription("the page after this cursor (printed as `next` by the previous page)"),
+      Options.optional
+    ),
     limit: boundedInteger("limit", 1, 10_000).pipe(
       Options.withDescription("how many, 1 to 10000"),
       withShownDefault(20)
@@ -41,26 +73,60 @@ const list = Command.make(
       o,
       { cloud: false, worker: false },
       Effect.gen(function* () {
-        const found = yield* (yield* Intake.Intake).list({
-          ...(Option.isSome(o.status) ? { status: o.status.value } : {}),
-          ...(Option.isSome(o.serialNumber) ? { serialNumber: o.serialNumber.value } : {}),
-          ...(Option.isSome(o.operation) ? { operation: o.operation.value } : {}),
-          ...(Option.isSome(o.workflow) ? { workflow: o.workflow.value } : {}),
-          limit: o.limit
-        })
-        yield* Output.print(o.json, found.map(Presentation.executionJson), () =>
-          found.length === 0
-            ? ["no execution"]
-            : Presentation.table(
-                ["execution", "created (UTC)", "operation", "serial", "amount", "status"],
-                found.map(executionRow)
-              )
+        const intake = yield* Intake.Intake
+        const given = <A>(option: Option.Option<A>, key: string) =>
+          Option.isSome(option) ? { [key]: option.value } : {}
+        const query = {
+          ...given(o.outcome, "outcome"),
+          ...given(o.status, "status"),
+          ...given(o.serialNumber, "serialNumber"),
+          ...given(o.operation, "operation"),
+          ...given(o.workflow, "workflow"),
+          ...given(o.from, "from"),
+          ...given(o.to, "to"),
+          ...given(o.search, "q")
+        } as Intake.SearchQuery
+        // A page at a time (keyset), as many as `--limit` asks.
+        const found: Array<Intake.ExecutionView> = []
+        let after = Option.getOrUndefined(o.after)
+        let total = 0
+        let next: string | undefined
+        do {
+          const page = yield* intake.search({
+            ...query,
+            ...(after === undefined ? {} : { after }),
+            limit: Math.min(pageSize, o.limit - found.length)
+          })
+          found.push(...page.executions)
+          total = page.total
+          next = page.next
+          after = next
+        } while (next !== undefined && found.length < o.limit)
+        yield* Output.print(
+          o.json,
+          {
+            executions: found.map(Presentation.executionJson),
+            total,
+            ...(next === undefined ? {} : { next })
+          },
+          () =>
+            found.length === 0
+              ? ["no execution"]
+              : Presentation.table(
+                  ["execution", "created (UTC)", "operation", "serial", "amount", "status"],
+                  found.map(executionRow)
+                )
         )
+        if (!o.json && found.length > 0) {
+          yield* Output.note(
+            `${found.length} of ${total}${next === undefined ? "" : `; next page: --after ${next}`}`
+          )
+        }
         return Output.ExitCode.ok
       })
     )
   )
-).pipe(Command.withDescription("the latest executions, newest first"))
+).pipe(Command.withDescription("executions, newest first, a page at a time (--after), filtered and searched"))
 
 const show = Command.make(
   "show",

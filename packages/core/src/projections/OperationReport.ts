@@ -32,11 +32,18 @@ export const Phase = Schema.Literal(
 /** @see Phase */
 export type Phase = typeof Phase.Type
 
-/** The progress of an operation: its phase, the attempt, and what it waits for, in words. */
+/**
+ * The progress of an operation: its phase, the attempt, what it waits for, in words, and
+ * the step last recorded (in words) with its time, so a progress line can follow the steps
+ * as they are recorded rather than one sentence for the whole operation.
+ */
 export const Progress = Schema.Struct({
   phase: Phase,
   attempt: Schema.Int,
-  waitingFor: Schema.String
+  waitingFor: Schema.String,
+  step: Schema.optional(Schema.String),
+  /** When `step` was recorded (epoch milliseconds). */
+  stepAt: Schema.optional(Schema.Number)
 })
 /** @see Progress */
 export type Progress = typeof Progress.Type
@@ -63,13 +70,21 @@ export const progressOf = (events: ReadonlyArray<EventStore.RecordedEvent>): Eff
       switch (event.type) {
         case "OperationRequested":
           delivery = event.data.delivery
-          progress = { phase: "sending", attempt: 0, waitingFor: "the first attempt to be sent" }
+          progress = {
+            phase: "sending",
+            attempt: 0,
+            waitingFor: "the first attempt to be sent",
+            step: `${event.data.delivery === "callback" ? "asked for, its result by callback" : "asked for, its result by polling"}`,
+            stepAt: event.data.at
+          }
           break
         case "AttemptRecorded":
           progress = {
             phase: "sending",
             attempt: event.data.attempt,
-            waitingFor: `the service to take attempt ${event.data.attempt}`
+            waitingFor: `the service to take attempt ${event.data.attempt}`,
+            step: `attempt ${event.data.attempt} recorded, sending it to the service`,
+            stepAt: event.data.at
           }
           break
         case "AttemptAccepted":
@@ -78,22 +93,28 @@ export const progressOf = (events: ReadonlyArray<EventStore.RecordedEvent>): Eff
             attempt: event.data.attempt,
             waitingFor:
               delivery === "callback"
-                ? "the terminal's result (callback); card, PIN and host on the terminal"
-                : "the terminal's result (polling); card, PIN and host on the terminal"
+                ? "the terminal's result (callback)"
+                : "the terminal's result (polling)",
+            step: `attempt ${event.data.attempt} accepted: the terminal has the operation`,
+            stepAt: event.data.at
           }
           break
         case "AttemptNotProcessed":
           progress = {
             phase: "retrying",
             attempt: event.data.attempt,
-            waitingFor: `the terminal (${event.data.reason === "DeviceBusy" ? "busy" : "offline"}) to take a new attempt`
+            waitingFor: `the terminal (${event.data.reason === "DeviceBusy" ? "busy" : "offline"}) to take a new attempt`,
+            step: `attempt ${event.data.attempt} not taken: the terminal is ${event.data.reason === "DeviceBusy" ? "busy" : "offline"}`,
+            stepAt: event.data.at
           }
           break
         case "AttemptOutcomeUnknown":
           progress = {
             phase: "reconciling",
             attempt: event.data.attempt,
-            waitingFor: `the status endpoint: the outcome is unknown (${event.data.reason})`
+            waitingFor: `the status endpoint: the outcome is unknown (${event.data.reason})`,
+            step: `attempt ${event.data.attempt}: no answer from the service (${event.data.reason})`,
+            stepAt: event.data.at
           }
           break
         case "ReconciliationChecked":
@@ -105,14 +126,23 @@ export const progressOf = (events: ReadonlyArray<EventStore.RecordedEvent>): Eff
                 ? "the status endpoint: not found yet (not charged only after 90 s)"
                 : event.data.verdict === "InProgress"
                   ? "the status endpoint: IN_PROGRESS at the gateway"
-                  : `the status endpoint (${event.data.verdict})`
+                  : `the status endpoint (${event.data.verdict})`,
+            step:
+              event.data.verdict === "NotFoundYet"
+                ? "the status endpoint answered: not found yet"
+                : event.data.verdict === "InProgress"
+                  ? "the status endpoint answered: IN_PROGRESS at the gateway"
+                  : `the status endpoint answered: ${event.data.verdict}`,
+            stepAt: event.data.at
           }
           break
         case "AttemptNotCharged":
           progress = {
             phase: "retrying",
             attempt: event.data.attempt,
-            waitingFor: "a new attempt: the last one was not charged"
+            waitingFor: "a new attempt: the last one was not charged",
+            step: `attempt ${event.data.attempt} not charged`,
+            stepAt: event.data.at
           }
           break
         case "PaymentAuthorised":
@@ -127,7 +157,9 @@ export const progressOf = (events: ReadonlyArray<EventStore.RecordedEvent>): Eff
           progress = {
             phase: "settled",
             attempt: event.data.facts.attempt,
-            waitingFor: `nothing: ${event.data.facts.finStatus}`
+            waitingFor: `nothing: ${event.data.facts.finStatus}`,
+            step: `result recorded: ${event.data.facts.finStatus}`,
+            stepAt: event.data.at
           }
           break
         case "PaymentNotCharged":

@@ -15,6 +15,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import type * as EngineEvent from "../EngineEvent.js"
 import type * as EventStore from "../EventStore.js"
 import type * as ExecutionQueue from "../ExecutionQueue.js"
 import * as StoreRetry from "../StoreRetry.js"
@@ -128,6 +129,9 @@ export interface EngineState {
   readonly signal: Effect.Effect<void>
   /** The workers attached in this process (`DurableEngine.attachWorker`), for starts leased. */
   readonly localWorkers: Set<LocalWorker>
+  /** See `Options.exitAttributes`. */
+  readonly exitAttributes:
+    ((workflowName: string, exit: EngineEvent.ExitJson) => ExecutionQueue.SearchAttributes) | undefined
   /** Set on an engine that only replays (see `ReplayProbe`). */
   readonly replayOnly?: ReplayProbe | undefined
 }

@@ -148,6 +148,17 @@ const complete = (
     return finishedStatus(stored)
   })
 
+/** Merges the search attributes the finished execution's exit gives (`Options.exitAttributes`). */
+const exitAttributes = (state: EngineState, entry: Registered, log: Log, claim: ExecutionQueue.Claim) =>
+  Effect.gen(function* () {
+    if (state.exitAttributes === undefined) return
+    const stored = Schema.decodeUnknownOption(EngineEvent.ExitJson)(log.history.completed?.exit)
+    if (Option.isNone(stored)) return
+    const attributes = state.exitAttributes(entry.workflow.name, stored.value)
+    if (Object.keys(attributes).length === 0) return
+    yield* orDieAfterRetries(state.queue.setAttributes(claim.executionId, attributes))
+  })
+
 /**
  * What came of a run, recorded and released: stopped on a determinism violation, given
  * back after a crash or an interruption, finished, or suspended until its next timer (at
@@ -186,6 +197,7 @@ const settle = (
     // whoever looks at this execution next (its waiting caller, its next claim).
     if (result.value._tag === "Complete") {
       const status = yield* complete(state, entry, log, result.value.exit)
+      yield* exitAttributes(state, entry, log, claim)
       yield* keep(state, log)
       return yield* release(state, claim, workerId, { _tag: "Finished", status })
     }

@@ -40,7 +40,10 @@ const isTerminalWorkflow = (workflowName: string): boolean =>
   workflowName === PaymentProtocol.StopCurrentTransaction.name
 
 /** The report of a finished execution from its stored exit, told the way its workflow ends. */
-const reportOf = (workflowName: string, exit: EngineEvent.ExitJson): Option.Option<OperationReport.Report> =>
+export const reportOf = (
+  workflowName: string,
+  exit: EngineEvent.ExitJson
+): Option.Option<OperationReport.Report> =>
   workflowName === PaymentProtocol.TerminalOperation.name
     ? OperationReport.ofTerminalExit(exit)
     : workflowName === PaymentProtocol.StopCurrentTransaction.name

@@ -1,11 +1,12 @@
 /**
  * The intake's queries: the device list, one execution (waiting for its end if asked),
- * its history, executions listed by workflow, status and attributes, a transaction's
+ * its history, executions listed by workflow, status and attributes, executions searched a
+ * page at a time (newest first, keyset paging in the queue's statement), a transaction's
  * status at the service, a page of the global event log, and whether this process is
  * ready (its store, its engine and the workflows it registered, the service taking its key).
  */
 import { PaymentEvents, Ledger, LedgerProjection, TerminalCloud, TransactionResult } from "@tillflow/core"
-import { DurableEngine, EventStore } from "@tillflow/engine"
+import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -19,10 +20,103 @@ import * as TerminalRequests from "./TerminalRequests.js"
 /** What the queries are. */
 export type Queries = Pick<
   Intake.Service,
-  "devices" | "execution" | "history" | "list" | "transactionStatus" | "events" | "ready"
+  "devices" | "execution" | "history" | "list" | "search" | "transactionStatus" | "events" | "ready"
 >
 
 const encodeStatus = Schema.encodeSync(TransactionResult.TransactionStatusResult)
+
+/** Parses a date or date-time of a query (UTC unless it says); a bare date as `to` means the end of that day. */
+export const instantOf = (
+  text: string | undefined,
+  field: "from" | "to"
+): Effect.Effect<number | undefined, Intake.InvalidRequest> => {
+  if (text === undefined || text === "") return Effect.succeed(undefined)
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text)
+  // A date-time without a zone is UTC, as every time tillflow shows.
+  const zoned = dateOnly || /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`
+  const millis = Date.parse(dateOnly ? `${text}T00:00:00Z` : zoned)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(millis)) {
+    return Effect.fail(
+      new Intake.InvalidRequest({
+        message: `${field} "${text}" is not a date: use ISO 8601, e.g. 2026-11-24 or 2026-11-24T09:30:00Z`
+      })
+    )
+  }
+  return Effect.succeed(dateOnly && field === "to" ? millis + 86_400_000 : millis)
+}
+
+/** A page's cursor: where it ended (`<created at>.<execution id>`), opaque to callers. */
+export const cursorOf = (position: ExecutionQueue.ListPosition): string =>
+  `${position.createdAt}.${position.executionId}`
+
+const parseCursor = (
+  text: string | undefined
+): Effect.Effect<ExecutionQueue.ListPosition | undefined, Intake.InvalidRequest> => {
+  if (text === undefined || text === "") return Effect.succeed(undefined)
+  const match = /^(\d{1,15})\.([0-9A-Za-z_-]{1,128})$/.exec(text)
+  return match === null
+    ? Effect.fail(
+        new Intake.InvalidRequest({
+          message: `after "${text}" is not a page cursor: pass the next of a previous page`
+        })
+      )
+    : Effect.succeed({ createdAt: Number(match[1]), executionId: match[2] ?? "" })
+}
+
+const unfinished: ReadonlyArray<ExecutionQueue.ExecutionStatus> = ["pending", "running", "suspended"]
+
+/**
+ * The queue's filter of a search: its outcome as a status (`in-progress`) or as the
+ * attribute an execution gains when it ends (`internal/ExitAttributes`), its search `q` as
+ * any of an id prefix and the attributes that name an execution.
+ */
+export const filterOf = (
+  query: Intake.SearchQuery
+): Effect.Effect<ExecutionQueue.ListFilter, Intake.InvalidRequest> =>
+  Effect.gen(function* () {
+    const from = yield* instantOf(query.from, "from")
+    const to = yield* instantOf(query.to, "to")
+    const after = yield* parseCursor(query.after)
+    const attributes: Record<string, string> = {}
+    const given = (text: string | undefined) =>
+      text === undefined || text.trim() === "" ? undefined : text.trim()
+    const serialNumber = given(query.serialNumber)
+    const operation = given(query.operation)
+    const workflow = given(query.workflow)
+    if (serialNumber !== undefined) attributes["serialNumber"] = serialNumber
+    if (operation !== undefined) attributes["operation"] = operation
+    let status: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined =
+      query.status === undefined ? undefined : [query.status]
+    if (query.outcome === "in-progress") {
+      status = (status ?? unfinished).filter((s) => unfinished.includes(s))
+    } else if (query.outcome !== undefined) {
+      attributes["outcome"] = query.outcome
+    }
+    const q = given(query.q)
+    const anyOf =
+      q === undefined
+        ? undefined
+        : {
+            idPrefix: ExecutionQueue.isIdPrefix(q.toLowerCase()) ? q.toLowerCase() : undefined,
+            attributes: [
+              { idempotencyKey: q },
+              { transactionReference: q },
+              { guid: q },
+              { customerReference: q },
+              ...(/^\d{4}$/.test(q) ? [{ cardLast4: q }] : [])
+            ]
+          }
+    return {
+      ...(workflow === undefined ? {} : { workflowName: workflow }),
+      ...(status === undefined ? {} : { status }),
+      attributes,
+      ...(from === undefined ? {} : { createdFrom: from }),
+      ...(to === undefined ? {} : { createdBefore: to }),
+      ...(anyOf === undefined ? {} : { anyOf }),
+      order: "newest" as const,
+      ...(after === undefined ? {} : { after })
+    }
+  })
 
 /** The queries over the engine, store and remote service in context, answering with `views`. */
 export const make = (
@@ -72,6 +166,27 @@ export const make = (
         // Newest first, the most recent `limit`.
         const newest = [...found].reverse().slice(0, query.limit ?? 50)
         return yield* Effect.forEach(newest, views.view)
+      })
+
+    const search = (query: Intake.SearchQuery) =>
+      Effect.gen(function* () {
+        const filter = yield* filterOf(query)
+        const limit = query.limit ?? 50
+        // One more than the page: whether a next page exists, without counting.
+        const [found, total] = yield* Effect.all(
+          [engine.list({ ...filter, limit: limit + 1 }), engine.count(filter)],
+          { concurrency: 2 }
+        ).pipe(Effect.mapError(unavailable("execution queue")))
+        const page = found.slice(0, limit)
+        const last = page[page.length - 1]
+        const executions = yield* Effect.forEach(page, views.view, { concurrency: 8 })
+        return {
+          executions,
+          total,
+          ...(found.length > limit && last !== undefined
+            ? { next: cursorOf({ createdAt: last.createdAt, executionId: last.executionId }) }
+            : {})
+        }
       })
 
     const transactionStatus = (reference: string, selector: string) =>
@@ -131,6 +246,7 @@ export const make = (
     })
 
     return {
+      search,
       devices: devices.devices,
       execution: (executionId: string, waitSeconds?: number) => views.awaitView(executionId, waitSeconds),
       history,

@@ -23,7 +23,11 @@ export type Stores = EventStore.EventStore | ExecutionQueue.ExecutionQueue
 export type EngineTests = Vitest.MethodsNonLive<Stores>
 
 /** A node: the engine, one worker and the given workflows, over the stores in context. */
-export const nodeLayer = <E, R>(workflows: Layer.Layer<never, E, R>, worker: EngineWorker.Options = {}) =>
+export const nodeLayer = <E, R>(
+  workflows: Layer.Layer<never, E, R>,
+  worker: EngineWorker.Options = {},
+  engine: DurableEngine.Options = {}
+) =>
   Layer.mergeAll(
     workflows,
     // Workers in one process are woken by the engine's signals; the poll interval only
@@ -35,13 +39,17 @@ export const nodeLayer = <E, R>(workflows: Layer.Layer<never, E, R>, worker: Eng
       shutdownTimeout: "1 second",
       ...worker
     })
-  ).pipe(Layer.provideMerge(DurableEngine.layer({ pollInterval: "50 millis" })))
+  ).pipe(Layer.provideMerge(DurableEngine.layer({ pollInterval: "50 millis", ...engine })))
 
 /** Starts a node in its own scope; returns its context and a way to stop it. */
-export const startNode = <E, R>(workflows: Layer.Layer<never, E, R>, worker: EngineWorker.Options = {}) =>
+export const startNode = <E, R>(
+  workflows: Layer.Layer<never, E, R>,
+  worker: EngineWorker.Options = {},
+  engine: DurableEngine.Options = {}
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(nodeLayer(workflows, worker), scope)
+    const context = yield* Layer.buildWithScope(nodeLayer(workflows, worker, engine), scope)
     // Stopping waits for the graceful shutdown, whose timeout runs on the TestClock.
     const stop = Effect.gen(function* () {
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))

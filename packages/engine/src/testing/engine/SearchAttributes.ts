@@ -1,6 +1,6 @@
 /**
  * Search attributes: executions listed by workflow, status and attributes, and one
- * execution's history read back.
+ * execution's history read back; the attributes a finished execution gains from its exit.
  */
 import { expect } from "@effect/vitest"
 import { Workflow } from "@effect/workflow"
@@ -100,5 +100,42 @@ export const suite = (it: EngineTests): void => {
         expect(listed.map((info) => info.executionId)).toEqual([executionId])
         yield* node.stop
       })
+  )
+
+  it.effect("a finished execution gains the search attributes its exit gives (Options.exitAttributes)", () =>
+    Effect.gen(function* () {
+      const Parcel = Workflow.make({
+        name: "ParcelEnded",
+        payload: { key: Schema.String, deliver: Schema.Boolean },
+        success: Schema.Struct({ status: Schema.String }),
+        error: Schema.String,
+        idempotencyKey: (payload) => payload.key
+      })
+      const node = yield* startNode(
+        Parcel.toLayer((payload) =>
+          payload.deliver ? Effect.succeed({ status: "DELIVERED" }) : Effect.fail("no such address")
+        ),
+        {},
+        {
+          exitAttributes: (workflowName, exit) =>
+            workflowName !== "ParcelEnded"
+              ? {}
+              : exit._tag === "Success"
+                ? { ended: String((exit.value as { status: string }).status) }
+                : { ended: "refused" }
+        }
+      )
+      const delivered = { key: unique(), deliver: true }
+      const refused = { key: unique(), deliver: false }
+      yield* Parcel.execute(delivered).pipe(provideNode(node.context))
+      yield* Effect.either(Parcel.execute(refused).pipe(provideNode(node.context)))
+      const engine = yield* DurableEngine.DurableEngine.pipe(provideNode(node.context))
+      const info = (payload: typeof delivered) =>
+        Effect.flatMap(Parcel.executionId(payload), (id) => Effect.map(engine.get(id), Option.getOrThrow))
+      expect((yield* info(delivered)).attributes).toEqual({ ended: "DELIVERED" })
+      expect((yield* info(refused)).attributes).toEqual({ ended: "refused" })
+      expect(yield* engine.count({ workflowName: "ParcelEnded", attributes: { ended: "refused" } })).toBe(1)
+      yield* node.stop
+    })
   )
 }

@@ -1,6 +1,6 @@
 /**
- * The queue's visibility queries: one execution (`get`) or those matching a filter
- * (`list`), as the port's `ExecutionInfo`.
+ * The queue's visibility queries: one execution (`get`), those matching a filter (`list`),
+ * as the port's `ExecutionInfo`, and how many match (`count`).
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { ExecutionQueue } from "@tillflow/engine"
@@ -20,21 +20,39 @@ export const get = (
     Effect.mapError(failure("get"))
   )
 
-/** Executions matching a filter, oldest first; none, without a statement, for an empty status list. */
+const statusesOf = (filter: ExecutionQueue.ListFilter) =>
+  filter.status === undefined
+    ? undefined
+    : typeof filter.status === "string"
+      ? [filter.status]
+      : filter.status
+
+/**
+ * Executions matching a filter, oldest first or newest first as it asks; none, without a
+ * statement, for an empty status list.
+ */
 export const list = (
   sql: SqlClient.SqlClient,
   filter: ExecutionQueue.ListFilter
 ): Effect.Effect<ReadonlyArray<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError> => {
-  const statuses =
-    filter.status === undefined
-      ? undefined
-      : typeof filter.status === "string"
-        ? [filter.status]
-        : filter.status
+  const statuses = statusesOf(filter)
   if (statuses !== undefined && statuses.length === 0) return Effect.succeed([])
   return Statements.list(sql, filter, statuses).pipe(
     Effect.flatMap(decodeExecutionRows),
     Effect.map((rows) => rows.map(toInfo)),
     Effect.mapError(failure("list"))
+  )
+}
+
+/** How many executions match a filter; 0, without a statement, for an empty status list. */
+export const count = (
+  sql: SqlClient.SqlClient,
+  filter: ExecutionQueue.ListFilter
+): Effect.Effect<number, ExecutionQueue.ExecutionQueueError> => {
+  const statuses = statusesOf(filter)
+  if (statuses !== undefined && statuses.length === 0) return Effect.succeed(0)
+  return Statements.count(sql, filter, statuses).pipe(
+    Effect.map((rows) => Number(rows[0]?.count ?? 0)),
+    Effect.mapError(failure("count"))
   )
 }

@@ -5,7 +5,7 @@
  * the modules that run them decide when, never what.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { ExecutionQueue } from "@tillflow/engine"
+import { ExecutionQueue } from "@tillflow/engine"
 import * as ExecutionQueueMigrations from "../../ExecutionQueueMigrations.js"
 
 type Service = ExecutionQueue.ExecutionQueue["Type"]
@@ -502,24 +502,66 @@ export const setAttributes = (
 export const get = (sql: SqlClient.SqlClient, executionId: string) =>
   sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE execution_id = ${executionId}`
 
+type SqlFragment = ReturnType<SqlClient.SqlClient["and"]>
+
+/** The WHERE clauses of `filter` (its `after` only when `keyset`); `statuses` as in {@link list}. */
+const whereOf = (
+  sql: SqlClient.SqlClient,
+  filter: ExecutionQueue.ListFilter,
+  statuses: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined,
+  keyset: boolean
+) => {
+  const clauses: Array<SqlFragment> = [sql`true`]
+  if (filter.workflowName !== undefined) clauses.push(sql`workflow_name = ${filter.workflowName}`)
+  if (statuses !== undefined) clauses.push(sql`status IN ${sql.in(statuses)}`)
+  if (filter.attributes !== undefined && Object.keys(filter.attributes).length > 0) {
+    clauses.push(sql`attributes @> ${JSON.stringify(filter.attributes)}::jsonb`)
+  }
+  if (filter.createdFrom !== undefined) clauses.push(sql`created_at >= ${filter.createdFrom}`)
+  if (filter.createdBefore !== undefined) clauses.push(sql`created_at < ${filter.createdBefore}`)
+  if (filter.anyOf !== undefined) {
+    const any: Array<SqlFragment> = [sql`false`]
+    const prefix = filter.anyOf.idPrefix
+    // Checked hexadecimal: no LIKE wildcard can be in it (index: `by_id_prefix`).
+    if (prefix !== undefined && ExecutionQueue.isIdPrefix(prefix)) {
+      any.push(sql`execution_id LIKE ${`${prefix}%`}`)
+    }
+    for (const wanted of filter.anyOf.attributes ?? []) {
+      any.push(sql`attributes @> ${JSON.stringify(wanted)}::jsonb`)
+    }
+    clauses.push(sql.or(any))
+  }
+  if (keyset && filter.order === "newest" && filter.after !== undefined) {
+    clauses.push(sql`(created_at, execution_id) < (${filter.after.createdAt}, ${filter.after.executionId})`)
+  }
+  return sql.and(clauses)
+}
+
 /**
- * The rows matching `filter`, oldest first; `statuses` is its status criterion as a list
- * (undefined: any status).
+ * The rows matching `filter`, oldest first (as enqueued) or newest first (creation time,
+ * then id, descending: keyset paging from `after`, on the index `by_created`);
+ * `statuses` is its status criterion as a list (undefined: any status).
  */
 export const list = (
   sql: SqlClient.SqlClient,
   filter: ExecutionQueue.ListFilter,
   statuses: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined
 ) => {
-  const clauses = [sql`true`]
-  if (filter.workflowName !== undefined) clauses.push(sql`workflow_name = ${filter.workflowName}`)
-  if (statuses !== undefined) clauses.push(sql`status IN ${sql.in(statuses)}`)
-  if (filter.attributes !== undefined && Object.keys(filter.attributes).length > 0) {
-    clauses.push(sql`attributes @> ${JSON.stringify(filter.attributes)}::jsonb`)
-  }
   const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
-  return sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE ${sql.and(clauses)} ORDER BY seq ${limit}`
+  const order =
+    filter.order === "newest" ? sql`ORDER BY created_at DESC, execution_id DESC` : sql`ORDER BY seq`
+  return sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE ${whereOf(sql, filter, statuses, true)} ${order} ${limit}`
 }
+
+/** How many rows match `filter` (its `after` and `limit` aside), as the row `count`. */
+export const count = (
+  sql: SqlClient.SqlClient,
+  filter: ExecutionQueue.ListFilter,
+  statuses: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined
+) =>
+  sql<{
+    count: string | number
+  }>`SELECT count(*) AS count FROM tillflow_executions WHERE ${whereOf(sql, filter, statuses, false)}`
 
 /** Whether the event store's `streams` table is in this database, as the row `present`. */
 export const storeTablePresent = (sql: SqlClient.SqlClient) =>
