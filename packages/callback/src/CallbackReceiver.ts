@@ -33,7 +33,7 @@
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackRegistration } from "@tillflow/core"
-import { DurableEngine, EventStore, type HashChain, StoreRetry } from "@tillflow/engine"
+import { DurableEngine, EventStore, type HashChain, StoreRetry, TraceContext } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -219,7 +219,28 @@ export const make = (
         const checked = yield* TokenCheck.check(attemptStream, sha256, attemptId, delivery.token)
         if (Either.isLeft(checked)) return yield* refuse(attemptId, checked.left, delivery.remoteAddress)
         const known = checked.right
+        return yield* record(delivery, attemptId, known).pipe(
+          // Inside the payment's trace (the attempt's registration carries it), by execution.
+          Effect.withSpan("CallbackReceiver.record", {
+            captureStackTrace: false,
+            attributes: { executionId: known.registration.executionId, attemptId },
+            ...Option.match(TraceContext.parentOf(known.registration.traceparent), {
+              onNone: () => ({}),
+              onSome: (parent) => ({ parent })
+            })
+          })
+        )
+      }).pipe(
+        // Before the reply: the store's quick pace, then 503 (the terminal sends again).
+        (receive) => StoreRetry.retry(receive, StoreRetry.quick),
+        Effect.catchAllCause(unavailable("could not record a callback delivery")),
+        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false }),
+        untraced
+      )
 
+    /** A delivery whose token was accepted: its body recorded (with its resolution) before the reply. */
+    const record = (delivery: Delivery, attemptId: string, known: CallbackRegistration.KnownAttempt) =>
+      Effect.gen(function* () {
         const body = yield* ResultBody.read(attemptId, delivery.body, sha256)
         switch (body._tag) {
           case "Malformed":
@@ -260,13 +281,7 @@ export const make = (
             return { _tag: "Acknowledged", status: 200, duplicate: !isNew } satisfies Reply
           }
         }
-      }).pipe(
-        // Before the reply: the store's quick pace, then 503 (the terminal sends again).
-        (receive) => StoreRetry.retry(receive, StoreRetry.quick),
-        Effect.catchAllCause(unavailable("could not record a callback delivery")),
-        Effect.withSpan("CallbackReceiver.receive", { captureStackTrace: false }),
-        untraced
-      )
+      })
 
     return { receive, refuse, forwarded: line.forwarded }
   })

@@ -361,6 +361,10 @@ describe("the worker's traces", () => {
         expect(new Set(runs.map((s) => s.traceId))).toEqual(new Set([start.traceId]))
         const settle = spans.find((s) => s.name === "attempt-1/settle") as Span
         expect(settle.traceId).toBe(start.traceId)
+        // The callback's receipt too, named by its execution.
+        const recorded = spans.find((s) => s.name === "CallbackReceiver.record") as Span
+        expect(recorded.traceId).toBe(start.traceId)
+        expect(attribute(recorded, "executionId")).toBe(view.executionId)
         const exported = received.bodies.join("\n")
         expect(exported).not.toContain(token)
         // The service's API key and each attempt's callback token are redacted in every HTTP

@@ -193,7 +193,9 @@ export const AttemptRegistered = EventRegistry.define(
     transactionReference: Schema.optional(Schema.String),
     delivery: Delivery,
     tokenHash: Schema.optional(Schema.String),
-    registeredAt: Schema.Number
+    registeredAt: Schema.Number,
+    /** The W3C traceparent of the step that registered it: its callback's receipt joins that trace. */
+    traceparent: Schema.optional(Schema.String)
   })
 )
 

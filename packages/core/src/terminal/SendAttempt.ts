@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
+import * as TraceContext from "@tillflow/engine/TraceContext"
 import * as Identifiers from "../model/Identifiers.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TransactionRequest from "../model/TransactionRequest.js"
@@ -231,6 +232,7 @@ const register = (
     const token = plan.delivery === "callback" ? yield* CallbackRegistration.makeToken : undefined
     const tokenHash = token === undefined ? undefined : yield* CallbackRegistration.hashToken(token)
     const registeredAt = yield* now
+    const traceparent = yield* TraceContext.current
     const registrationData = CallbackRegistration.AttemptRegistered.make({
       attemptId: attempt.attemptId,
       attempt: attempt.attempt,
@@ -245,7 +247,8 @@ const register = (
         : { transactionReference: attempt.transactionReference }),
       delivery: plan.delivery,
       ...(tokenHash === undefined ? {} : { tokenHash }),
-      registeredAt
+      registeredAt,
+      ...(traceparent === undefined ? {} : { traceparent })
     })
     const registration = yield* CallbackRegistration.events.encode(registrationData).pipe(Effect.orDie)
     const registered = yield* store

@@ -21,7 +21,7 @@ import type { Log } from "./ExecutionLog.js"
 import { appendTo, engineEvent, fresh, keep, load, refresh } from "./ExecutionLog.js"
 import { refuseRedacted } from "./RefuseRedacted.js"
 import { awaitCompletion, decodeCompleted } from "./Results.js"
-import * as TraceContext from "./TraceContext.js"
+import * as TraceContext from "../TraceContext.js"
 
 /**
  * Annotation: the concurrency key of an execution, from its payload. Executions with the

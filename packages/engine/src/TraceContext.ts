@@ -3,7 +3,8 @@
  * started it is kept in its `WorkflowStarted` metadata, and every run of the execution (on
  * whichever worker, after any suspension) is a child of that span, so one payment is one
  * trace from the caller's request to its outcome. The sampling decision travels with it
- * (the flags), so a trace is kept or dropped whole.
+ * (the flags), so a trace is kept or dropped whole. A workflow's own records may carry it
+ * too (a payment's attempt does, so that the receipt of its callback joins the trace).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
