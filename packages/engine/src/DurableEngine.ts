@@ -210,6 +210,8 @@ export interface Service {
   readonly count: (
     filter: ExecutionQueue.ListFilter
   ) => Effect.Effect<number, ExecutionQueue.ExecutionQueueError>
+  /** How many executions of each workflow are in each status. */
+  readonly tally: Effect.Effect<ReadonlyArray<ExecutionQueue.Tally>, ExecutionQueue.ExecutionQueueError>
   /** The names of the workflows registered in this process (what its workers claim). */
   readonly workflowNames: Effect.Effect<ReadonlyArray<string>>
   /**
@@ -405,6 +407,7 @@ export const make = (
       list: queue.list,
       count: (filter) =>
         queue.count !== undefined ? queue.count(filter) : Effect.map(queue.list(filter), (all) => all.length),
+      tally: queue.tally ?? Effect.map(queue.list({}), ExecutionQueue.tallyOf),
       workflowNames: Effect.sync(() => Array.from(state.registry.keys())),
       run: run(state, engine),
       awaitChange: (executionId) => awaitChange(state, executionId),

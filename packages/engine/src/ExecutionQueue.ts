@@ -97,6 +97,24 @@ export type Release =
   /** Stopped by the engine until an operator resumes it; it keeps its concurrency key. */
   | { readonly _tag: "Stuck" }
 
+/** How many executions of a workflow are in a status. */
+export interface Tally {
+  readonly workflowName: string
+  readonly status: ExecutionStatus
+  readonly count: number
+}
+
+/** The tally of a list of executions (for a queue that cannot count them itself). */
+export const tallyOf = (executions: ReadonlyArray<ExecutionInfo>): ReadonlyArray<Tally> => {
+  const counts = new Map<string, Tally>()
+  for (const e of executions) {
+    const key = `${e.workflowName}\u0000${e.status}`
+    const previous = counts.get(key)
+    counts.set(key, { workflowName: e.workflowName, status: e.status, count: (previous?.count ?? 0) + 1 })
+  }
+  return Array.from(counts.values())
+}
+
 /** A visibility query; every given criterion must hold. */
 export interface ListFilter {
   readonly workflowName?: string | undefined
@@ -300,6 +318,12 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * Optional: a queue without it is asked `list` and the answer counted.
      */
     readonly count?: (filter: ListFilter) => Effect.Effect<number, ExecutionQueueError>
+
+    /**
+     * How many executions there are of each workflow in each status (what a metrics scrape
+     * reads), counted by the storage. Optional: a queue without it is asked `list`.
+     */
+    readonly tally?: Effect.Effect<ReadonlyArray<Tally>, ExecutionQueueError>
 
     /**
      * Ids of executions that other processes made due (pending, or suspended with a timer)
@@ -609,6 +633,8 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
         for (const row of rows.values()) if (matches(toInfo(row), { ...filter, after: undefined })) n++
         return n
       }),
+
+    tally: Effect.sync(() => tallyOf(Array.from(rows.values()).map(toInfo))),
 
     changes: Stream.never,
 

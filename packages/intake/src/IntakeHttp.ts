@@ -195,11 +195,12 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     yield* LogMetrics.initialize
     yield* CallbackReceiver.initializeRefusals
     const countExecutions = Effect.gen(function* () {
-      const all = yield* engine.list({})
-      const names = new Set([...(yield* engine.workflowNames), ...all.map((e) => e.workflowName)])
+      // Counted by the store (one GROUP BY), not by reading every execution at each scrape.
+      const tally = yield* engine.tally
+      const names = new Set([...(yield* engine.workflowNames), ...tally.map((t) => t.workflowName)])
       for (const workflow of names) {
         for (const status of ExecutionQueue.ExecutionStatus.literals) {
-          const n = all.filter((e) => e.workflowName === workflow && e.status === status).length
+          const n = tally.find((t) => t.workflowName === workflow && t.status === status)?.count ?? 0
           yield* Metric.set(
             Metric.tagged(Metric.tagged(executions, "workflow", workflow), "status", status),
             n

@@ -47,6 +47,7 @@ type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly expireStartDeadlines: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["expireStartDeadlines"]>
   readonly enqueueLeased: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>
   readonly count: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["count"]>
+  readonly tally: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["tally"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
@@ -64,6 +65,7 @@ const uninterruptibleCalls = (service: Service): Service => ({
   get: (executionId) => Effect.uninterruptible(service.get(executionId)),
   list: (filter) => Effect.uninterruptible(service.list(filter)),
   count: (filter) => Effect.uninterruptible(service.count(filter)),
+  tally: Effect.uninterruptible(service.tally),
   nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames)),
   expireStartDeadlines: (options) => Effect.uninterruptible(service.expireStartDeadlines(options))
 })
@@ -171,6 +173,7 @@ export const makeWith = (
       get: (executionId) => Lookup.get(sql, executionId),
       list: (filter) => Lookup.list(sql, filter),
       count: (filter) => Lookup.count(sql, filter),
+      tally: Lookup.tally(sql),
       changes: Announcements.changes(listen, local, self),
       nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames),
       expireStartDeadlines: ({ now }) =>

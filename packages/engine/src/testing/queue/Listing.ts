@@ -91,6 +91,11 @@ export const suite = (it: QueueTests): void => {
             : queue.count(filter)
         expect(yield* count({ workflowName: workflow })).toBe(26)
         expect(yield* count({ workflowName: workflow, attributes: { parity: "odd" } })).toBe(12)
+        // The tally (a metrics scrape's read): every execution of the workflow, by status.
+        const tally = queue.tally ?? Effect.map(queue.list({}), ExecutionQueue.tallyOf)
+        expect((yield* tally).filter((t) => t.workflowName === workflow)).toEqual([
+          { workflowName: workflow, status: "pending", count: 26 }
+        ])
         // A time range: created at or after `createdFrom`, before `createdBefore`.
         const ranged = yield* queue.list({
           workflowName: workflow,

@@ -44,6 +44,21 @@ export const list = (
   )
 }
 
+/** How many executions of each workflow are in each status, counted in one statement. */
+export const tally = (
+  sql: SqlClient.SqlClient
+): Effect.Effect<ReadonlyArray<ExecutionQueue.Tally>, ExecutionQueue.ExecutionQueueError> =>
+  Statements.tally(sql).pipe(
+    Effect.map((rows) =>
+      rows.map((row) => ({
+        workflowName: row.workflow_name,
+        status: row.status as ExecutionQueue.ExecutionStatus,
+        count: Number(row.count)
+      }))
+    ),
+    Effect.mapError(failure("tally"))
+  )
+
 /** How many executions match a filter; 0, without a statement, for an empty status list. */
 export const count = (
   sql: SqlClient.SqlClient,

@@ -563,6 +563,14 @@ export const count = (
     count: string | number
   }>`SELECT count(*) AS count FROM tillflow_executions WHERE ${whereOf(sql, filter, statuses, false)}`
 
+/** How many executions of each workflow are in each status. */
+export const tally = (sql: SqlClient.SqlClient) =>
+  sql<{
+    workflow_name: string
+    status: string
+    count: string | number
+  }>`SELECT workflow_name, status, count(*) AS count FROM tillflow_executions GROUP BY workflow_name, status`
+
 /** Whether the event store's `streams` table is in this database, as the row `present`. */
 export const storeTablePresent = (sql: SqlClient.SqlClient) =>
   sql`SELECT to_regclass('streams') IS NOT NULL AS present`
