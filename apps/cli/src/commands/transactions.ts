@@ -36,10 +36,7 @@ const resolve = Command.make(
   Handler.make((o) =>
     Effect.gen(function* () {
       if (o.applied === o.notApplied) {
-        yield* Output.print(o.json, { error: "give exactly one of --applied or --not-applied" }, () => [
-          "give exactly one of --applied or --not-applied"
-        ])
-        return Output.ExitCode.usage
+        return yield* new Output.UsageError({ message: "give exactly one of --applied or --not-applied" })
       }
       return yield* Backend.provide(
         o,
