@@ -284,6 +284,90 @@ const appendAll = Effect.gen(function* () {
     $$`
 })
 
+// Group commit of multi-stream appends (migration 8): several callers' all-or-nothing
+// appends (each a GROUP of entries, as `tillflow_append_all` takes them) in ONE statement
+// and transaction, each group still written all or none, independently of the others.
+// `entries` is a JSON array of `[entry, stream_id, expected, stream_exists, previous_hash,
+// next_hash, batch, group]`: `tillflow_append_all`'s entries with the group's index last.
+// No two groups name the same stream (the store coalesces only disjoint ones).
+//
+// First every existing stream row of the statement is locked in `stream_id` order (one lock
+// order for every writer, as the other append functions keep: no deadlock between them);
+// then each group's rows are bumped (or created) inside a block of its own, each only if
+// still at `expected` and `previous_hash`: the first bump of a group that does not happen
+// raises, which rolls back that group's bumps alone (the block's savepoint) and marks the
+// group refused. The events of every group not refused are then inserted by one statement.
+// One row per entry, by its index: a refused group's entries answer 0 inserted and their
+// streams' committed heads, as `tillflow_append_all` does. A duplicate event id fails the
+// whole statement; the store then sends each group again alone (`tillflow_append_all`).
+// Each group's block is a subtransaction, so the store coalesces at most 32 groups per
+// statement (PostgreSQL caches 64 subtransactions per backend before it spills them).
+const appendGroups = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE FUNCTION tillflow_append_groups(entries jsonb)
+    RETURNS TABLE (entry integer, inserted integer, positions text, head_version bigint, head_hash text)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      g integer;
+      e record;
+      refused integer[] := '{}';
+    BEGIN
+      PERFORM 1 FROM streams
+        WHERE streams.stream_id IN (SELECT x.v->>1 FROM jsonb_array_elements(entries) AS x (v))
+        ORDER BY streams.stream_id
+        FOR UPDATE;
+      FOR g IN SELECT DISTINCT (x.v->>7)::integer FROM jsonb_array_elements(entries) AS x (v) ORDER BY 1
+      LOOP
+        BEGIN
+          FOR e IN
+            SELECT x.v->>1 AS stream, (x.v->>2)::bigint AS expected, (x.v->>3)::boolean AS stream_exists,
+              x.v->>4 AS previous_hash, x.v->>5 AS next_hash, jsonb_array_length(x.v->6) AS n
+            FROM jsonb_array_elements(entries) AS x (v)
+            WHERE (x.v->>7)::integer = g
+            ORDER BY x.v->>1
+          LOOP
+            IF e.stream_exists THEN
+              UPDATE streams SET version = e.expected + e.n, last_hash = e.next_hash, updated_at = now()
+                WHERE streams.stream_id = e.stream AND streams.version = e.expected
+                  AND streams.last_hash = e.previous_hash;
+            ELSE
+              INSERT INTO streams (stream_id, version, last_hash) VALUES (e.stream, e.expected + e.n, e.next_hash)
+                ON CONFLICT (stream_id) DO NOTHING;
+            END IF;
+            IF NOT FOUND THEN
+              RAISE EXCEPTION 'tillflow: a stream moved' USING ERRCODE = 'TF001';
+            END IF;
+          END LOOP;
+        EXCEPTION WHEN SQLSTATE 'TF001' THEN
+          refused := refused || g;
+        END;
+      END LOOP;
+      RETURN QUERY
+        WITH landing AS (
+          SELECT x.v, x.i FROM jsonb_array_elements(entries) WITH ORDINALITY AS x (v, i)
+          WHERE NOT ((x.v->>7)::integer = ANY (refused))
+        ), appended AS (
+          INSERT INTO events (stream_id, version, event_id, type, schema_version, data, metadata, hash)
+          SELECT landing.v->>1, (landing.v->>2)::bigint + b.n, (b.e->>0)::uuid, b.e->>1, (b.e->>2)::integer,
+            b.e->3, b.e->4, b.e->>5
+          FROM landing, jsonb_array_elements(landing.v->6) WITH ORDINALITY AS b (e, n)
+          ORDER BY landing.i, b.n
+          RETURNING events.stream_id, events.version, events.global_position
+        )
+        SELECT (landing.v->>0)::integer, count(appended.global_position)::integer,
+          string_agg(appended.global_position::text, ',' ORDER BY appended.version),
+          (landing.v->>2)::bigint + jsonb_array_length(landing.v->6), landing.v->>5
+        FROM landing LEFT JOIN appended ON appended.stream_id = landing.v->>1
+        GROUP BY landing.v
+        UNION ALL
+        SELECT (x.v->>0)::integer, 0, NULL::text, streams.version, streams.last_hash
+        FROM jsonb_array_elements(entries) AS x (v) LEFT JOIN streams ON streams.stream_id = x.v->>1
+        WHERE (x.v->>7)::integer = ANY (refused);
+    END
+    $$`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
@@ -291,7 +375,8 @@ export const migrations = {
   "3_append_function": appendFunction,
   "4_append_reporting_head": appendReportingHead,
   "5_append_many": appendMany,
-  "6_append_all": appendAll
+  "6_append_all": appendAll,
+  "8_append_groups": appendGroups
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */
