@@ -72,6 +72,14 @@ export interface Options {
    * reads of the log per sale with two subscriptions, on the embedded worker).
    */
   readonly subscriptionGather?: Duration.DurationInput | undefined
+  /**
+   * Group commit of multi-stream appends (`appendStreams`) as of single-stream ones
+   * (default true): beyond `maxInFlight`, several callers' all-or-nothing appends go as ONE
+   * statement (`tillflow_append_groups`, at most 64, no stream in two of them), each still
+   * written all or none. `false`: each goes alone, at once, through @effect/sql, as before
+   * issue 29's third session (kept for the benchmark's before/after in the same run).
+   */
+  readonly multiStreamGroupCommit?: boolean | undefined
 }
 
 /** The default number of append statements in flight before appends are coalesced. */
@@ -112,6 +120,7 @@ export const make = (
       pool,
       maxInFlight,
       maxCoalesced,
+      multiStreamGroupCommit: options.multiStreamGroupCommit ?? true,
       heads: Heads.make(),
       notifications,
       streamVersion

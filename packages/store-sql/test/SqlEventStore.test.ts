@@ -96,7 +96,9 @@ const transactionsOf = (store: EventStore.Service, stream: string) =>
 
 const sqlStoreSuite = <E>(
   name: string,
-  storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>
+  storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>,
+  /** Several sessions at once (PostgreSQL; PGlite has one: a held transaction stops every other). */
+  sessions: boolean
 ) =>
   layer(storeLayer, { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
     it.scoped(
@@ -386,6 +388,68 @@ const sqlStoreSuite = <E>(
           expect((yield* store.verify(shared)).ok).toBe(true)
         })
     )
+
+    if (sessions) {
+      it.scoped(
+        "group commit of multi-stream appends: a stream another writer creates while the statement runs refuses that call whole, and only it",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const sql = yield* SqlClient.SqlClient
+            const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+            const pairs = Arr.range(0, 2).map(() => [freshStream("late"), freshStream("late")] as const)
+            // Call 1's second stream is created by another session's transaction, not yet
+            // committed when the statement checks it (absent) and creates it (waits).
+            const taken = pairs[1][1]
+            const inserted = yield* Deferred.make<void>()
+            const commit = yield* Deferred.make<void>()
+            const other =
+              yield* sql`INSERT INTO streams (stream_id, version, last_hash) VALUES (${taken}, 1, ${"f".repeat(64)})`.pipe(
+                Effect.zipRight(Deferred.succeed(inserted, undefined)),
+                Effect.zipRight(Deferred.await(commit)),
+                sql.withTransaction,
+                Effect.fork
+              )
+            yield* Deferred.await(inserted)
+            // The other session commits once the blocker's statement has run and the
+            // coalesced one waits on `taken`.
+            yield* Effect.fork(
+              Effect.zipRight(Effect.sleep("700 millis"), Deferred.succeed(commit, undefined))
+            )
+            const fibers = yield* whileSlotTaken(
+              writer,
+              Effect.forEach(pairs, ([a, b], i) =>
+                Effect.fork(
+                  Effect.either(
+                    writer.appendStreams([
+                      { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(i)] },
+                      { streamId: b, expectedVersion: EventStore.NoStream, events: [happened(i)] }
+                    ])
+                  )
+                )
+              ),
+              true
+            )
+            yield* Fiber.join(other)
+            const results = yield* Effect.forEach(fibers, Fiber.join)
+            expect(results[1]).toMatchObject({
+              _tag: "Left",
+              left: { _tag: "ConcurrencyConflict", streamId: taken, actual: 1 }
+            })
+            // Its first stream, created by the statement before it found `taken`, is gone.
+            expect(yield* store.streamVersion(pairs[1][0])).toBe(0)
+            for (const i of [0, 2]) {
+              expect(results[i]).toMatchObject({
+                _tag: "Right",
+                right: [{ nextVersion: 1 }, { nextVersion: 1 }]
+              })
+              for (const stream of pairs[i]) expect((yield* store.verify(stream)).ok).toBe(true)
+            }
+            const [first] = yield* transactionsOf(store, pairs[0][0])
+            expect(yield* transactionsOf(store, pairs[2][1])).toEqual([first])
+          })
+      )
+    }
 
     it.scoped(
       "group commit of multi-stream appends: a duplicate event id fails only its caller; the statement's other calls land alone",
@@ -895,6 +959,6 @@ const sqlStoreSuite = <E>(
   })
 
 describe("SqlEventStore", () => {
-  sqlStoreSuite("on PostgreSQL (fresh database)", TestDatabase.layer)
-  sqlStoreSuite("on PGlite", PgliteEventStore.layer({ pollInterval: "50 millis" }))
+  sqlStoreSuite("on PostgreSQL (fresh database)", TestDatabase.layer, process.env.DATABASE_URL !== undefined)
+  sqlStoreSuite("on PGlite", PgliteEventStore.layer({ pollInterval: "50 millis" }), false)
 })

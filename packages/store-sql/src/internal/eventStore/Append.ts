@@ -166,11 +166,8 @@ const executeGroups = (
     }
   )
 
-/**
- * The most multi-stream appends coalesced into one statement: each is a subtransaction of
- * `tillflow_append_groups`, and PostgreSQL caches 64 of them per backend before it spills.
- */
-export const maxGroupsCoalesced = 32
+/** The most multi-stream appends coalesced into one statement. */
+export const maxGroupsCoalesced = 64
 
 /**
  * The appends of a store over `sql`: the single-stream one and the multi-stream one (all
@@ -182,11 +179,22 @@ export const make = (options: {
   readonly pool: HotPool.HotPool["Type"] | undefined
   readonly maxInFlight: number
   readonly maxCoalesced: number
+  /** false: every multi-stream append alone, at once, through @effect/sql (the former path). */
+  readonly multiStreamGroupCommit: boolean
   readonly heads: Heads.Heads
   readonly notifications: Notifications.Notifications
   readonly streamVersion: EventStore.Service["streamVersion"]
 }): Pick<EventStore.Service, "append" | "appendStreams"> => {
-  const { heads, maxCoalesced, maxInFlight, notifications, pool, sql, streamVersion } = options
+  const {
+    heads,
+    maxCoalesced,
+    maxInFlight,
+    multiStreamGroupCommit,
+    notifications,
+    pool,
+    sql,
+    streamVersion
+  } = options
 
   // Group commit of the appends made outside a caller's transaction (`Coalescer`): N
   // concurrent appends cost one statement, one transaction and one WAL flush instead of
@@ -358,7 +366,9 @@ export const make = (options: {
       }
     })
     return Effect.flatMap(
-      inTransaction ? executeAll(sql, undefined, requests) : coalescedAll(requests),
+      inTransaction || !multiStreamGroupCommit
+        ? executeAll(sql, undefined, requests)
+        : coalescedAll(requests),
       (byEntry) => {
         if (byEntry.every((row, i) => row !== undefined && Number(row.inserted) === prepared[i].length)) {
           return Effect.succeed(
