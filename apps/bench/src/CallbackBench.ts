@@ -60,10 +60,10 @@ interface LoadResult {
 
 /**
  * The receiver on its lean path (`CallbackHttp.layerServer`, a plain `node:http` listener):
- * engine, queue and store on PostgreSQL. `multiStreamGroupCommit: false` is the store as it
- * was before its multi-stream appends were coalesced (the one-write reply's before/after).
+ * engine, queue and store on PostgreSQL. `multiStreamGroupCommit: true` coalesces the
+ * store's multi-stream appends (the one-write reply's A/B; off by default).
  */
-const receiverRuntime = (url: string, multiStreamGroupCommit = true) =>
+const receiverRuntime = (url: string, multiStreamGroupCommit: boolean) =>
   ManagedRuntime.make(
     CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }).pipe(
       Layer.provideMerge(CallbackReceiver.layer),
@@ -77,7 +77,10 @@ const receiverRuntime = (url: string, multiStreamGroupCommit = true) =>
           maxConnections: poolSize,
           applicationName: "bench-receiver",
           multiStreamGroupCommit,
-          maxInFlight: process.env.BENCH_CB_MAXINFLIGHT === undefined ? undefined : Number(process.env.BENCH_CB_MAXINFLIGHT)
+          maxInFlight:
+            process.env.BENCH_CB_MAXINFLIGHT === undefined
+              ? undefined
+              : Number(process.env.BENCH_CB_MAXINFLIGHT)
         })
       ),
       // The receiver's per-request info line is off, as the baseline logs nothing.
@@ -295,8 +298,8 @@ interface Rig {
   readonly receiverUrl: string
   /** The same receiver through @effect/platform's server (`HttpServer.serve(CallbackHttp.app)`'s handler). */
   readonly platformUrl: string
-  /** The receiver whose store sends each multi-stream append alone (the former path). */
-  readonly beforeUrl: string
+  /** The receiver whose store coalesces multi-stream appends (`multiStreamGroupCommit`). */
+  readonly coalescedUrl: string
   readonly close: () => Promise<void>
   readonly baselineUrl: string
   /** Waits until the receiver has forwarded every result it acknowledged. */
@@ -310,15 +313,15 @@ const serverUrl = async (runtime: ReceiverRuntime) => {
 
 const ready = async (
   runtime: ReceiverRuntime,
-  before: ReceiverRuntime,
+  coalesced: ReceiverRuntime,
   baselineUrl: string,
   load: Child.Child
 ): Promise<Rig> => {
   const server = await runtime.runPromise(HttpServer.HttpServer)
-  const beforeUrl = await serverUrl(before)
+  const coalescedUrl = await serverUrl(coalesced)
   const forwarded = () =>
     Promise.all(
-      [runtime, before].map((r) =>
+      [runtime, coalesced].map((r) =>
         r.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
       )
     ).then(() => undefined)
@@ -336,7 +339,7 @@ const ready = async (
       platform.closeIdleConnections()
     })
   await load.next(Child.field("ready"), 60_000)
-  return { load, receiverUrl, platformUrl, beforeUrl, close, baselineUrl, forwarded }
+  return { load, receiverUrl, platformUrl, coalescedUrl, close, baselineUrl, forwarded }
 }
 
 /** What the rounds measured, by server. */
@@ -345,7 +348,7 @@ interface Measured {
     readonly receiver: Array<LoadResult>
     readonly platform: Array<LoadResult>
     readonly unknown: Array<LoadResult>
-    readonly before: Array<LoadResult>
+    readonly coalesced: Array<LoadResult>
     readonly baseline: Array<LoadResult>
   }
   /**
@@ -356,7 +359,7 @@ interface Measured {
     readonly receiver: Array<number>
     readonly platform: Array<number>
     readonly unknown: Array<number>
-    readonly before: Array<number>
+    readonly coalesced: Array<number>
     readonly baseline: Array<number>
   }
   /** How long after the last reply the last forwarding ended. */
@@ -366,7 +369,7 @@ interface Measured {
     readonly receiver: Array<number>
     readonly platform: Array<number>
     readonly unknown: Array<number>
-    readonly before: Array<number>
+    readonly coalesced: Array<number>
   }
 }
 
@@ -375,7 +378,7 @@ const measure = async (
   context: Section.Context,
   rig: Rig,
   files: ReturnType<typeof requestFiles>,
-  beforeFiles: ReturnType<typeof requestFiles>,
+  coalescedFiles: ReturnType<typeof requestFiles>,
   perRound: number
 ): Promise<Measured> => {
   context.log(`callback: registering ${perRound * context.rounds} attempts`)
@@ -383,7 +386,7 @@ const measure = async (
     readonly receiver: string
     readonly platform: string
     readonly unknown: string
-    readonly before: string
+    readonly coalesced: string
     readonly baseline: string
   }> = []
   for (let round = 0; round < context.rounds; round++) {
@@ -391,26 +394,27 @@ const measure = async (
       receiver: await files.write(`receiver-${round}`, perRound, "receiver"),
       platform: await files.write(`platform-${round}`, perRound, "receiver"),
       unknown: await files.write(`unknown-${round}`, perRound, "receiver-unknown"),
-      before: await beforeFiles.write(`before-${round}`, perRound, "receiver"),
+      coalesced: await coalescedFiles.write(`coalesced-${round}`, perRound, "receiver"),
       baseline: await files.write(`baseline-${round}`, perRound, "baseline")
     })
   }
   // Warm-up of both servers (JIT, pools).
   await fire(rig.load, rig.receiverUrl, await files.write("warm-receiver", 100, "receiver"))
   await fire(rig.load, rig.platformUrl, await files.write("warm-platform", 100, "receiver"))
-  await fire(rig.load, rig.beforeUrl, await beforeFiles.write("warm-before", 100, "receiver"))
+  await fire(rig.load, rig.coalescedUrl, await coalescedFiles.write("warm-coalesced", 100, "receiver"))
   await fire(rig.load, rig.baselineUrl, await files.write("warm-baseline", 100, "baseline"))
   await rig.forwarded()
 
   const measured: Measured = {
-    results: { receiver: [], platform: [], unknown: [], before: [], baseline: [] },
-    cpuPerRequest: { receiver: [], platform: [], unknown: [], before: [], baseline: [] },
+    results: { receiver: [], platform: [], unknown: [], coalesced: [], baseline: [] },
+    cpuPerRequest: { receiver: [], platform: [], unknown: [], coalesced: [], baseline: [] },
     drainMillis: [],
-    forwardedRate: { receiver: [], platform: [], unknown: [], before: [] }
+    forwardedRate: { receiver: [], platform: [], unknown: [], coalesced: [] }
   }
-  const fireReceiver = async (file: string, kind: "receiver" | "platform" | "unknown" | "before") => {
+  const fireReceiver = async (file: string, kind: "receiver" | "platform" | "unknown" | "coalesced") => {
     const cpu = process.cpuUsage()
-    const url = kind === "platform" ? rig.platformUrl : kind === "before" ? rig.beforeUrl : rig.receiverUrl
+    const url =
+      kind === "platform" ? rig.platformUrl : kind === "coalesced" ? rig.coalescedUrl : rig.receiverUrl
     const r = await fire(rig.load, url, file)
     const end = performance.now()
     await rig.forwarded()
@@ -427,9 +431,9 @@ const measure = async (
     name: "receiver",
     run: (round) => fireReceiver(rounds[round]?.receiver ?? "", "receiver")
   }
-  const before: Measure.Case = {
-    name: "receiver, multi-stream appends not coalesced (before)",
-    run: (round) => fireReceiver(rounds[round]?.before ?? "", "before")
+  const coalesced: Measure.Case = {
+    name: "receiver, multi-stream appends coalesced",
+    run: (round) => fireReceiver(rounds[round]?.coalesced ?? "", "coalesced")
   }
   await Measure.interleave(
     context.rounds,
@@ -445,9 +449,9 @@ const measure = async (
           return r.ok / r.seconds
         }
       },
-      // The before case runs right after the baseline with CALLBACK_BEFORE_FIRST=1, to
-      // tell the change from the place in the round.
-      ...(process.env.CALLBACK_BEFORE_FIRST === "1" ? [before, after] : [after, before]),
+      // The coalesced case runs right after the baseline with CALLBACK_COALESCED_FIRST=1,
+      // to tell the change from the place in the round.
+      ...(process.env.CALLBACK_COALESCED_FIRST === "1" ? [coalesced, after] : [after, coalesced]),
       {
         name: "receiver on @effect/platform's server",
         run: (round) => fireReceiver(rounds[round]?.platform ?? "", "platform")
@@ -476,7 +480,7 @@ const checkRecorded = async (url: string, results: Measured["results"]) => {
   await check.end()
   if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
   const expected =
-    [...results.receiver, ...results.platform, ...results.unknown, ...results.before].reduce(
+    [...results.receiver, ...results.platform, ...results.unknown, ...results.coalesced].reduce(
       (sum, r) => sum + r.ok,
       0
     ) + 300
@@ -537,26 +541,26 @@ const report = (
       `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
       "the baseline's median), the rate a sustained load would get.",
     "",
-    "Before/after of the one-write reply's group commit, in the same rounds: the same receiver whose store sends " +
-      "each multi-stream append alone through @effect/sql (`multiStreamGroupCommit: false`, the path before issue " +
-      `29's third session): ${Measure.formatNumber(Measure.median(results.before.map((r) => r.ok / r.seconds)))} req/s ` +
+    "Group commit of the one-write reply's multi-stream appends, in the same rounds: the same receiver whose " +
+      "store coalesces them (`multiStreamGroupCommit: true`, `tillflow_append_groups`; off by default): " +
+      `${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.ok / r.seconds)))} req/s ` +
       `(${Measure.ratioOfRounds(
-        results.before.map((r) => r.ok / r.seconds),
+        results.coalesced.map((r) => r.ok / r.seconds),
         results.baseline.map((r) => r.ok / r.seconds)
       ).toFixed(
         2
-      )}× the baseline), p99 ${Measure.formatNumber(Measure.median(results.before.map((r) => r.p99)))} ms, ` +
-      `${Measure.median(cpuPerRequest.before).toFixed(2)} ms of CPU per request, acknowledged and forwarded ` +
-      `${Measure.formatNumber(Measure.median(forwardedRate.before))} req/s; coalesced ÷ alone: ` +
+      )}× the baseline), p99 ${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.p99)))} ms, ` +
+      `${Measure.median(cpuPerRequest.coalesced).toFixed(2)} ms of CPU per request, acknowledged and forwarded ` +
+      `${Measure.formatNumber(Measure.median(forwardedRate.coalesced))} req/s; coalesced ÷ alone (the default): ` +
       `${Measure.ratioOfRounds(
-        results.receiver.map((r) => r.ok / r.seconds),
-        results.before.map((r) => r.ok / r.seconds)
+        results.coalesced.map((r) => r.ok / r.seconds),
+        results.receiver.map((r) => r.ok / r.seconds)
       ).toFixed(2)}× the rate, ` +
       `${Measure.ratioOfRounds(
-        results.receiver.map((r) => r.p99),
-        results.before.map((r) => r.p99)
+        results.coalesced.map((r) => r.p99),
+        results.receiver.map((r) => r.p99)
       ).toFixed(2)}× the p99, ` +
-      `${Measure.ratioOfRounds(cpuPerRequest.receiver, cpuPerRequest.before).toFixed(2)}× the CPU per request ` +
+      `${Measure.ratioOfRounds(cpuPerRequest.coalesced, cpuPerRequest.receiver).toFixed(2)}× the CPU per request ` +
       "(medians of per-round ratios).",
     "",
     "The same receiver through @effect/platform's server (`NodeHttpServer`'s handler of `CallbackHttp.app`, " +
@@ -595,8 +599,8 @@ export const section: Section.Section = {
     Scratch.using("callback", async (scratch) => {
       const perRound = context.quick ? 400 : 800
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-callback-"))
-      const runtime = receiverRuntime(scratch.url)
-      const before = receiverRuntime(scratch.url, false)
+      const runtime = receiverRuntime(scratch.url, false)
+      const coalesced = receiverRuntime(scratch.url, true)
       const baseline = await baselineServer(scratch.url)
       const load = Child.start("apps/bench/src/processes/LoadGenerator.ts", {
         profileDir: context.profileDir,
@@ -604,13 +608,13 @@ export const section: Section.Section = {
       })
       let rig: Rig | undefined
       try {
-        rig = await ready(runtime, before, baseline.url, load)
+        rig = await ready(runtime, coalesced, baseline.url, load)
         const files = requestFiles(runtime, dir)
-        const beforeFiles = requestFiles(before, dir, 1_000_000)
-        const measured = await measure(context, rig, files, beforeFiles, perRound)
+        const coalescedFiles = requestFiles(coalesced, dir, 1_000_000)
+        const measured = await measure(context, rig, files, coalescedFiles, perRound)
         await checkRecorded(scratch.url, measured.results)
         const result = report(measured, perRound, {
-          registered: files.registered() + beforeFiles.registered(),
+          registered: files.registered() + coalescedFiles.registered(),
           redrawn: files.redrawn()
         })
         for (const line of result.details.split("\n").slice(2, 9)) if (line !== "") context.log(line)
@@ -620,7 +624,7 @@ export const section: Section.Section = {
         await rig?.close()
         await baseline.close()
         await runtime.dispose()
-        await before.dispose()
+        await coalesced.dispose()
         fs.rmSync(dir, { recursive: true, force: true })
       }
     })

@@ -74,10 +74,13 @@ export interface Options {
   readonly subscriptionGather?: Duration.DurationInput | undefined
   /**
    * Group commit of multi-stream appends (`appendStreams`) as of single-stream ones
-   * (default true): beyond `maxInFlight`, several callers' all-or-nothing appends go as ONE
+   * (default false): beyond `maxInFlight`, several callers' all-or-nothing appends go as ONE
    * statement (`tillflow_append_groups`, at most 64, no stream in two of them), each still
-   * written all or none. `false`: each goes alone, at once, through @effect/sql, as before
-   * issue 29's third session (kept for the benchmark's before/after in the same run).
+   * written all or none. Off by default: measured on the callback receiver's one-write
+   * reply (its only user), it acknowledged 0.78–0.88× as many deliveries per second as
+   * each append alone, at 1.08–1.21× the CPU per request, although alone, 16 callers at
+   * once, it halves the Node CPU per append (docs/performance.md, "Callback receiver").
+   * false: each goes alone, at once, through @effect/sql.
    */
   readonly multiStreamGroupCommit?: boolean | undefined
 }
@@ -120,7 +123,7 @@ export const make = (
       pool,
       maxInFlight,
       maxCoalesced,
-      multiStreamGroupCommit: options.multiStreamGroupCommit ?? true,
+      multiStreamGroupCommit: options.multiStreamGroupCommit ?? false,
       heads: Heads.make(),
       notifications,
       streamVersion

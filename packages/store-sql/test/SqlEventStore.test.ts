@@ -276,7 +276,7 @@ const sqlStoreSuite = <E>(
       () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
-          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
           const other = yield* SqlEventStore.make()
           // Four calls, each to its own pair of streams `a` (new) and `b` (at 1, head cached
           // by `writer`); `other` moves call 2's `b` to 2, so `writer`'s guess and expected
@@ -355,7 +355,7 @@ const sqlStoreSuite = <E>(
       () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
-          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
           const other = yield* SqlEventStore.make()
           const shared = freshStream("shared")
           const [x, y] = [freshStream("own"), freshStream("own")]
@@ -396,7 +396,7 @@ const sqlStoreSuite = <E>(
           Effect.gen(function* () {
             const store = yield* EventStore.EventStore
             const sql = yield* SqlClient.SqlClient
-            const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+            const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
             const pairs = Arr.range(0, 2).map(() => [freshStream("late"), freshStream("late")] as const)
             // Call 1's second stream is created by another session's transaction, not yet
             // committed when the statement checks it (absent) and creates it (waits).
@@ -456,7 +456,7 @@ const sqlStoreSuite = <E>(
       () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
-          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
           const used = globalThis.crypto.randomUUID()
           yield* writer.append(freshStream("used"), EventStore.NoStream, [{ ...happened(0), eventId: used }])
           const pairs = Arr.range(0, 2).map(() => [freshStream("dup"), freshStream("dup")] as const)
