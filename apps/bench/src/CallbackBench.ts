@@ -60,8 +60,8 @@ interface LoadResult {
 
 /**
  * The receiver on its lean path (`CallbackHttp.layerServer`, a plain `node:http` listener):
- * engine, queue and store on PostgreSQL. `multiStreamGroupCommit: true` coalesces the
- * store's multi-stream appends (the one-write reply's A/B; off by default).
+ * engine, queue and store on PostgreSQL. `multiStreamGroupCommit: false` sends each of the
+ * store's multi-stream appends alone (the one-write reply's A/B; on by default).
  */
 const receiverRuntime = (url: string, multiStreamGroupCommit: boolean) =>
   ManagedRuntime.make(
@@ -300,6 +300,8 @@ interface Rig {
   readonly platformUrl: string
   /** The receiver whose store coalesces multi-stream appends (`multiStreamGroupCommit`). */
   readonly coalescedUrl: string
+  /** Its A/B twin: a runtime of its own as well, whose store sends each one alone (the path before). */
+  readonly aloneUrl: string
   readonly close: () => Promise<void>
   readonly baselineUrl: string
   /** Waits until the receiver has forwarded every result it acknowledged. */
@@ -314,14 +316,16 @@ const serverUrl = async (runtime: ReceiverRuntime) => {
 const ready = async (
   runtime: ReceiverRuntime,
   coalesced: ReceiverRuntime,
+  alone: ReceiverRuntime,
   baselineUrl: string,
   load: Child.Child
 ): Promise<Rig> => {
   const server = await runtime.runPromise(HttpServer.HttpServer)
   const coalescedUrl = await serverUrl(coalesced)
+  const aloneUrl = await serverUrl(alone)
   const forwarded = () =>
     Promise.all(
-      [runtime, coalesced].map((r) =>
+      [runtime, coalesced, alone].map((r) =>
         r.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
       )
     ).then(() => undefined)
@@ -339,7 +343,7 @@ const ready = async (
       platform.closeIdleConnections()
     })
   await load.next(Child.field("ready"), 60_000)
-  return { load, receiverUrl, platformUrl, coalescedUrl, close, baselineUrl, forwarded }
+  return { load, receiverUrl, platformUrl, coalescedUrl, aloneUrl, close, baselineUrl, forwarded }
 }
 
 /** What the rounds measured, by server. */
@@ -349,6 +353,7 @@ interface Measured {
     readonly platform: Array<LoadResult>
     readonly unknown: Array<LoadResult>
     readonly coalesced: Array<LoadResult>
+    readonly alone: Array<LoadResult>
     readonly baseline: Array<LoadResult>
   }
   /**
@@ -360,6 +365,7 @@ interface Measured {
     readonly platform: Array<number>
     readonly unknown: Array<number>
     readonly coalesced: Array<number>
+    readonly alone: Array<number>
     readonly baseline: Array<number>
   }
   /** How long after the last reply the last forwarding ended. */
@@ -370,6 +376,7 @@ interface Measured {
     readonly platform: Array<number>
     readonly unknown: Array<number>
     readonly coalesced: Array<number>
+    readonly alone: Array<number>
   }
 }
 
@@ -379,6 +386,7 @@ const measure = async (
   rig: Rig,
   files: ReturnType<typeof requestFiles>,
   coalescedFiles: ReturnType<typeof requestFiles>,
+  aloneFiles: ReturnType<typeof requestFiles>,
   perRound: number
 ): Promise<Measured> => {
   context.log(`callback: registering ${perRound * context.rounds} attempts`)
@@ -387,6 +395,7 @@ const measure = async (
     readonly platform: string
     readonly unknown: string
     readonly coalesced: string
+    readonly alone: string
     readonly baseline: string
   }> = []
   for (let round = 0; round < context.rounds; round++) {
@@ -395,6 +404,7 @@ const measure = async (
       platform: await files.write(`platform-${round}`, perRound, "receiver"),
       unknown: await files.write(`unknown-${round}`, perRound, "receiver-unknown"),
       coalesced: await coalescedFiles.write(`coalesced-${round}`, perRound, "receiver"),
+      alone: await aloneFiles.write(`alone-${round}`, perRound, "receiver"),
       baseline: await files.write(`baseline-${round}`, perRound, "baseline")
     })
   }
@@ -402,19 +412,29 @@ const measure = async (
   await fire(rig.load, rig.receiverUrl, await files.write("warm-receiver", 100, "receiver"))
   await fire(rig.load, rig.platformUrl, await files.write("warm-platform", 100, "receiver"))
   await fire(rig.load, rig.coalescedUrl, await coalescedFiles.write("warm-coalesced", 100, "receiver"))
+  await fire(rig.load, rig.aloneUrl, await aloneFiles.write("warm-alone", 100, "receiver"))
   await fire(rig.load, rig.baselineUrl, await files.write("warm-baseline", 100, "baseline"))
   await rig.forwarded()
 
   const measured: Measured = {
-    results: { receiver: [], platform: [], unknown: [], coalesced: [], baseline: [] },
-    cpuPerRequest: { receiver: [], platform: [], unknown: [], coalesced: [], baseline: [] },
+    results: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [], baseline: [] },
+    cpuPerRequest: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [], baseline: [] },
     drainMillis: [],
-    forwardedRate: { receiver: [], platform: [], unknown: [], coalesced: [] }
+    forwardedRate: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [] }
   }
-  const fireReceiver = async (file: string, kind: "receiver" | "platform" | "unknown" | "coalesced") => {
+  const fireReceiver = async (
+    file: string,
+    kind: "receiver" | "platform" | "unknown" | "coalesced" | "alone"
+  ) => {
     const cpu = process.cpuUsage()
     const url =
-      kind === "platform" ? rig.platformUrl : kind === "coalesced" ? rig.coalescedUrl : rig.receiverUrl
+      kind === "platform"
+        ? rig.platformUrl
+        : kind === "coalesced"
+          ? rig.coalescedUrl
+          : kind === "alone"
+            ? rig.aloneUrl
+            : rig.receiverUrl
     const r = await fire(rig.load, url, file)
     const end = performance.now()
     await rig.forwarded()
@@ -435,6 +455,10 @@ const measure = async (
     name: "receiver, multi-stream appends coalesced",
     run: (round) => fireReceiver(rounds[round]?.coalesced ?? "", "coalesced")
   }
+  const alone: Measure.Case = {
+    name: "receiver, multi-stream appends alone (the A/B's twin)",
+    run: (round) => fireReceiver(rounds[round]?.alone ?? "", "alone")
+  }
   await Measure.interleave(
     context.rounds,
     [
@@ -449,9 +473,10 @@ const measure = async (
           return r.ok / r.seconds
         }
       },
-      // The coalesced case runs right after the baseline with CALLBACK_COALESCED_FIRST=1,
-      // to tell the change from the place in the round.
-      ...(process.env.CALLBACK_COALESCED_FIRST === "1" ? [coalesced, after] : [after, coalesced]),
+      after,
+      // The A/B of the multi-stream group commit: two runtimes that serve nothing else, in
+      // either order (CALLBACK_COALESCED_FIRST=1), to tell the change from the place in the round.
+      ...(process.env.CALLBACK_COALESCED_FIRST === "1" ? [coalesced, alone] : [alone, coalesced]),
       {
         name: "receiver on @effect/platform's server",
         run: (round) => fireReceiver(rounds[round]?.platform ?? "", "platform")
@@ -480,10 +505,13 @@ const checkRecorded = async (url: string, results: Measured["results"]) => {
   await check.end()
   if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
   const expected =
-    [...results.receiver, ...results.platform, ...results.unknown, ...results.coalesced].reduce(
-      (sum, r) => sum + r.ok,
-      0
-    ) + 300
+    [
+      ...results.receiver,
+      ...results.platform,
+      ...results.unknown,
+      ...results.coalesced,
+      ...results.alone
+    ].reduce((sum, r) => sum + r.ok, 0) + 400
   if (recorded !== expected) throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
 }
 
@@ -542,7 +570,7 @@ const report = (
       "the baseline's median), the rate a sustained load would get.",
     "",
     "Group commit of the one-write reply's multi-stream appends, in the same rounds: the same receiver whose " +
-      "store coalesces them (`multiStreamGroupCommit: true`, `tillflow_append_groups`; off by default): " +
+      "store coalesces them (`multiStreamGroupCommit: true`, `tillflow_append_groups`, the default; a runtime that serves only this case): " +
       `${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.ok / r.seconds)))} req/s ` +
       `(${Measure.ratioOfRounds(
         results.coalesced.map((r) => r.ok / r.seconds),
@@ -551,16 +579,18 @@ const report = (
         2
       )}× the baseline), p99 ${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.p99)))} ms, ` +
       `${Measure.median(cpuPerRequest.coalesced).toFixed(2)} ms of CPU per request, acknowledged and forwarded ` +
-      `${Measure.formatNumber(Measure.median(forwardedRate.coalesced))} req/s; coalesced ÷ alone (the default): ` +
+      `${Measure.formatNumber(Measure.median(forwardedRate.coalesced))} req/s; against its twin alone (\`multiStreamGroupCommit: false\`, the path before; its own runtime too: ` +
+      `${Measure.formatNumber(Measure.median(results.alone.map((r) => r.ok / r.seconds)))} req/s, ` +
+      `${Measure.median(cpuPerRequest.alone).toFixed(2)} ms of CPU per request), coalesced ÷ alone: ` +
       `${Measure.ratioOfRounds(
         results.coalesced.map((r) => r.ok / r.seconds),
-        results.receiver.map((r) => r.ok / r.seconds)
+        results.alone.map((r) => r.ok / r.seconds)
       ).toFixed(2)}× the rate, ` +
       `${Measure.ratioOfRounds(
         results.coalesced.map((r) => r.p99),
-        results.receiver.map((r) => r.p99)
+        results.alone.map((r) => r.p99)
       ).toFixed(2)}× the p99, ` +
-      `${Measure.ratioOfRounds(cpuPerRequest.coalesced, cpuPerRequest.receiver).toFixed(2)}× the CPU per request ` +
+      `${Measure.ratioOfRounds(cpuPerRequest.coalesced, cpuPerRequest.alone).toFixed(2)}× the CPU per request ` +
       "(medians of per-round ratios).",
     "",
     "The same receiver through @effect/platform's server (`NodeHttpServer`'s handler of `CallbackHttp.app`, " +
@@ -599,8 +629,9 @@ export const section: Section.Section = {
     Scratch.using("callback", async (scratch) => {
       const perRound = context.quick ? 400 : 800
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-callback-"))
-      const runtime = receiverRuntime(scratch.url, false)
+      const runtime = receiverRuntime(scratch.url, true)
       const coalesced = receiverRuntime(scratch.url, true)
+      const alone = receiverRuntime(scratch.url, false)
       const baseline = await baselineServer(scratch.url)
       const load = Child.start("apps/bench/src/processes/LoadGenerator.ts", {
         profileDir: context.profileDir,
@@ -608,13 +639,14 @@ export const section: Section.Section = {
       })
       let rig: Rig | undefined
       try {
-        rig = await ready(runtime, coalesced, baseline.url, load)
+        rig = await ready(runtime, coalesced, alone, baseline.url, load)
         const files = requestFiles(runtime, dir)
         const coalescedFiles = requestFiles(coalesced, dir, 1_000_000)
-        const measured = await measure(context, rig, files, coalescedFiles, perRound)
+        const aloneFiles = requestFiles(alone, dir, 2_000_000)
+        const measured = await measure(context, rig, files, coalescedFiles, aloneFiles, perRound)
         await checkRecorded(scratch.url, measured.results)
         const result = report(measured, perRound, {
-          registered: files.registered() + coalescedFiles.registered(),
+          registered: files.registered() + coalescedFiles.registered() + aloneFiles.registered(),
           redrawn: files.redrawn()
         })
         for (const line of result.details.split("\n").slice(2, 9)) if (line !== "") context.log(line)
@@ -625,6 +657,7 @@ export const section: Section.Section = {
         await baseline.close()
         await runtime.dispose()
         await coalesced.dispose()
+        await alone.dispose()
         fs.rmSync(dir, { recursive: true, force: true })
       }
     })

@@ -30,7 +30,7 @@ export interface PgEventStoreConfig {
   readonly notifyInterval?: Duration.DurationInput | undefined
   /** Append statements in flight before appends are coalesced (default 2; `SqlEventStore.Options`). */
   readonly maxInFlight?: number | undefined
-  /** Group commit of multi-stream appends (default false; `SqlEventStore.Options`). */
+  /** Group commit of multi-stream appends (default true; `SqlEventStore.Options`). */
   readonly multiStreamGroupCommit?: boolean | undefined
   readonly applicationName?: string | undefined
 }

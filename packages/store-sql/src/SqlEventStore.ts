@@ -74,13 +74,12 @@ export interface Options {
   readonly subscriptionGather?: Duration.DurationInput | undefined
   /**
    * Group commit of multi-stream appends (`appendStreams`) as of single-stream ones
-   * (default false): beyond `maxInFlight`, several callers' all-or-nothing appends go as ONE
+   * (default true): beyond `maxInFlight`, several callers' all-or-nothing appends go as ONE
    * statement (`tillflow_append_groups`, at most 64, no stream in two of them), each still
-   * written all or none. Off by default: measured on the callback receiver's one-write
-   * reply (its only user), it acknowledged 0.78–0.88× as many deliveries per second as
-   * each append alone, at 1.08–1.21× the CPU per request, although alone, 16 callers at
-   * once, it halves the Node CPU per append (docs/performance.md, "Callback receiver").
-   * false: each goes alone, at once, through @effect/sql.
+   * written all or none. Measured on the callback receiver's one-write reply: 1.19–1.21×
+   * the deliveries per second of each append alone, at 0.80–0.87× the CPU per request
+   * (docs/performance.md, "Callback receiver"). false: each goes alone, at once, through
+   * @effect/sql (the path before; kept for the benchmark's A/B).
    */
   readonly multiStreamGroupCommit?: boolean | undefined
 }
@@ -123,7 +122,7 @@ export const make = (
       pool,
       maxInFlight,
       maxCoalesced,
-      multiStreamGroupCommit: options.multiStreamGroupCommit ?? false,
+      multiStreamGroupCommit: options.multiStreamGroupCommit ?? true,
       heads: Heads.make(),
       notifications,
       streamVersion
