@@ -34,8 +34,8 @@ const subtle = globalThis.crypto.subtle
 const digest = subtle.digest.bind(subtle)
 Object.defineProperty(subtle, "digest", {
   configurable: true,
-  value: (...args: Parameters<SubtleCrypto["digest"]>) => {
-    const pending = digest(...args)
+  value: (algorithm: Parameters<typeof digest>[0], data: Parameters<typeof digest>[1]) => {
+    const pending = digest(algorithm, data)
     digestsInFlight.add(pending)
     const forget = () => digestsInFlight.delete(pending)
     pending.then(forget, forget)
