@@ -76,11 +76,7 @@ const receiverRuntime = (url: string, multiStreamGroupCommit: boolean) =>
           url: Redacted.make(url),
           maxConnections: poolSize,
           applicationName: "bench-receiver",
-          multiStreamGroupCommit,
-          maxInFlight:
-            process.env.BENCH_CB_MAXINFLIGHT === undefined
-              ? undefined
-              : Number(process.env.BENCH_CB_MAXINFLIGHT)
+          multiStreamGroupCommit
         })
       ),
       // The receiver's per-request info line is off, as the baseline logs nothing.
