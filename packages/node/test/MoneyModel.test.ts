@@ -12,7 +12,14 @@ import * as FastCheck from "effect/FastCheck"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Device } from "../src/index.js"
 import { admin, type Harness, harness, runEffect } from "./support.js"
-import { freshModel, type Real, sequences, verifyAll } from "./support/moneyModel.js"
+import {
+  checkInvariants,
+  freshModel,
+  type Real,
+  sequences,
+  settleAll,
+  verifyAll
+} from "./support/moneyModel.js"
 import { EventStore } from "@tillflow/engine"
 
 const env = (name: string): string | undefined => {
@@ -30,8 +37,16 @@ describe("the money model holds on random mixed sequences of both paths", () => 
   let cardToken = ""
 
   beforeAll(async () => {
-    h = await harness({ merchantMcc: "7011" })
+    h = await harness({ merchantMcc: "7011", acquirer: { partialReversal: true } })
     terminals = (await h.tf.devices()).filter((d) => !d.serialNumber.startsWith("V"))
+    // The acquirer accepts partial reversals: a partial reversal is approved, not refused.
+    const state = (await admin(h.tf, "GET", "/state")) as {
+      readonly merchants: ReadonlyArray<{ readonly merchant_id_alpha: string }>
+    }
+    for (const m of state.merchants)
+      await admin(h.tf, "PATCH", `/merchants/${m.merchant_id_alpha}`, {
+        flags: { partialReversalAllowed: true }
+      })
     // One simulated card pays everywhere: no duplicate-payment prompt between operations.
     for (const t of terminals)
       await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
@@ -70,6 +85,9 @@ describe("the money model holds on random mixed sequences of both paths", () => 
         const model = freshModel()
         try {
           await FastCheck.asyncModelRun(() => ({ model, real }), cmds)
+          // Whatever is still in doubt is settled: then every balance is checked exactly.
+          await settleAll(model, real)
+          await checkInvariants(model, real)
           await verifyAll(real)
           if (env("MONEY_MODEL_VERBOSE") !== undefined)
             console.log(`sequence ${real.sequence}:\n    ${model.log.join("\n    ")}`)

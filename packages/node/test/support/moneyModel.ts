@@ -11,6 +11,7 @@
  */
 import {
   Identifiers,
+  InDoubtResolution,
   Ledger,
   LifecycleEvent,
   Money,
@@ -48,9 +49,22 @@ export interface Original {
   tip: bigint
   /** Credited back so far, by approved operations the model saw (refunds, reversals). */
   credited: bigint
-  /** An operation on it ended without a known outcome: exact balances may differ for a while. */
+  /**
+   * An operation on it ended without a known outcome that the model cannot name both
+   * endings of (a capture or an increase): its balances are compared again only by range.
+   */
   inDoubt: boolean
+  /**
+   * Operations on it whose outcome is unknown, each with both its possible endings tracked:
+   * applied (a credit of `credit`, or `tip` standing) or not. Until they are resolved the
+   * simulator's balance must be one of the possibilities; once resolved, exactly the one chosen.
+   */
+  doubts: Array<Doubt>
 }
+
+/** An operation in doubt: what it moves if it was applied. */
+export type Doubt =
+  { readonly what: "credit"; readonly amount: bigint } | { readonly what: "tip"; readonly tip: bigint }
 
 /** The reference model of one sequence. */
 export interface Model {
@@ -103,6 +117,14 @@ const rulesByTag: ReadonlySet<string> = new Set([
   "RequestAlreadyFailed"
 ])
 
+/**
+ * The service's own rules that no local rule stands for, by their error code: a MOTO sale
+ * of the same card and amount within 5 minutes is refused as a duplicate (the spec's duplicate
+ * payment check, `duplicate_check`). Any
+ * other rejection of the service is a money rule tillflow should have applied first.
+ */
+const serviceRules: ReadonlySet<string> = new Set(["DUPLICATE_TRANSACTION"])
+
 /** Endings whose outcome is not known yet (a 5xx or lost answer still being reconciled). */
 const unknownTags: ReadonlySet<string> = new Set([
   "OutcomeUnresolved",
@@ -136,6 +158,9 @@ const endingOf = (exit: Exit.Exit<unknown, unknown>): Ending => {
   if (typeof error.rule === "string" && error.rule.length > 0)
     return { _tag: "refused", rule: error.rule, error: tag }
   if (rulesByTag.has(tag)) return { _tag: "refused", rule: tag, error: tag }
+  const code = (error as { readonly code?: string }).code
+  if (tag === "GatewayRejected" && code !== undefined && serviceRules.has(code))
+    return { _tag: "refused", rule: `service:${code}`, error: tag }
   if (unknownTags.has(tag)) return { _tag: "unknown", error: tag }
   throw new Unnamed(`refused by no named rule: ${tag}: ${error.message ?? ""}`)
 }
@@ -216,8 +241,11 @@ const credit = (o: Original, credited: bigint) => {
   o.credited += credited
 }
 
-const markDoubt = (o: Original | undefined, ending: Ending) => {
-  if (o !== undefined && ending._tag === "unknown") o.inDoubt = true
+/** Records an unknown ending: both its possibilities when the model can name them, else a range. */
+const markDoubt = (o: Original | undefined, ending: Ending, ifApplied?: Doubt) => {
+  if (o === undefined || ending._tag !== "unknown") return
+  if (ifApplied === undefined || o.kind === "preAuthorization") o.inDoubt = true
+  else o.doubts.push(ifApplied)
 }
 
 /** An original on a terminal: a sale, a MOTO sale or a pre-authorization. */
@@ -247,7 +275,8 @@ class OpenOriginal implements Cmd {
         charged: ending.amount ?? this.minor,
         tip: 0n,
         credited: 0n,
-        inDoubt: false
+        inDoubt: false,
+        doubts: []
       })
   }
   toString = () => `${this.kind}(t${this.terminal}, ${this.minor})`
@@ -285,7 +314,8 @@ class OpenMotoTerminalLess implements Cmd {
         charged: ending.amount ?? this.minor,
         tip: 0n,
         credited: 0n,
-        inDoubt: false
+        inDoubt: false,
+        doubts: []
       })
   }
   toString = () => `terminalLessMotoSale(${this.minor})`
@@ -321,7 +351,7 @@ class Refund implements Cmd {
             })
           )
     )
-    markDoubt(o, ending)
+    markDoubt(o, ending, { what: "credit", amount: requested })
     if (ending._tag === "approved") {
       // The reference model: a refund past what is left must have been refused.
       if (before + requested > chargedOf(o))
@@ -385,7 +415,7 @@ class Reverse implements Cmd {
               )
             )
     const ending = await run(real, model, label, effect)
-    markDoubt(o, ending)
+    markDoubt(o, ending, { what: "credit", amount: requested ?? left })
     if (ending._tag === "approved" && o.kind !== "preAuthorization") {
       const undone = requested ?? left
       if (o.credited + undone > chargedOf(o))
@@ -445,7 +475,7 @@ class Tip implements Cmd {
         })
       )
     )
-    markDoubt(o, ending)
+    markDoubt(o, ending, { what: "tip", tip: this.minor })
     if (ending._tag === "approved") {
       if (o.credited > 0n)
         throw new Error(`a tip on ${o.guid}, ${o.credited} of which was credited back, was approved`)
@@ -520,8 +550,8 @@ class Concurrent implements Cmd {
         )
       )
     ])
-    markDoubt(o, a)
-    markDoubt(o, b)
+    markDoubt(o, a, { what: "credit", amount: all })
+    markDoubt(o, b, { what: "credit", amount: all })
     const approved = [a, b].filter((e) => e._tag === "approved").length
     if (before + BigInt(approved) * all > all)
       throw new Error(
@@ -530,6 +560,99 @@ class Concurrent implements Cmd {
     o.credited += BigInt(approved) * all
   }
   toString = () => `concurrent(#${this.index})`
+}
+
+/** The subset sums of the credits in doubt: every credit the simulator may show beyond the model's. */
+const possibleCredits = (o: Original): ReadonlyArray<bigint> =>
+  o.doubts.reduce<ReadonlyArray<bigint>>(
+    (sums, d) => (d.what === "credit" ? [...sums, ...sums.map((sum) => sum + d.amount)] : sums),
+    [0n]
+  )
+/** The tips that may stand: the model's, or one in doubt. */
+const possibleTips = (o: Original): ReadonlyArray<bigint> => [
+  o.tip,
+  ...o.doubts.flatMap((d) => (d.what === "tip" ? [d.tip] : []))
+]
+
+/** The simulator's view of an original's money: credited back and the standing tip. */
+const simulatorOf = async (real: Real, o: Original): Promise<{ credited: bigint; tip: bigint }> => {
+  const sims = (await admin(real.tf, "GET", "/transactions")) as ReadonlyArray<SimTransaction>
+  const sim = sims.find((t) => t.efttransactionID === o.guid)
+  if (sim === undefined) throw new Error(`the simulator does not know ${o.guid}`)
+  return { credited: BigInt(sim.refundedMinor) + BigInt(sim.reversedMinor), tip: BigInt(sim.tipAmount ?? 0) }
+}
+
+/** Throws unless the simulator's balance of `o` is one of the possibilities the model tracks. */
+const checkPossible = (o: Original, sim: { credited: bigint; tip: bigint }) => {
+  const credits = possibleCredits(o)
+  if (!credits.includes(sim.credited - o.credited))
+    throw new Error(
+      `simulator: ${o.guid} credited ${sim.credited}, none of the possibilities ${credits.map((c) => o.credited + c).join(" | ")}`
+    )
+  if (!possibleTips(o).includes(sim.tip))
+    throw new Error(
+      `simulator: ${o.guid} tip ${sim.tip}, none of the possibilities ${possibleTips(o).join(" | ")}`
+    )
+}
+
+/**
+ * Settles the operations in doubt on `o`: what the simulator shows picks the possibility;
+ * a request the history holds in doubt is resolved by an operator (`InDoubtResolution`)
+ * as applied or not, as the simulator shows it; the model then takes the exact balance and
+ * the ledger must agree with it. A request still in flight stays in doubt.
+ */
+export const settle = async (model: Model, real: Real, o: Original): Promise<void> => {
+  if (o.doubts.length === 0) return
+  const sim = await simulatorOf(real, o)
+  checkPossible(o, sim)
+  const history = await runEffect(
+    real.tf,
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      return (yield* TransactionHistory.load(store, o.guid)).state
+    })
+  )
+  if (Exit.isFailure(history))
+    throw new Error(`reading the history of ${o.guid}: ${Cause.pretty(history.cause)}`)
+  const pending = Option.getOrUndefined(history.value)?.pending
+  if (pending !== undefined && !pending.inDoubt) return
+  if (pending !== undefined) {
+    const applied = sim.credited > o.credited || sim.tip !== o.tip
+    const resolved = await runEffect(
+      real.tf,
+      InDoubtResolution.resolve({
+        guid: o.guid,
+        requestId: pending.requestId,
+        resolution: applied ? "applied" : "notApplied",
+        operator: "money-model",
+        reason: `the simulator shows credited ${sim.credited}, tip ${sim.tip}`
+      })
+    )
+    if (Exit.isFailure(resolved))
+      throw new Error(`resolving ${pending.requestId} on ${o.guid}: ${Cause.pretty(resolved.cause)}`)
+    model.log.push(
+      `resolved ${pending.operation} ${pending.requestId} on ${o.guid}: ${applied ? "applied" : "not applied"}`
+    )
+  }
+  o.credited = sim.credited
+  o.tip = sim.tip
+  o.doubts.length = 0
+}
+
+/** An operator settles what is in doubt on an original (`settle`). */
+class Settle implements Cmd {
+  constructor(readonly index: number) {}
+  check = (model: Readonly<Model>) => model.originals.some((o) => o.doubts.length > 0)
+  async run(model: Model, real: Real) {
+    const doubtful = model.originals.filter((o) => o.doubts.length > 0)
+    await settle(model, real, doubtful[this.index % doubtful.length] as Original)
+  }
+  toString = () => `settle(#${this.index})`
+}
+
+/** Settles every original in doubt (the end of a sequence). */
+export const settleAll = async (model: Model, real: Real): Promise<void> => {
+  for (const o of model.originals) await settle(model, real, o)
 }
 
 const opening = FastCheck.tuple(
@@ -564,7 +687,8 @@ export const commands = [
   ),
   FastCheck.nat(3).map((t) => new CloseBatch(t)),
   FastCheck.constantFrom("error-after" as const, "drop-response" as const).map((k) => new Fault(k)),
-  FastCheck.nat(7).map((i) => new Concurrent(i))
+  FastCheck.nat(7).map((i) => new Concurrent(i)),
+  FastCheck.nat(7).map((i) => new Settle(i))
 ]
 
 // ---------------------------------------------------------------------------------------
@@ -638,6 +762,8 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
     const sim = sims.get(o.guid)
     if (sim === undefined) throw new Error(`the simulator does not know ${o.guid}`)
     const balance = simulatorNet(sim)
+    if (o.kind !== "preAuthorization" && !o.inDoubt)
+      checkPossible(o, { credited: balance.credited, tip: BigInt(sim.tipAmount ?? 0) })
     if (o.kind !== "preAuthorization" && balance.credited > balance.charged)
       throw new Error(`simulator: ${o.guid} credited ${balance.credited} > charged ${balance.charged}`)
     const history = await runEffect(real.tf, historyOf(o))
@@ -651,7 +777,7 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
   }
   // 2. The ledger's net of each original equals the simulator's balance (the log is read
   //    below the oldest open transaction of the cluster: it may show a fact a moment late).
-  const settled = model.originals.filter((o) => !o.inDoubt)
+  const settled = model.originals.filter((o) => !o.inDoubt && o.doubts.length === 0)
   let mismatch = ""
   await eventually(async () => {
     const read = await runEffect(real.tf, readLedger(real))
@@ -669,6 +795,11 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
       if (sim === undefined) continue
       const balance = simulatorNet(sim)
       const expected = balance.charged - balance.credited
+      // The model's exact balance of a sale: what it charged, less what was credited back.
+      if (o.kind !== "preAuthorization" && chargedOf(o) - o.credited !== expected) {
+        mismatch = `the model's net of ${o.kind} ${o.guid} is ${chargedOf(o) - o.credited}, the simulator's balance ${expected} (${JSON.stringify(sim)})`
+        return false
+      }
       const net = nets.get(o.guid) ?? 0n
       if (net !== expected) {
         mismatch = `ledger net of ${o.kind} ${o.guid} is ${net}, the simulator's balance ${expected} (${JSON.stringify(sim)})`
