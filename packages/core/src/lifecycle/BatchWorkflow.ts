@@ -32,6 +32,7 @@ import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
 import * as Reconciliation from "../terminal/Reconciliation.js"
 import * as RecoverySchedule from "../terminal/RecoverySchedule.js"
+import * as ProtocolSettings from "../terminal/ProtocolSettings.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import { optional } from "../model/internal/Strict.js"
@@ -307,7 +308,7 @@ const close = (payload: Workflow.Workflow.Payload<typeof Close>) =>
         const graceEnd = DateTime.addDuration(requestedAt, Reconciliation.notFoundWindow)
         return Effect.gen(function* () {
           const deadline = DateTime.max(
-            DateTime.addDuration(requestedAt, RecoverySchedule.terminalLessBudget),
+            DateTime.addDuration(requestedAt, (yield* ProtocolSettings.ProtocolSettings).terminalLessBudget),
             yield* DateTime.now
           )
           return yield* Guarded.poll<unknown>({

@@ -81,7 +81,7 @@ export interface Real {
   /** A card token of the simulator's card, for terminal-less MOTO sales. */
   readonly cardToken: string
   /** A fault to arm on the simulator before the next command (a 5xx or a dropped answer). */
-  nextFault: "error-after" | "drop-response" | undefined
+  nextFault: FaultKind | undefined
   sequence: number
 }
 
@@ -165,17 +165,41 @@ const endingOf = (exit: Exit.Exit<unknown, unknown>): Ending => {
   throw new Unnamed(`refused by no named rule: ${tag}: ${error.message ?? ""}`)
 }
 
-/** Runs one operation on the instance, the armed fault (if any) on its first request. */
+/**
+ * The faults a command can meet on its first request: a 5xx after processing or a dropped
+ * answer (reconciled: applied), and two that leave a terminal-less request in doubt once its
+ * reconciliation budget is spent (`TILLFLOW_TERMINAL_LESS_BUDGET`, short in this test): a 5xx
+ * before processing (not applied, NOT FOUND still within its 90 s), and a 5xx after
+ * processing with the status endpoint down (applied).
+ */
+export type FaultKind = "error-after" | "drop-response" | "error-before" | "error-after-status-down"
+const doubtFaults: ReadonlySet<FaultKind> = new Set(["error-before", "error-after-status-down"])
+
+/** Arms `kind` on the simulator for the next request. */
+const arm = async (real: Real, kind: FaultKind) => {
+  const main = kind === "error-after-status-down" ? "error-after" : kind
+  await admin(real.tf, "POST", "/faults", { kind: main, method: "POST", host: "main", times: 1 })
+  if (kind === "error-after-status-down")
+    await admin(real.tf, "POST", "/faults", { kind: "error-before", host: "status", times: 1000 })
+}
+
+/**
+ * Runs one operation on the instance, the armed fault (if any) on its first request. A
+ * fault that leaves a request in doubt waits for a terminal-less operation (a terminal's
+ * own recovery waits out the 90 s NOT FOUND window: too slow for this test).
+ */
 const run = async (
   real: Real,
   model: Model,
   label: string,
-  effect: Effect.Effect<unknown, unknown, Services.Services>
+  effect: Effect.Effect<unknown, unknown, Services.Services>,
+  where: "terminal" | "terminalLess" = "terminal"
 ): Promise<Ending> => {
-  if (real.nextFault !== undefined) {
-    await admin(real.tf, "POST", "/faults", { kind: real.nextFault, method: "POST", host: "main", times: 1 })
-    label = `${label} [${real.nextFault}]`
+  const fault = real.nextFault
+  if (fault !== undefined && (where === "terminalLess" || !doubtFaults.has(fault))) {
     real.nextFault = undefined
+    await arm(real, fault)
+    label = `${label} [${fault}]`
   }
   const exit = await runEffect(real.tf, Effect.timeout(effect, "40 seconds"))
   await admin(real.tf, "DELETE", "/faults").catch(() => undefined)
@@ -349,7 +373,8 @@ class Refund implements Cmd {
               originalGuid: guid(o.guid),
               amount: eur(requested)
             })
-          )
+          ),
+      this.path
     )
     markDoubt(o, ending, { what: "credit", amount: requested })
     if (ending._tag === "approved") {
@@ -414,7 +439,13 @@ class Reverse implements Cmd {
                   : { requestId: key(real, "reversal"), originalGuid: guid(o.guid), amount: eur(requested) }
               )
             )
-    const ending = await run(real, model, label, effect)
+    const ending = await run(
+      real,
+      model,
+      label,
+      effect,
+      this.path === "terminal" ? "terminal" : "terminalLess"
+    )
     markDoubt(o, ending, { what: "credit", amount: requested ?? left })
     if (ending._tag === "approved" && o.kind !== "preAuthorization") {
       const undone = requested ?? left
@@ -448,7 +479,7 @@ class HoldOperation implements Cmd {
         : this.path === "terminal"
           ? TerminalOperations.preAuthorizationIncrease(linked, polling(key(real, "increase")))
           : terminalLess(o.guid, PreAuthorizationWorkflow.Increase.execute(payload))
-    markDoubt(o, await run(real, model, label, effect))
+    markDoubt(o, await run(real, model, label, effect, this.path))
   }
   toString = () => `${this.what}(${this.path}, #${this.index}, ${this.minor})`
 }
@@ -473,7 +504,8 @@ class Tip implements Cmd {
           originalGuid: guid(o.guid),
           tip: eur(this.minor)
         })
-      )
+      ),
+      "terminalLess"
     )
     markDoubt(o, ending, { what: "tip", tip: this.minor })
     if (ending._tag === "approved") {
@@ -494,23 +526,45 @@ class CloseBatch implements Cmd {
     const view = (await admin(real.tf, "GET", `/terminals/${device.serialNumber}`)) as {
       readonly batchNumber: number
     }
-    await run(
+    const requestId = key(real, "batch")
+    const ending = await run(
       real,
       model,
       `batch close of ${device.serialNumber} (${view.batchNumber})`,
       BatchWorkflow.Close.execute({
-        requestId: key(real, "batch"),
+        requestId,
         ...terminalOf(device),
         batchNumber: Identifiers.BatchNumber.make(String(view.batchNumber))
+      }),
+      "terminalLess"
+    )
+    if (ending._tag !== "unknown") return
+    // A close in doubt holds the terminal's closes: an operator resolves it as the
+    // simulator shows it (its batch number moved on when the close was applied).
+    const after = (await admin(real.tf, "GET", `/terminals/${device.serialNumber}`)) as {
+      readonly batchNumber: number
+    }
+    const applied = after.batchNumber !== view.batchNumber
+    const resolved = await runEffect(
+      real.tf,
+      InDoubtResolution.resolveAttempt({
+        on: { _tag: "batch", serialNumber: device.serialNumber },
+        requestId,
+        resolution: applied ? "applied" : "notApplied",
+        operator: "money-model",
+        reason: `the simulator's batch reads ${after.batchNumber}`
       })
     )
+    if (Exit.isFailure(resolved))
+      throw new Error(`resolving the batch close ${requestId}: ${Cause.pretty(resolved.cause)}`)
+    model.log.push(`resolved batch close ${requestId}: ${applied ? "applied" : "not applied"}`)
   }
   toString = () => `closeBatch(t${this.terminal})`
 }
 
-/** Arms a fault for the next command's first request: a 5xx after processing, or a dropped answer. */
+/** Arms a fault for the next command's first request (`FaultKind`). */
 class Fault implements Cmd {
-  constructor(readonly kind: "error-after" | "drop-response") {}
+  constructor(readonly kind: FaultKind) {}
   check = () => true
   async run(_model: Model, real: Real) {
     real.nextFault = this.kind
@@ -686,7 +740,12 @@ export const commands = [
     ([i, minor]) => new Tip(i, BigInt(minor))
   ),
   FastCheck.nat(3).map((t) => new CloseBatch(t)),
-  FastCheck.constantFrom("error-after" as const, "drop-response" as const).map((k) => new Fault(k)),
+  FastCheck.constantFrom<FaultKind>(
+    "error-after",
+    "drop-response",
+    "error-before",
+    "error-after-status-down"
+  ).map((k) => new Fault(k)),
   FastCheck.nat(7).map((i) => new Concurrent(i)),
   FastCheck.nat(7).map((i) => new Settle(i))
 ]
