@@ -8,6 +8,9 @@
  */
 import { Identifiers, TerminalOperations } from "@tillflow/core"
 import * as Exit from "effect/Exit"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as FastCheck from "effect/FastCheck"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Device } from "../src/index.js"
@@ -30,11 +33,48 @@ const runs = Number(env("MONEY_MODEL_RUNS") ?? "30")
 const seed = Number(env("MONEY_MODEL_SEED") ?? "28028")
 const path = env("MONEY_MODEL_PATH")
 const maxCommands = Number(env("MONEY_MODEL_MAX_COMMANDS") ?? "10")
+/** Worker processes beside the test's instance, on its database (PostgreSQL only). */
+const workerCount = Number(env("MONEY_MODEL_WORKERS") ?? "2")
+
+const here = Path.dirname(fileURLToPath(import.meta.url))
+const root = Path.resolve(here, "../../..")
+
+/**
+ * Starts a worker process (`support/money-worker.ts`: the library's stack as a worker runs
+ * it) on the instance's database and simulator; resolves once it runs.
+ */
+const startWorker = (id: string, environment: Record<string, string>): Promise<ChildProcess> =>
+  new Promise((resolve, reject) => {
+    const inherited: NodeJS.ProcessEnv = { ...process.env }
+    for (const key of Object.keys(inherited)) if (key.startsWith("TILLFLOW_")) delete inherited[key]
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@tillflow/source", "--import", "tsx", Path.join(here, "support/money-worker.ts")],
+      {
+        cwd: root,
+        env: { ...inherited, ...environment, TILLFLOW_WORKER_ID: id },
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    let seen = ""
+    let errors = ""
+    const timer = setTimeout(() => reject(new Error(`worker ${id} did not start: ${errors}`)), 90_000)
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      seen += chunk
+      if (seen.includes("ready")) {
+        clearTimeout(timer)
+        resolve(child)
+      }
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (errors += chunk))
+    child.on("exit", (code) => reject(new Error(`worker ${id} exited early (${code}): ${errors}`)))
+  })
 
 describe("the money model holds on random mixed sequences of both paths", () => {
   let h: Harness
   let terminals: ReadonlyArray<Device>
   let cardToken = ""
+  const workers: Array<ChildProcess> = []
 
   beforeAll(async () => {
     h = await harness({
@@ -47,12 +87,34 @@ describe("the money model holds on random mixed sequences of both paths", () => 
     terminals = (await h.tf.devices()).filter((d) => !d.serialNumber.startsWith("V"))
     // The acquirer accepts partial reversals: a partial reversal is approved, not refused.
     const state = (await admin(h.tf, "GET", "/state")) as {
-      readonly merchants: ReadonlyArray<{ readonly merchant_id_alpha: string }>
+      readonly merchants: ReadonlyArray<{
+        readonly merchant_id_alpha: string
+        readonly virtualTerminal: string
+        readonly keys: ReadonlyArray<{ readonly key: string }>
+      }>
     }
     for (const m of state.merchants)
       await admin(h.tf, "PATCH", `/merchants/${m.merchant_id_alpha}`, {
         flags: { partialReversalAllowed: true }
       })
+    // Worker processes on the same database claim the sequences' executions beside the
+    // instance's own worker: the same originals are acted on from several processes.
+    const merchant = state.merchants[0]
+    if (h.databaseUrl !== undefined && merchant !== undefined) {
+      const environment = {
+        DATABASE_URL: h.databaseUrl,
+        TERMINAL_CLOUD_API_KEY: merchant.keys[0]?.key ?? "",
+        TERMINAL_CLOUD_BASE_URL: h.tf.info.baseUrl,
+        TERMINAL_CLOUD_TRANSACTIONS_URL: h.tf.info.transactionsUrl,
+        TILLFLOW_MERCHANT_MCC: "7011",
+        TILLFLOW_MOTO_TERMINAL: merchant.virtualTerminal,
+        TILLFLOW_ACQUIRER_PARTIAL_REVERSAL: "true",
+        TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds",
+        TILLFLOW_LOG_LEVEL: "none"
+      }
+      const ids = Array.from({ length: workerCount }, (_, i) => `money-worker-${i + 1}`)
+      workers.push(...(await Promise.all(ids.map((id) => startWorker(id, environment)))))
+    }
     // One simulated card pays everywhere: no duplicate-payment prompt between operations.
     for (const t of terminals)
       await admin(h.tf, "PATCH", `/terminals/${t.serialNumber}`, { duplicateAnswer: "continue" })
@@ -72,6 +134,7 @@ describe("the money model holds on random mixed sequences of both paths", () => 
     expect(cardToken).not.toBe("")
   })
   afterAll(async () => {
+    for (const worker of workers) worker.kill("SIGKILL")
     await h?.release()
   })
 
