@@ -203,7 +203,9 @@ const run = async (
     await arm(real, fault)
     label = `${label} [${fault}]`
   }
+  const started = Date.now()
   const exit = await runEffect(real.tf, Effect.timeout(effect, "40 seconds"))
+  label = `${label} (${Date.now() - started} ms)`
   await admin(real.tf, "DELETE", "/faults").catch(() => undefined)
   const ending = endingOf(exit)
   model.log.push(
@@ -917,20 +919,22 @@ export const checkInvariants = async (model: Model, real: Real): Promise<void> =
   }
 }
 
-const verify = async (real: Real, streamId: string | undefined) => {
+const verify = async (real: Pick<Real, "tf">, streamId: string | undefined) => {
   const verified = (await real.tf.audit.verify(streamId)) as { readonly ok: boolean }
   if (!verified.ok) throw new Error(`audit verify ${streamId ?? ""}: ${JSON.stringify(verified)}`)
 }
 
 /** The audit of the whole log: every hash chain intact, every transaction's money conserved. */
-export const verifyAll = (real: Real): Promise<void> => verify(real, undefined)
+export const verifyAll = (real: Pick<Real, "tf">): Promise<void> => verify(real, undefined)
 
 /** A command that checks the invariants after the one it wraps. */
 export const checked = (command: Cmd): Cmd => ({
   check: (model) => command.check(model),
   run: async (model, real) => {
     await command.run(model, real)
+    const started = Date.now()
     await checkInvariants(model, real)
+    model.log.push(`  checked (${Date.now() - started} ms)`)
   },
   toString: () => command.toString()
 })
