@@ -239,6 +239,15 @@ describe("ReversalWorkflow", () => {
             expect(rest.amount).toEqual(eur(1618n))
             const request = (yield* (yield* control).calls).find((c) => c.endpoint === "reversal")?.request
             expect(request).toMatchObject({ originalGuid: sale, amount: eur(1618n) })
+            // Without an amount it would be a whole reversal: refused, naming what is left,
+            // and nothing sent (sent whole, the gateway would reverse the refunded part too).
+            const other = Identifiers.Guid.make("moto-3")
+            yield* recordTxn({ guid: other, kind: "moToSale", amount: eur(3236n) })
+            yield* MotoWorkflow.Refund.execute({ requestId: "ref-3", originalGuid: other, amount: eur(1618n) })
+            const sentBefore = yield* (yield* control).count("reversal")
+            const whole = yield* Effect.flip(Reverse.execute({ requestId: "rev-3", originalGuid: other }))
+            expect(whole).toMatchObject({ _tag: "ReversalNotAllowed", message: expect.stringContaining("16.18") })
+            expect(yield* (yield* control).count("reversal")).toBe(sentBefore)
           })
         )
         // Where the acquirer takes no partial reversal, it cannot be reversed: refund it instead.
@@ -252,6 +261,8 @@ describe("ReversalWorkflow", () => {
               Reverse.execute({ requestId: "rev-1", originalGuid: sale, amount: eur(1618n) })
             )
             expect(refused).toMatchObject({ _tag: "ReversalNotAllowed", rule: "acquirer-partial-reversal" })
+            const whole = yield* Effect.flip(Reverse.execute({ requestId: "rev-2", originalGuid: sale }))
+            expect(whole._tag).toBe("ReversalNotAllowed")
             expect(yield* (yield* control).count("reversal")).toBe(0)
           })
         )
