@@ -56,7 +56,7 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const queries = yield* Queries.make(views, devices)
     const audit = yield* Audit.make(views)
     const resolutions = yield* Resolutions.make
-    const actions = yield* Actions.make(commands)
+    const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none())
     return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions })
   })
 

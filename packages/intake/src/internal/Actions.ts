@@ -22,6 +22,7 @@ import {
   Money,
   MoneyRules,
   PreAuthorizationRules,
+  TerminalOutcomeRecorder,
   TipAdjustmentWorkflow,
   TransactionHistory
 } from "@tillflow/core"
@@ -125,13 +126,20 @@ const minor = (m: Money.Money) => ({ amount: Money.toMinorUnitsString(m), curren
 
 /** The actions over the store in context, started through `commands`. */
 export const make = (
-  commands: Commands.Commands
+  commands: Commands.Commands,
+  merchantMcc: Option.Option<string>
 ): Effect.Effect<Actions, never, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
 
+    // The terminal operations approved so far become histories first (a sale made on a
+    // terminal has one once the recorder read its outcome), as `lifecycle` does.
     const load = (guid: string) =>
-      TransactionHistory.load(store, guid).pipe(Effect.mapError(unavailable("event store")))
+      TerminalOutcomeRecorder.catchUpFor({ mcc: merchantMcc }, guid).pipe(
+        Effect.zipRight(TransactionHistory.load(store, guid)),
+        Effect.provideService(EventStore.EventStore, store),
+        Effect.mapError(unavailable("event store"))
+      )
 
     /** The amount the operator confirmed, in the transaction's currency, or the field that does not fit. */
     const confirmed = (state: TransactionHistory.State, input: Intake.ActOnTransaction) =>
