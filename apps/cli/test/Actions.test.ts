@@ -26,7 +26,13 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   spawnSync(
     process.execPath,
     ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
-    { cwd: root, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000, stdio: ["ignore", "pipe", "pipe"] }
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      timeout: 120_000,
+      stdio: ["ignore", "pipe", "pipe"]
+    }
   )
 
 const act = (guid: string, args: ReadonlyArray<string>) => [
@@ -66,9 +72,15 @@ describe("tillflow transactions act", () => {
           amount: Money.make(5000n, "EUR"),
           at: yield* DateTime.now
         })
-        const above = cli(act(guid, ["--action", "refund", "--amount", "60.00", "--currency", "EUR", "--yes", "--json"]), env)
+        const above = cli(
+          act(guid, ["--action", "refund", "--amount", "60.00", "--currency", "EUR", "--yes", "--json"]),
+          env
+        )
         expect(above.status, above.stderr).toBe(4)
-        expect(JSON.parse(above.stdout)).toMatchObject({ error: "ActionRefused", rule: "refund-not-above-sale" })
+        expect(JSON.parse(above.stdout)).toMatchObject({
+          error: "ActionRefused",
+          rule: "refund-not-above-sale"
+        })
         expect(above.stderr).toContain("refund of 60.00 EUR on transaction")
         const reverse = () => cli(act(guid, ["--action", "reverse", "--yes", "--json"]), env)
         const first = reverse()

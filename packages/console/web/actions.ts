@@ -23,7 +23,10 @@ let session: Promise<Session | undefined> | undefined
 
 /** The session's operator, asked once per page load. */
 export const currentSession = (): Promise<Session | undefined> => {
-  session ??= fetch("/console/session", { credentials: "same-origin", headers: { accept: "application/json" } })
+  session ??= fetch("/console/session", {
+    credentials: "same-origin",
+    headers: { accept: "application/json" }
+  })
     .then((r) => (r.ok ? (r.json() as Promise<Session>) : undefined))
     .catch(() => undefined)
   return session
@@ -74,7 +77,10 @@ const offered = (operation: string): ReadonlyArray<Action> => {
 }
 
 /** An answer of the action route: the execution, or the refusal's message (with its rule). */
-const send = async (guid: string, body: unknown): Promise<{ ok: true; execution: Execution } | { ok: false; message: string }> => {
+const send = async (
+  guid: string,
+  body: unknown
+): Promise<{ ok: true; execution: Execution } | { ok: false; message: string }> => {
   const response = await fetch(`/v1/transactions/${encodeURIComponent(guid)}/actions`, {
     method: "POST",
     credentials: "same-origin",
@@ -83,9 +89,15 @@ const send = async (guid: string, body: unknown): Promise<{ ok: true; execution:
   })
   const parsed: unknown = await response.json().catch(() => undefined)
   if (response.ok) return { ok: true, execution: parsed as Execution }
-  const b = (typeof parsed === "object" && parsed !== null ? parsed : {}) as { message?: unknown; rule?: unknown }
+  const b = (typeof parsed === "object" && parsed !== null ? parsed : {}) as {
+    message?: unknown
+    rule?: unknown
+  }
   const message = typeof b.message === "string" ? b.message : `${response.status} ${response.statusText}`
-  return { ok: false, message: typeof b.rule === "string" ? `Refused by rule ${b.rule}: ${message}` : message }
+  return {
+    ok: false,
+    message: typeof b.rule === "string" ? `Refused by rule ${b.rule}: ${message}` : message
+  }
 }
 
 /** The confirmation dialog of one action; `done` once it was sent. */
@@ -103,7 +115,12 @@ const dialog = (
     value: action === "refund" ? (target.amount ?? "") : "",
     "aria-describedby": "action-confirm"
   }) as HTMLInputElement
-  const reason = h("textarea", { id: "action-reason", name: "reason", required: true, rows: 2 }) as HTMLTextAreaElement
+  const reason = h("textarea", {
+    id: "action-reason",
+    name: "reason",
+    required: true,
+    rows: 2
+  }) as HTMLTextAreaElement
   const confirmLine = h("p", { id: "action-confirm", class: "confirm" })
   const error = h("p", { id: "action-error", class: "error", role: "alert" })
   const confirm = h("button", { type: "submit", id: "action-send" }, "Confirm") as HTMLButtonElement
@@ -193,7 +210,10 @@ export const panel = async (e: Execution, reload: () => void): Promise<HTMLEleme
   const box = h("section", { id: "actions", "aria-label": "Actions" })
   const notice = h("p", { id: "action-notice", role: "status" })
   if (who?.role === "viewer") {
-    replace(box, h("p", { class: "muted" }, `Signed in as ${who.name} (viewer): a viewer reads, it does not act.`))
+    replace(
+      box,
+      h("p", { class: "muted" }, `Signed in as ${who.name} (viewer): a viewer reads, it does not act.`)
+    )
     return box
   }
   replace(

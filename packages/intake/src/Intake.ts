@@ -815,7 +815,11 @@ export interface Service {
    * the field for an amount or currency that does not fit, 422 with the rule a money rule
    * refuses it by, 404 for an unknown transaction.
    */
-  readonly act: (guid: string, input: ActOnTransaction, actor: Actor) => Effect.Effect<ExecutionView, IntakeError>
+  readonly act: (
+    guid: string,
+    input: ActOnTransaction,
+    actor: Actor
+  ) => Effect.Effect<ExecutionView, IntakeError>
   readonly ready: Effect.Effect<ReadyView>
 }
 

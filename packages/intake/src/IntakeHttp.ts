@@ -161,7 +161,9 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
         )
         // Attributed to who asks: the session's operator, or the bearer token as such.
         .handle("act", ({ path, payload }) =>
-          Effect.flatMap(CurrentOperator, (who) => intake.act(path.guid, payload, { name: who.name, via: who.via }))
+          Effect.flatMap(CurrentOperator, (who) =>
+            intake.act(path.guid, payload, { name: who.name, via: who.via })
+          )
         )
     )
   })

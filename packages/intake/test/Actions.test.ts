@@ -77,7 +77,9 @@ const saleOnTerminal = (guid: string) =>
 const historyOf = (guid: string) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    return yield* LifecycleEvent.registry.decodeAll(yield* store.readStream(LifecycleEvent.transactionStream(guid)))
+    return yield* LifecycleEvent.registry.decodeAll(
+      yield* store.readStream(LifecycleEvent.transactionStream(guid))
+    )
   })
 
 const actionEvents = (guid: string) =>
@@ -86,55 +88,69 @@ const actionEvents = (guid: string) =>
 layer(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices: true })(
   "POST /v1/transactions/{guid}/actions",
   (it) => {
-    it.effect("a refund is the terminal refund any caller starts, recorded with the operator and reason; twice acts once", () =>
-      Effect.gen(function* () {
-        const guid = "6a1f0c2e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"
-        const device = yield* saleOnTerminal(guid)
-        const ana = yield* login("ana", "ana-secret")
-        const body = { action: "refund", amount: "15.00", currency: "EUR", reason: "the customer returned a shirt" }
-        const first = yield* send("POST", actions(guid), { cookie: ana, body })
-        expect(first.status).toBe(200)
-        expect(first.json).toMatchObject({
-          workflow: "TerminalOperation",
-          attributes: {
-            operation: "refund",
-            serialNumber: device.serialNumber,
-            originalTransactionId: guid
+    it.effect(
+      "a refund is the terminal refund any caller starts, recorded with the operator and reason; twice acts once",
+      () =>
+        Effect.gen(function* () {
+          const guid = "6a1f0c2e-3b4d-4e5f-8a6b-7c8d9e0f1a2b"
+          const device = yield* saleOnTerminal(guid)
+          const ana = yield* login("ana", "ana-secret")
+          const body = {
+            action: "refund",
+            amount: "15.00",
+            currency: "EUR",
+            reason: "the customer returned a shirt"
           }
+          const first = yield* send("POST", actions(guid), { cookie: ana, body })
+          expect(first.status).toBe(200)
+          expect(first.json).toMatchObject({
+            workflow: "TerminalOperation",
+            attributes: {
+              operation: "refund",
+              serialNumber: device.serialNumber,
+              originalTransactionId: guid
+            }
+          })
+          expect(first.json.attributes.idempotencyKey).toMatch(/^action-refund-[0-9a-f]{32}$/)
+          // The double click: the same execution, one event.
+          const [again, third] = yield* Effect.all(
+            [
+              send("POST", actions(guid), { cookie: ana, body }),
+              send("POST", actions(guid), { cookie: ana, body })
+            ],
+            { concurrency: 2 }
+          )
+          expect([again.status, again.json.executionId]).toEqual([200, first.json.executionId])
+          expect([third.status, third.json.executionId]).toEqual([200, first.json.executionId])
+          const engine = yield* DurableEngine.DurableEngine
+          const refunds = yield* engine.list({ attributes: { originalTransactionId: guid } })
+          expect(refunds.map((e) => e.executionId)).toEqual([first.json.executionId])
+          const recorded = yield* actionEvents(guid)
+          expect(recorded).toHaveLength(1)
+          expect(recorded[0]?.data).toMatchObject({
+            requestId: first.json.attributes.idempotencyKey,
+            action: "refund",
+            operator: "ana",
+            via: "operator",
+            reason: "the customer returned a shirt",
+            workflow: "TerminalOperation"
+          })
+          expect(String(recorded[0]?.type === "OperatorActionRequested" && recorded[0].data.amount)).toBe(
+            "15.00 EUR"
+          )
+          // A second refund of the same amount on purpose: `repeat: 2`, another execution.
+          const second = yield* send("POST", actions(guid), { cookie: ana, body: { ...body, repeat: 2 } })
+          expect(second.status).toBe(200)
+          expect(second.json.executionId).not.toBe(first.json.executionId)
+          // In the transaction's timeline, with the operator's name.
+          const timeline = yield* call("GET", `/v1/audit/timeline/${guid}`)
+          expect(timeline.status).toBe(200)
+          expect(
+            (timeline.json.lines as ReadonlyArray<string>).filter((l) =>
+              l.includes("refund of 15.00 EUR asked by operator ana")
+            )
+          ).toHaveLength(2)
         })
-        expect(first.json.attributes.idempotencyKey).toMatch(/^action-refund-[0-9a-f]{32}$/)
-        // The double click: the same execution, one event.
-        const [again, third] = yield* Effect.all(
-          [send("POST", actions(guid), { cookie: ana, body }), send("POST", actions(guid), { cookie: ana, body })],
-          { concurrency: 2 }
-        )
-        expect([again.status, again.json.executionId]).toEqual([200, first.json.executionId])
-        expect([third.status, third.json.executionId]).toEqual([200, first.json.executionId])
-        const engine = yield* DurableEngine.DurableEngine
-        const refunds = yield* engine.list({ attributes: { originalTransactionId: guid } })
-        expect(refunds.map((e) => e.executionId)).toEqual([first.json.executionId])
-        const recorded = yield* actionEvents(guid)
-        expect(recorded).toHaveLength(1)
-        expect(recorded[0]?.data).toMatchObject({
-          requestId: first.json.attributes.idempotencyKey,
-          action: "refund",
-          operator: "ana",
-          via: "operator",
-          reason: "the customer returned a shirt",
-          workflow: "TerminalOperation"
-        })
-        expect(String(recorded[0]?.type === "OperatorActionRequested" && recorded[0].data.amount)).toBe("15.00 EUR")
-        // A second refund of the same amount on purpose: `repeat: 2`, another execution.
-        const second = yield* send("POST", actions(guid), { cookie: ana, body: { ...body, repeat: 2 } })
-        expect(second.status).toBe(200)
-        expect(second.json.executionId).not.toBe(first.json.executionId)
-        // In the transaction's timeline, with the operator's name.
-        const timeline = yield* call("GET", `/v1/audit/timeline/${guid}`)
-        expect(timeline.status).toBe(200)
-        expect(
-          (timeline.json.lines as ReadonlyArray<string>).filter((l) => l.includes("refund of 15.00 EUR asked by operator ana"))
-        ).toHaveLength(2)
-      })
     )
 
     it.effect("a money rule refuses with its name and message; nothing is started or recorded", () =>
@@ -175,7 +191,10 @@ layer(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices
         const noAmount = yield* refund({ currency: "EUR" })
         expect([noAmount.status, noAmount.json.message]).toEqual([400, expect.stringMatching(/^amount: /)])
         const noCurrency = yield* refund({ amount: "15.00" })
-        expect([noCurrency.status, noCurrency.json.message]).toEqual([400, expect.stringMatching(/^currency: /)])
+        expect([noCurrency.status, noCurrency.json.message]).toEqual([
+          400,
+          expect.stringMatching(/^currency: /)
+        ])
         const badAmount = yield* refund({ amount: "15.001", currency: "EUR" })
         expect([badAmount.status, badAmount.json.message]).toEqual([400, expect.stringMatching(/^amount: /)])
         const noReason = yield* refund({ amount: "15.00", currency: "EUR", reason: "  " })
@@ -202,9 +221,9 @@ layer(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices
           attributes: { originalGuid: guid, idempotencyKey: expect.stringMatching(/^action-reverse-/) }
         })
         const recorded = yield* actionEvents(guid)
-        expect(recorded.map((e) => [e.data.operator, e.type === "OperatorActionRequested" && e.data.via])).toEqual([
-          ["token", "token"]
-        ])
+        expect(
+          recorded.map((e) => [e.data.operator, e.type === "OperatorActionRequested" && e.data.via])
+        ).toEqual([["token", "token"]])
         const timeline = yield* call("GET", `/v1/audit/timeline/${reply.json.executionId}`)
         expect((timeline.json.lines as ReadonlyArray<string>).join("\n")).toContain(
           "reverse asked by the intake's bearer token: double charge at the till"

@@ -84,7 +84,9 @@ const act = Command.make(
     ),
     amount: Options.text("amount").pipe(
       Options.withAlias("a"),
-      Options.withDescription("amount in major units (10.50): refund, capture, increase, tip; a partial reverse"),
+      Options.withDescription(
+        "amount in major units (10.50): refund, capture, increase, tip; a partial reverse"
+      ),
       Options.optional
     ),
     currency: Options.text("currency").pipe(
@@ -92,13 +94,19 @@ const act = Command.make(
       Options.withDescription("the amount's currency, which must be the transaction's (ISO 4217)"),
       Options.optional
     ),
-    reason: Options.text("reason").pipe(Options.withDescription("why: recorded in the transaction's history")),
+    reason: Options.text("reason").pipe(
+      Options.withDescription("why: recorded in the transaction's history")
+    ),
     repeat: Options.integer("repeat").pipe(
-      Options.withDescription("a second identical action on purpose (2, 3 …): otherwise the same action acts once"),
+      Options.withDescription(
+        "a second identical action on purpose (2, 3 …): otherwise the same action acts once"
+      ),
       Options.optional
     ),
     operator: Options.text("operator").pipe(
-      Options.withDescription("who acts, recorded with the action (this process's store; a worker records its token)"),
+      Options.withDescription(
+        "who acts, recorded with the action (this process's store; a worker records its token)"
+      ),
       Options.optional
     ),
     yes: Options.boolean("yes").pipe(Options.withDescription("confirmed: do not ask"))
@@ -113,7 +121,8 @@ const act = Command.make(
           return yield* new Output.UsageError({ message: `${what}: not confirmed; add --yes to send it` })
         }
         const confirmed = yield* Prompt.confirm({ message: `${what}?`, initial: false }).pipe(Effect.orDie)
-        if (!confirmed) return yield* new Output.UsageError({ message: `${what}: not confirmed, nothing sent` })
+        if (!confirmed)
+          return yield* new Output.UsageError({ message: `${what}: not confirmed, nothing sent` })
       }
       yield* Output.note(`tillflow: ${what}`)
       return yield* Backend.provide(

@@ -6,20 +6,12 @@
  * refund above the sale is refused in the dialog with the rule's message; vic (viewer) is
  * offered no action and refused by the server (403).
  */
-import * as Effect from "effect/Effect"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Operators from "../../src/Operators.js"
 import * as Chromium from "../../src/testing/Chromium.js"
-import { client, inCi, requireBrowser } from "./Scenario.js"
+import * as ActionsScenario from "./ActionsScenario.js"
+import { inCi, requireBrowser } from "./Scenario.js"
 import * as Worker from "./Worker.js"
-
-/** The operators of the worker (secrets hashed with few iterations: a test). */
-export const operators = async (): Promise<string> =>
-  JSON.stringify([
-    { name: "ana", role: "operator", secret: await Effect.runPromise(Operators.hash("ana-secret", 1000)) },
-    { name: "vic", role: "viewer", secret: await Effect.runPromise(Operators.hash("vic-secret", 1000)) }
-  ])
 
 describe.skipIf(!Chromium.available() && !inCi)("operator actions in the console (Chromium)", () => {
   let worker: Worker.Worker
@@ -37,28 +29,16 @@ describe.skipIf(!Chromium.available() && !inCi)("operator actions in the console
     await page.locator("nav").waitFor()
   }
 
-  const timeline = async () =>
-    (await (await client(worker).api("GET", `${worker.base}/v1/audit/timeline/${sale.guid}`)).json()) as {
-      lines: ReadonlyArray<string>
-    }
-
   beforeAll(async () => {
     requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
-    worker = await Worker.start({ TILLFLOW_CALLBACK_FALLBACK: "1 second", TILLFLOW_OPERATORS: await operators() })
+    worker = await Worker.start({
+      TILLFLOW_CALLBACK_FALLBACK: "1 second",
+      TILLFLOW_OPERATORS: await ActionsScenario.operators()
+    })
     browser = await Chromium.launch()
     context = browser.context
     page = context.pages()[0] ?? (await context.newPage())
-    const { api, cardOnFirstTerminal } = client(worker)
-    const serial = await cardOnFirstTerminal()
-    const reply = await api("POST", `${worker.base}/v1/operations`, {
-      idempotencyKey: `actions-sale-${Date.now()}`,
-      request: { operation: "sale", serial_number: serial, amount: "1050", currency: "EUR" },
-      waitSeconds: 60
-    })
-    const view = (await reply.json()) as { executionId: string; report?: { verdict: string }; result?: unknown }
-    expect(view.report?.verdict).toBe("approved")
-    const guid = (view.result as { value: { facts: { efttransactionID: string } } }).value.facts.efttransactionID
-    sale = { executionId: view.executionId, guid }
+    sale = await ActionsScenario.sale(worker)
   }, 240_000)
 
   afterAll(async () => {
@@ -74,34 +54,30 @@ describe.skipIf(!Chromium.available() && !inCi)("operator actions in the console
     expect(await page.inputValue("#action-amount")).toBe("10.50")
     await page.fill("#action-amount", "4.00")
     await page.fill("#action-reason", "one item returned")
-    expect(await page.locator("#action-confirm").textContent()).toBe(`Refund 4.00 EUR on transaction ${sale.guid}?`)
+    expect(await page.locator("#action-confirm").textContent()).toBe(
+      `Refund 4.00 EUR on transaction ${sale.guid}?`
+    )
     expect(await page.locator("#action-send").textContent()).toBe("Confirm: 4.00 EUR")
     await page.dblclick("#action-send")
     await page.locator("#action-notice a").waitFor()
     await expect
-      .poll(async () => (await timeline()).lines.filter((l) => l.includes("refund of 4.00 EUR asked by operator ana")).length)
+      .poll(
+        async () =>
+          (await ActionsScenario.timeline(worker, sale.guid)).filter((l) =>
+            l.includes("refund of 4.00 EUR asked by operator ana")
+          ).length
+      )
       .toBe(1)
     // The refund itself, made on the terminal, shows in the sale's timeline on its page, with ana's name.
     await expect
       .poll(() => page.locator("#timeline").textContent(), { timeout: 30_000 })
       .toContain("refund of 4.00 EUR asked by operator ana: one item returned")
-    const refunds = (await (
-      await client(worker).api("GET", `${worker.base}/v1/executions?operation=refund`)
-    ).json()) as ReadonlyArray<{ executionId: string }>
-    expect(refunds).toHaveLength(1)
+    expect(await ActionsScenario.refundExecutions(worker)).toBe(1)
   }, 120_000)
 
   it("the refund is in the ledger", async () => {
     await expect
-      .poll(
-        async () => {
-          const entries = (await (
-            await client(worker).api("GET", `${worker.base}/v1/audit/entries`)
-          ).json()) as { entries: ReadonlyArray<{ operation: string; amount: string }> }
-          return entries.entries.filter((e) => e.operation === "refund").map((e) => e.amount)
-        },
-        { timeout: 30_000 }
-      )
+      .poll(() => ActionsScenario.refundEntries(worker), { timeout: 30_000 })
       .toEqual([expect.stringContaining("4.00")])
     await page.goto(`${worker.base}/console#/ledger`)
     // The day's row: one sale of 10.50, one refund of 4.00, 6.50 net.
@@ -124,7 +100,9 @@ describe.skipIf(!Chromium.available() && !inCi)("operator actions in the console
   it("a viewer is offered no action and the server refuses one (403)", async () => {
     await login("vic", "vic-secret")
     await page.goto(`${worker.base}/console#/executions/${sale.executionId}`)
-    await expect.poll(() => page.locator("#actions").textContent()).toContain("a viewer reads, it does not act")
+    await expect
+      .poll(() => page.locator("#actions").textContent())
+      .toContain("a viewer reads, it does not act")
     expect(await page.locator("#actions button").count()).toBe(0)
     const status = await page.evaluate(async (guid) => {
       const r = await fetch(`/v1/transactions/${guid}/actions`, {

@@ -39,7 +39,12 @@ import { unavailable } from "./Failures.js"
 export type Actions = Pick<Intake.Service, "act">
 
 /** The actions whose amount the operator must give (and confirm). */
-const amountRequired: ReadonlySet<LifecycleEvent.OperatorAction> = new Set(["refund", "capture", "increase", "tip"])
+const amountRequired: ReadonlySet<LifecycleEvent.OperatorAction> = new Set([
+  "refund",
+  "capture",
+  "increase",
+  "tip"
+])
 
 const hex = (bytes: ArrayBuffer): string =>
   Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("")
@@ -61,9 +66,13 @@ export const keyOf = (input: {
       globalThis.crypto.subtle.digest(
         "SHA-256",
         new TextEncoder().encode(
-          [input.action, input.guid, input.amount?.minorUnits.toString() ?? "-", input.currency, input.repeat].join(
-            "|"
-          )
+          [
+            input.action,
+            input.guid,
+            input.amount?.minorUnits.toString() ?? "-",
+            input.currency,
+            input.repeat
+          ].join("|")
         )
       )
     ),
@@ -100,7 +109,9 @@ const refusalOf = (
     case "capture":
       return amount === undefined
         ? undefined
-        : decided(PreAuthorizationRules.decideCapture(state, { requestId, amount, enforcement: "refuse" }, now))
+        : decided(
+            PreAuthorizationRules.decideCapture(state, { requestId, amount, enforcement: "refuse" }, now)
+          )
     case "increase":
       return amount === undefined
         ? undefined
@@ -177,7 +188,10 @@ export const make = (
       amount: Money.Money | undefined,
       requestId: string,
       waitSeconds: number | undefined
-    ): { readonly workflow: string; readonly start: Effect.Effect<Intake.ExecutionView, Intake.IntakeError> } => {
+    ): {
+      readonly workflow: string
+      readonly start: Effect.Effect<Intake.ExecutionView, Intake.IntakeError>
+    } => {
       const originalGuid = state.guid
       const lifecycle = (workflow: string, payload: Record<string, unknown>) => ({
         workflow,
@@ -189,7 +203,8 @@ export const make = (
       const moto = state.kind === "moToSale" || state.kind === "moToRefund"
       switch (action) {
         case "refund": {
-          if (moto || amount === undefined) return lifecycle("Moto.Refund", { amount: amount && minor(amount) })
+          if (moto || amount === undefined)
+            return lifecycle("Moto.Refund", { amount: amount && minor(amount) })
           return {
             workflow: "TerminalOperation",
             start:
@@ -284,9 +299,7 @@ export const make = (
             )
           if (appended) return yield* operation.start
         }
-      }).pipe(
-        Effect.withSpan("Intake.act", { attributes: { "tillflow.action": input.action } })
-      )
+      }).pipe(Effect.withSpan("Intake.act", { attributes: { "tillflow.action": input.action } }))
 
     return { act }
   })
