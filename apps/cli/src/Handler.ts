@@ -36,8 +36,20 @@ export const report = <R>(
   Effect.catchAll(body, (error) =>
     Effect.gen(function* () {
       yield* Output.clearProgress
-      if (json) yield* Console.log(JSON.stringify({ error: error._tag, message: error.message }))
-      else yield* Output.note(`tillflow: ${error.message}`)
+      // A money rule's refusal names its rule.
+      const rule = error._tag === "ActionRefused" ? error.rule : undefined
+      if (json)
+        yield* Console.log(
+          JSON.stringify({
+            error: error._tag,
+            message: error.message,
+            ...(rule === undefined ? {} : { rule })
+          })
+        )
+      else
+        yield* Output.note(
+          `tillflow: ${rule === undefined ? "" : `refused by rule ${rule}: `}${error.message}`
+        )
       return error._tag === "StartupError" || error._tag === "BackendError"
         ? Output.ExitCode.internal
         : Output.exitCodeOfError(error)

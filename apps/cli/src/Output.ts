@@ -9,7 +9,7 @@
  * | 1 | tillflow could not do it: store or worker unreachable, unexpected failure |
  * | 2 | usage: a bad argument or option, an unknown serial, a reused idempotency key |
  * | 3 | declined by the acquirer or issuer |
- * | 4 | failed, cancelled, rejected by the service, terminal unavailable, not charged, not found |
+ * | 4 | failed, cancelled, rejected by the service, terminal unavailable, not charged, not found, an action a money rule refuses |
  * | 5 | approved, but only after an unknown outcome was reconciled |
  * | 6 | outcome still unknown (unresolved, stuck, or still running when the wait ended) |
  * | 7 | partially approved: part of the amount is still due |
@@ -65,6 +65,7 @@ export const exitCodeOfError = (error: Intake.IntakeError | UsageError): number 
     case "UsageError":
       return ExitCode.usage
     case "NotFound":
+    case "ActionRefused":
       return ExitCode.failed
     case "Unavailable":
       return ExitCode.internal

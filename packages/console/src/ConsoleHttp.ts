@@ -232,6 +232,16 @@ const login = Effect.gen(function* () {
   }
 })
 
+/**
+ * Who the session is (`GET /console/session`): its operator's name and role, for the page
+ * to offer only what the role may do (the intake refuses the rest: 403).
+ */
+const session = Effect.map(sessionOperator, (operator) =>
+  Option.isNone(operator)
+    ? json({ _tag: "Unauthorized", message: "log in at /console first" }, 401)
+    : json({ name: operator.value.name, role: operator.value.role, via: operator.value.via }, 200)
+)
+
 const logout = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const sessions = yield* ConsoleSessions.ConsoleSessions
@@ -283,6 +293,7 @@ export const routes = (options: Options = {}) =>
       yield* router.get(`${basePath}/assets/*`, asset)
       yield* router.post(`${basePath}/login`, withSessions(login))
       yield* router.post(`${basePath}/logout`, withSessions(logout))
+      yield* router.get(`${basePath}/session`, withSessions(session))
     })
   )
 

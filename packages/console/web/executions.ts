@@ -6,6 +6,7 @@
  * its operation's timeline as a story, its late results and mismatches, and its raw event
  * history on demand).
  */
+import * as Actions from "./actions.js"
 import { get } from "./api.js"
 import { h, replace } from "./dom.js"
 import * as Money from "./money.js"
@@ -253,6 +254,7 @@ const rawEvents = (events: ReadonlyArray<StoredEvent>) =>
 export const execution: Page = (main, route) => {
   const id = route.path[1] ?? ""
   const head = h("div", {}, h("p", {}, "Loading…"))
+  const actions = h("div", {})
   const story = h("ol", { class: "timeline", id: "timeline" })
   const notes = h("div", {})
   const raw = h("div", { id: "raw-history" })
@@ -278,6 +280,7 @@ export const execution: Page = (main, route) => {
     h("p", {}, h("a", { href: "#/executions" }, "← Executions")),
     h("h1", {}, "Execution ", h("code", {}, id)),
     head,
+    actions,
     h("h2", {}, "Timeline"),
     story,
     h("h2", {}, "Late results and mismatches"),
@@ -293,6 +296,8 @@ export const execution: Page = (main, route) => {
       h("p", { class: "verdict" }, badge(stateOf(e)), " ", amountOf(e), " ", e.report?.summary ?? ""),
       outcome(e)
     )
+    // The actions that fit its transaction (module of their own: actions.ts).
+    if (actions.childElementCount === 0) replace(actions, await Actions.panel(e, () => void load()))
     const [timeline, history] = await Promise.all([
       get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
         lines: []

@@ -8,7 +8,7 @@
  * API answers: amounts are strings, never numbers of major units.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import { JsonLimits, Ledger, OperationReport } from "@tillflow/core"
+import { JsonLimits, Ledger, LifecycleEvent, OperationReport } from "@tillflow/core"
 import { ExecutionQueue } from "@tillflow/engine"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -687,6 +687,51 @@ export const ResolutionView = Schema.Struct({
 export type ResolutionView = typeof ResolutionView.Type
 
 // ---------------------------------------------------------------------------------------
+// An operator's action on a transaction
+
+/**
+ * An action on a transaction (`POST /v1/transactions/{guid}/actions`): refund (full or
+ * partial), reverse, capture or increase a pre-authorization, release it, adjust the tip.
+ * The amount is confirmed with its currency, which must be the transaction's; the reason is
+ * recorded with the operator in the transaction's history (`OperatorActionRequested`).
+ */
+export const ActOnTransaction = Schema.Struct({
+  action: LifecycleEvent.OperatorAction,
+  /**
+   * In major units (`"10.50"`): required for refund, capture, increase and tip; optional for
+   * reverse (a partial reversal); refused for release (a release undoes the whole hold).
+   */
+  amount: Schema.optional(Text.pipe(Schema.minLength(1))),
+  /** The currency the operator confirmed: must be the transaction's. */
+  currency: Schema.optional(Text.pipe(Schema.minLength(1))),
+  /** Why: recorded with the operator's name. */
+  reason: Text.pipe(Schema.filter((s) => s.trim().length > 0 || "must say why (not blank)")),
+  /**
+   * The same action (kind, transaction, amount, currency) is one action: asked again it
+   * answers the first's execution. A second identical action on purpose (a second refund of
+   * the same amount) says `repeat: 2`, a third `3` …
+   */
+  repeat: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000))),
+  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
+}).annotations({
+  ...strict,
+  identifier: "ActOnTransaction",
+  description: "An operator's action on a transaction, with the amount and currency confirmed and a reason.",
+  examples: [
+    { action: "refund", amount: "15.00", currency: "EUR", reason: "the customer returned the goods" },
+    { action: "release", reason: "the guest checked out without charges" }
+  ]
+})
+/** @see ActOnTransaction */
+export type ActOnTransaction = typeof ActOnTransaction.Type
+
+/** Who asks for an action: a named operator, or the intake's bearer token. */
+export interface Actor {
+  readonly name: string
+  readonly via: "operator" | "token"
+}
+
+// ---------------------------------------------------------------------------------------
 // Errors
 
 /** The request is not acceptable: the message says what was wrong and what is allowed. */
@@ -710,6 +755,13 @@ export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>
   HttpApiSchema.annotations({ status: 409 })
 ) {}
 
+/** A money rule refuses the action: `rule` names it, `message` says why; nothing was started or recorded. */
+export class ActionRefused extends Schema.TaggedError<ActionRefused>()(
+  "ActionRefused",
+  { message: Schema.String, rule: Schema.String },
+  HttpApiSchema.annotations({ status: 422 })
+) {}
+
 /** The store or the remote service did not answer. */
 export class Unavailable extends Schema.TaggedError<Unavailable>()(
   "Unavailable",
@@ -718,7 +770,7 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()(
 ) {}
 
 /** Every error of the intake. */
-export type IntakeError = InvalidRequest | NotFound | IdempotencyConflict | Unavailable
+export type IntakeError = InvalidRequest | NotFound | IdempotencyConflict | ActionRefused | Unavailable
 
 // ---------------------------------------------------------------------------------------
 // The port
@@ -757,6 +809,17 @@ export interface Service {
    * naming the rule when nothing is in doubt under it, 404 for an unknown transaction.
    */
   readonly resolve: (guid: string, input: ResolveInDoubt) => Effect.Effect<ResolutionView, IntakeError>
+  /**
+   * An operator's action on a transaction, through the operation any caller would start
+   * (`start` or `lifecycle`) under an idempotency key derived from the action: 400 naming
+   * the field for an amount or currency that does not fit, 422 with the rule a money rule
+   * refuses it by, 404 for an unknown transaction.
+   */
+  readonly act: (
+    guid: string,
+    input: ActOnTransaction,
+    actor: Actor
+  ) => Effect.Effect<ExecutionView, IntakeError>
   readonly ready: Effect.Effect<ReadyView>
 }
 

@@ -235,6 +235,16 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
         "An operator says what became of a request on a transaction whose outcome stayed unknown (applied or notApplied), with their name (a console session's operator: their own) and a reason; a viewer is refused (403): recorded as an audited InDoubtResolved on the transaction's history, which releases it. 400 naming the rule when that request is not in doubt; 404 for an unknown transaction."
       )
   )
+  .add(
+    HttpApiEndpoint.post("act")`/v1/transactions/${guid}/actions`
+      .setPayload(Intake.ActOnTransaction)
+      .addSuccess(Intake.ExecutionView)
+      .annotate(OpenApi.Summary, "An operator's action on a transaction")
+      .annotate(
+        OpenApi.Description,
+        "Refund (full or partial), reverse, capture, increase or release a pre-authorization, adjust the tip: started as the same operation POST /v1/operations or /v1/lifecycle/{workflow} would start, under an idempotency key derived from the action (action-<kind>-<digest of kind, transaction, amount, currency and repeat>), so a repeated request answers the first's execution. The amount (major units) and currency confirm what is sent: a currency other than the transaction's is 400 naming the field. A money rule that refuses it is 422 with the rule and its message (nothing started or recorded). Recorded on the transaction's history as OperatorActionRequested with the operator (a bearer token: recorded as the token), the time and the reason. A viewer is refused (403)."
+      )
+  )
   .middleware(IntakeAuth)
   .annotate(OpenApi.Description, "Start and stop terminal operations and terminal-less workflows.") {}
 
@@ -409,6 +419,16 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
       new Intake.IdempotencyConflict({
         executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
         message: 'idempotencyKey "order-1042" was used for a different request'
+      })
+    )
+  )
+  .addError(
+    withExample(
+      Intake.ActionRefused,
+      new Intake.ActionRefused({
+        rule: "refund-not-above-sale",
+        message:
+          "a refund of 60.00 EUR would bring the refunds of sale 4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70 to 60.00 EUR, above the sale's 50.00 EUR"
       })
     )
   )

@@ -27,6 +27,7 @@ const isIntakeError = (error: unknown): error is Intake.IntakeError =>
   (error._tag === "InvalidRequest" ||
     error._tag === "NotFound" ||
     error._tag === "IdempotencyConflict" ||
+    error._tag === "ActionRefused" ||
     error._tag === "Unavailable")
 
 /** Builds the client intake. */
@@ -77,6 +78,8 @@ export const make = (options: Options) =>
       rebuild: call(client.audit.rebuild()),
       timeline: (reference) => call(client.audit.timeline({ path: { reference } })),
       resolve: (guid, payload) => call(client.operations.resolve({ path: { guid }, payload })),
+      // The worker records its own caller (this client's token) as the actor.
+      act: (guid, payload) => call(client.operations.act({ path: { guid }, payload })),
       ready: client.health.ready().pipe(
         Effect.catchAll((error) =>
           Effect.succeed({

@@ -159,6 +159,12 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
               : intake.resolve(path.guid, payload)
           )
         )
+        // Attributed to who asks: the session's operator, or the bearer token as such.
+        .handle("act", ({ path, payload }) =>
+          Effect.flatMap(CurrentOperator, (who) =>
+            intake.act(path.guid, payload, { name: who.name, via: who.via })
+          )
+        )
     )
   })
 )

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Intake from "./Intake.js"
+import * as Actions from "./internal/Actions.js"
 import * as Audit from "./internal/Audit.js"
 import * as Commands from "./internal/Commands.js"
 import * as Devices from "./internal/Devices.js"
@@ -55,7 +56,8 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const queries = yield* Queries.make(views, devices)
     const audit = yield* Audit.make(views)
     const resolutions = yield* Resolutions.make
-    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions })
+    const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none())
+    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions })
   })
 
 /** The intake over the engine, store and remote service in context. */

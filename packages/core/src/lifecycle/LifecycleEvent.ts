@@ -369,6 +369,33 @@ export const InDoubtResolved = EventRegistry.define(
   })
 )
 
+/** What an operator can do to a transaction from the console, the CLI or the intake (`OperatorActionRequested`). */
+export const OperatorAction = Schema.Literal("refund", "reverse", "capture", "increase", "release", "tip")
+/** @see OperatorAction */
+export type OperatorAction = typeof OperatorAction.Type
+
+/**
+ * An operator (or a machine's bearer token: `via` says which) asked for an action on this
+ * transaction, with their reason, before the operation was started: `requestId` is the
+ * action's idempotency key (derived from the action, so a repeated request finds it and acts
+ * once), `workflow` the operation started under it. It moves nothing: the operation's own
+ * events say what became of it; the fold and the ledger pass over it.
+ */
+export const OperatorActionRequested = EventRegistry.define(
+  "OperatorActionRequested",
+  Schema.Struct({
+    ...request,
+    action: OperatorAction,
+    operator: Schema.String,
+    via: Schema.Literal("operator", "token"),
+    reason: Schema.String,
+    /** The amount asked (a refund, a capture, an increase, a tip, a partial reversal). */
+    amount: optional(MoneyJson),
+    /** The workflow started under `requestId` (`TerminalOperation`, `Reversal.Reverse` …). */
+    workflow: Schema.String
+  })
+)
+
 /**
  * A terminal operation on this guid ended without moving money (DECLINED, CANCELLED,
  * FAILED), as the log shows it (`TerminalOutcomeRecorder`): kept in `declined-<guid>`, apart
@@ -415,7 +442,8 @@ export const registry = EventRegistry.make(
   OperationFailed,
   OperationInDoubt,
   InDoubtResolved,
-  TransactionDeclined
+  TransactionDeclined,
+  OperatorActionRequested
 )
 
 /** A typed lifecycle event, before encoding. */

@@ -164,6 +164,13 @@ export const describe = (event: LifecycleEvent.Decoded, stands = false): string 
       const d = event.data
       return `${d.operation} ${d.guid} ${d.finStatus} on its terminal: nothing charged`
     }
+    case "OperatorActionRequested": {
+      const d = event.data
+      return (
+        `[${d.requestId}] ${d.action}${d.amount === undefined ? "" : ` of ${d.amount}`} asked by ` +
+        `${d.via === "token" ? "the intake's bearer token" : `operator ${d.operator}`}: ${d.reason} (${d.workflow})`
+      )
+    }
   }
 }
 

@@ -485,6 +485,18 @@ const lifecycleSamples = [
     })
   ),
   lifecycle(
+    LifecycleEvent.OperatorActionRequested.make({
+      ...request,
+      requestId: "action-refund-5d41402abc4b2a76b9719d911017c592",
+      action: "refund",
+      operator: "ana",
+      via: "operator",
+      reason: "the customer returned the goods",
+      amount: Money.make(1500n, "EUR"),
+      workflow: "TerminalOperation"
+    })
+  ),
+  lifecycle(
     LifecycleEvent.TransactionDeclined.make({
       guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
       operation: "sale",

@@ -1,0 +1,58 @@
+/**
+ * What the action tests share, in Chromium and Firefox: the worker's operators (ana an
+ * operator, vic a viewer) and an approved sale of 10.50 EUR on the simulator, with its guid.
+ */
+import * as Effect from "effect/Effect"
+import { expect } from "vitest"
+import * as Operators from "../../src/Operators.js"
+import { client } from "./Scenario.js"
+import type * as Worker from "./Worker.js"
+
+/** `TILLFLOW_OPERATORS` of the worker (secrets hashed with few iterations: a test). */
+export const operators = async (): Promise<string> =>
+  JSON.stringify([
+    { name: "ana", role: "operator", secret: await Effect.runPromise(Operators.hash("ana-secret", 1000)) },
+    { name: "vic", role: "viewer", secret: await Effect.runPromise(Operators.hash("vic-secret", 1000)) }
+  ])
+
+/** An approved sale of 10.50 EUR on the first terminal: its execution and its guid. */
+export const sale = async (worker: Worker.Worker): Promise<{ executionId: string; guid: string }> => {
+  const { api, cardOnFirstTerminal } = client(worker)
+  const serial = await cardOnFirstTerminal()
+  const reply = await api("POST", `${worker.base}/v1/operations`, {
+    idempotencyKey: `actions-sale-${Date.now()}`,
+    request: { operation: "sale", serial_number: serial, amount: "1050", currency: "EUR" },
+    waitSeconds: 60
+  })
+  const view = (await reply.json()) as { executionId: string; report?: { verdict: string }; result?: unknown }
+  expect(view.report?.verdict).toBe("approved")
+  const guid = (view.result as { value: { facts: { efttransactionID: string } } }).value.facts
+    .efttransactionID
+  return { executionId: view.executionId, guid }
+}
+
+/** The lines of the transaction's timeline (the intake's `/v1/audit/timeline/{guid}`). */
+export const timeline = async (worker: Worker.Worker, guid: string): Promise<ReadonlyArray<string>> =>
+  (
+    (await (await client(worker).api("GET", `${worker.base}/v1/audit/timeline/${guid}`)).json()) as {
+      lines: ReadonlyArray<string>
+    }
+  ).lines
+
+/** The amounts of the refund entries of the ledger. */
+export const refundEntries = async (worker: Worker.Worker): Promise<ReadonlyArray<string>> =>
+  (
+    (await (await client(worker).api("GET", `${worker.base}/v1/audit/entries`)).json()) as {
+      entries: ReadonlyArray<{ operation: string; amount: string }>
+    }
+  ).entries
+    .filter((e) => e.operation === "refund")
+    .map((e) => e.amount)
+
+/** The refund executions the worker holds. */
+export const refundExecutions = async (worker: Worker.Worker): Promise<number> =>
+  (
+    (await (
+      await client(worker).api("GET", `${worker.base}/v1/executions?operation=refund`)
+    ).json()) as ReadonlyArray<unknown>
+  ).length
