@@ -243,10 +243,17 @@ describe("ReversalWorkflow", () => {
             // and nothing sent (sent whole, the gateway would reverse the refunded part too).
             const other = Identifiers.Guid.make("moto-3")
             yield* recordTxn({ guid: other, kind: "moToSale", amount: eur(3236n) })
-            yield* MotoWorkflow.Refund.execute({ requestId: "ref-3", originalGuid: other, amount: eur(1618n) })
+            yield* MotoWorkflow.Refund.execute({
+              requestId: "ref-3",
+              originalGuid: other,
+              amount: eur(1618n)
+            })
             const sentBefore = yield* (yield* control).count("reversal")
             const whole = yield* Effect.flip(Reverse.execute({ requestId: "rev-3", originalGuid: other }))
-            expect(whole).toMatchObject({ _tag: "ReversalNotAllowed", message: expect.stringContaining("16.18") })
+            expect(whole).toMatchObject({
+              _tag: "ReversalNotAllowed",
+              message: expect.stringContaining("16.18")
+            })
             expect(yield* (yield* control).count("reversal")).toBe(sentBefore)
           })
         )
