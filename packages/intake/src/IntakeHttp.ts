@@ -42,9 +42,10 @@ export const executions = Metric.gauge("tillflow_executions", {
   description: "workflow executions by workflow and status"
 })
 
-/** Open alerts by kind, set at each scrape (what to page on). */
+/** Unresolved alerts by kind and state (open: nobody is on it yet; acknowledged), set at each scrape (what to page on). */
 export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
-  description: "open alerts by kind (mismatch, unresolved, stuck, overdue, late-result)"
+  description:
+    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result) and state (open: not yet acknowledged; acknowledged)"
 })
 
 /** The merchant's terminals by state (idle, busy, offline), set at each scrape. */
@@ -212,12 +213,14 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     )
     const monitor = yield* Monitor.Monitor
     const countAlerts = Effect.gen(function* () {
-      const { alerts } = yield* monitor.alerts
+      const { alerts } = yield* monitor.alerts()
       for (const kind of Monitor.AlertKind.literals) {
-        yield* Metric.set(
-          Metric.tagged(alertsOpen, "kind", kind),
-          alerts.filter((a) => a.kind === kind).length
-        )
+        for (const state of ["open", "acknowledged"] as const) {
+          yield* Metric.set(
+            Metric.tagged(Metric.tagged(alertsOpen, "kind", kind), "state", state),
+            alerts.filter((a) => a.kind === kind && a.state === state).length
+          )
+        }
       }
     }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: alerts not counted: ${error.message}`)))
     const countTerminals = Effect.gen(function* () {

@@ -63,7 +63,7 @@ describe("the Prometheus exposition", () => {
         expect(lines).toContain('tillflow_callback_refusals_total{reason="WrongToken"} 0')
         expect(lines).toContain('tillflow_operation_overhead_seconds_count{operation="sale"} 0')
         // Something to page on: open alerts by kind, terminals busy and offline.
-        expect(lines).toContain('tillflow_alerts_open{kind="mismatch"} 0')
+        expect(lines).toContain('tillflow_alerts_open{kind="mismatch",state="open"} 0')
         expect(lines.some((l) => /^tillflow_terminals\{state="idle"\} \d+$/.test(l))).toBe(true)
         expect(lines).toContain('tillflow_terminals{state="offline"} 0')
       })
