@@ -424,7 +424,10 @@ export const make: Effect.Effect<
     return [...(yield* Ref.get(logAlerts)), ...fromExecutions]
   })
 
-  const withLifecycle = (alert: RaisedAlert, lifecycle: Lifecycle = lifecycles.get(alert.id) ?? fresh): AlertView => ({
+  const withLifecycle = (
+    alert: RaisedAlert,
+    lifecycle: Lifecycle = lifecycles.get(alert.id) ?? fresh
+  ): AlertView => ({
     ...alert,
     ...lifecycle
   })
@@ -434,7 +437,9 @@ export const make: Effect.Effect<
       const wanted = query.state ?? "unresolved"
       const all = (yield* raised)
         .map((alert) => withLifecycle(alert))
-        .filter((a) => (wanted === "all" ? true : wanted === "unresolved" ? a.state !== "resolved" : a.state === wanted))
+        .filter((a) =>
+          wanted === "all" ? true : wanted === "unresolved" ? a.state !== "resolved" : a.state === wanted
+        )
         .sort((a, b) => severity[a.kind] - severity[b.kind] || b.at - a.at)
       return { alerts: all, caughtUp: yield* Ref.get(caughtUp) }
     })
@@ -463,7 +468,8 @@ export const make: Effect.Effect<
         const known = alertEventOf(event)
         if (known !== undefined) lifecycle = evolve(lifecycle, known)
       }
-      const done = tag === "AlertAcknowledged" ? lifecycle.state === "acknowledged" : lifecycle.state === "resolved"
+      const done =
+        tag === "AlertAcknowledged" ? lifecycle.state === "acknowledged" : lifecycle.state === "resolved"
       if (done) return withLifecycle(alert, lifecycle)
       if (tag === "AlertAcknowledged" && lifecycle.state === "resolved") {
         return yield* Effect.fail(

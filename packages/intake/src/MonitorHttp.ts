@@ -27,7 +27,9 @@ export const MonitorLive = HttpApiBuilder.group(IntakeApi, "monitor", (handlers)
       .handle("executions", ({ urlParams }) => monitor.search(urlParams))
       .handle("alerts", ({ urlParams }) => monitor.alerts(urlParams))
       .handle("acknowledgeAlert", ({ path, payload }) =>
-        Effect.flatMap(CurrentOperator, (operator) => monitor.acknowledge(path.alertId, operator.name, payload))
+        Effect.flatMap(CurrentOperator, (operator) =>
+          monitor.acknowledge(path.alertId, operator.name, payload)
+        )
       )
       .handle("resolveAlert", ({ path, payload }) =>
         Effect.flatMap(CurrentOperator, (operator) => monitor.resolve(path.alertId, operator.name, payload))

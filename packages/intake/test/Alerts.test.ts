@@ -31,7 +31,11 @@ const base = Effect.map(HttpServer.HttpServer, (server) =>
   server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
 )
 
-const send = (method: string, path: string, options: { readonly cookie?: string; readonly body?: unknown } = {}) =>
+const send = (
+  method: string,
+  path: string,
+  options: { readonly cookie?: string; readonly body?: unknown } = {}
+) =>
   Effect.flatMap(base, (url) =>
     Effect.promise(async () => {
       const response = await fetch(`${url}${path}`, {
@@ -90,8 +94,9 @@ describe("alerts with a lifecycle", () => {
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const [serial = ""] = (yield* Stack.Cloud).terminals.map((t) => t.serialNumber)
-          const started = (yield* call("POST", "/v1/operations", { body: JSON.stringify(sale("alert-1", serial)) }))
-            .json
+          const started = (yield* call("POST", "/v1/operations", {
+            body: JSON.stringify(sale("alert-1", serial))
+          })).json
           const stream = `payment-${started.executionId}`
           const { nextVersion } = yield* store.append(stream, EventStore.AnyVersion, [
             {
@@ -157,7 +162,11 @@ describe("alerts with a lifecycle", () => {
           }
           const steps = yield* store.readStream(Monitor.alertStreamOf(id))
           expect(steps.map((e) => e.type)).toEqual(["AlertAcknowledged"])
-          expect(steps[0]?.data).toMatchObject({ alertId: id, operator: "ana", reason: "calling the acquirer" })
+          expect(steps[0]?.data).toMatchObject({
+            alertId: id,
+            operator: "ana",
+            reason: "calling the acquirer"
+          })
           const lines = (yield* scrape).split("\n")
           expect(lines).toContain('tillflow_alerts_open{kind="mismatch",state="open"} 0')
           expect(lines).toContain('tillflow_alerts_open{kind="mismatch",state="acknowledged"} 1')
@@ -190,16 +199,22 @@ describe("alerts with a lifecycle", () => {
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
         const [, serial = ""] = (yield* Stack.Cloud).terminals.map((t) => t.serialNumber)
-        const started = (yield* call("POST", "/v1/operations", { body: JSON.stringify(sale("alert-2", serial)) }))
-          .json
+        const started = (yield* call("POST", "/v1/operations", {
+          body: JSON.stringify(sale("alert-2", serial))
+        })).json
         const { nextVersion } = yield* store.append(`payment-${started.executionId}`, EventStore.AnyVersion, [
           { type: "OutcomeUnresolved", data: { attemptId: "a2", attempt: 2, message: "no answer", at: 4 } }
         ])
         const id = Monitor.alertIdOf("unresolved", started.executionId, nextVersion)
         yield* store.append(Monitor.alertStreamOf(id), EventStore.NoStream, [
-          { type: "AlertAcknowledged", data: { alertId: id, operator: "bo", reason: "on it from worker 2", at: 5 } }
+          {
+            type: "AlertAcknowledged",
+            data: { alertId: id, operator: "bo", reason: "on it from worker 2", at: 5 }
+          }
         ])
-        const seen = yield* eventually(list(), (alerts) => alerts.some((a) => a.id === id && a.state === "acknowledged"))
+        const seen = yield* eventually(list(), (alerts) =>
+          alerts.some((a) => a.id === id && a.state === "acknowledged")
+        )
         expect(seen.find((a) => a.id === id)?.acknowledged).toEqual({
           operator: "bo",
           reason: "on it from worker 2",
@@ -208,29 +223,40 @@ describe("alerts with a lifecycle", () => {
       })
     )
 
-    it.effect("a terminal whose operation waits for it to come back online counts as offline; promtool passes", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const serials = (yield* Stack.Cloud).terminals.map((t) => t.serialNumber)
-        const serial = serials[serials.length - 1] ?? ""
-        const started = (yield* call("POST", "/v1/operations", { body: JSON.stringify(sale("offline-1", serial)) }))
-          .json
-        const before = (yield* scrape).split("\n")
-        const offlineBefore = Number(before.find((l) => l.startsWith('tillflow_terminals{state="offline"}'))?.split(" ")[1])
-        yield* store.append(`payment-${started.executionId}`, EventStore.AnyVersion, [
-          {
-            type: "AttemptNotProcessed",
-            data: { attempt: 1, attemptId: "a1", at: 6, reason: "DeviceOffline", message: "Terminal is offline" }
+    it.effect(
+      "a terminal whose operation waits for it to come back online counts as offline; promtool passes",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const serials = (yield* Stack.Cloud).terminals.map((t) => t.serialNumber)
+          const serial = serials[serials.length - 1] ?? ""
+          const started = (yield* call("POST", "/v1/operations", {
+            body: JSON.stringify(sale("offline-1", serial))
+          })).json
+          const before = (yield* scrape).split("\n")
+          const offlineBefore = Number(
+            before.find((l) => l.startsWith('tillflow_terminals{state="offline"}'))?.split(" ")[1]
+          )
+          yield* store.append(`payment-${started.executionId}`, EventStore.AnyVersion, [
+            {
+              type: "AttemptNotProcessed",
+              data: {
+                attempt: 1,
+                attemptId: "a1",
+                at: 6,
+                reason: "DeviceOffline",
+                message: "Terminal is offline"
+              }
+            }
+          ])
+          const text = yield* scrape
+          expect(text.split("\n")).toContain(`tillflow_terminals{state="offline"} ${offlineBefore + 1}`)
+          if (promtool || process.env.CI !== undefined) {
+            const checked = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
+            expect(`${checked.stdout}${checked.stderr}`).toBe("")
+            expect(checked.status).toBe(0)
           }
-        ])
-        const text = yield* scrape
-        expect(text.split("\n")).toContain(`tillflow_terminals{state="offline"} ${offlineBefore + 1}`)
-        if (promtool || process.env.CI !== undefined) {
-          const checked = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
-          expect(`${checked.stdout}${checked.stderr}`).toBe("")
-          expect(checked.status).toBe(0)
-        }
-      })
+        })
     )
   })
 })
