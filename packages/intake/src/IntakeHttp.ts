@@ -17,10 +17,11 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { ConsoleHttp, ConsoleSessions, Operators } from "@tillflow/console"
+import { ConsoleHttp, ConsoleSessions, LoginLimiter, Operators } from "@tillflow/console"
 import { CallbackRegistration, LogMetrics } from "@tillflow/core"
 import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
@@ -29,7 +30,15 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Intake from "./Intake.js"
-import { CurrentOperator, Forbidden, IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import {
+  CurrentOperator,
+  Forbidden,
+  IntakeApi,
+  IntakeAuth,
+  NotReady,
+  TooManyRequests,
+  Unauthorized
+} from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
@@ -63,6 +72,34 @@ export const terminalState = (terminal: Monitor.TerminalView): "idle" | "busy" |
       ? "offline"
       : "busy"
 
+/** Wrong bearer tokens refused, by reason (`wrong`, or `locked`: refused unchecked during a lock-out). */
+export const bearerFailures = Metric.counter("tillflow_intake_auth_failures_total", {
+  description: "intake requests refused for their bearer token, by reason: wrong token, or client locked out",
+  incremental: true
+})
+
+/** Lock-outs of a client started after repeated wrong bearer tokens. */
+export const bearerLockouts = Metric.counter("tillflow_intake_auth_lockouts_total", {
+  description: "intake clients locked out after repeated wrong bearer tokens",
+  incremental: true
+})
+
+/**
+ * Wrong bearer tokens from one client address: ten within a minute lock that address out
+ * for a minute (429 with `Retry-After`, every token refused unchecked, logged with the
+ * address and never the token, counted); other clients are not affected, and a right token
+ * clears the address's failures. A token is 256 bits: the lock-out is against floods and
+ * noise in the logs, not against guessing.
+ */
+export const bearerPolicy: LoginLimiter.Policy = {
+  what: "intake bearer token",
+  maxFailures: 10,
+  window: Duration.minutes(1),
+  lockout: Duration.minutes(1),
+  failures: bearerFailures,
+  lockouts: bearerLockouts
+}
+
 const refused = new Unauthorized({
   message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
 })
@@ -89,10 +126,19 @@ export const authLayer = (
     Effect.zipWith(
       CallbackRegistration.hashToken(token),
       ConsoleSessions.ConsoleSessions,
-      (expected, sessions) =>
-        IntakeAuth.of({
+      (expected, sessions) => {
+        const limiter = LoginLimiter.make(Date.now, bearerPolicy)
+        // The schemes are tried in turn (the bearer first, then the cookie), the last failure
+        // answering: a lock-out the bearer check found is kept for the cookie's to answer
+        // with, when the request has no session cookie.
+        const lockedOut = new WeakMap<object, Effect.Effect<never, TooManyRequests>>()
+        return IntakeAuth.of({
           consoleSession: (presented) =>
             Effect.gen(function* () {
+              if (Redacted.value(presented) === "") {
+                const locked = lockedOut.get(yield* HttpServerRequest.HttpServerRequest)
+                if (locked !== undefined) return yield* locked
+              }
               const operator = yield* sessions.check(Redacted.value(presented))
               if (Option.isNone(operator)) return yield* Effect.fail(refused)
               const request = yield* HttpServerRequest.HttpServerRequest
@@ -101,12 +147,44 @@ export const authLayer = (
               return operator.value
             }),
           bearer: (presented) =>
-            Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-              ok ? Effect.succeed(Operators.tokenOperator) : Effect.fail(refused)
-            )
+            Effect.gen(function* () {
+              const request = yield* HttpServerRequest.HttpServerRequest
+              const attempt = { name: "", client: Option.getOrElse(request.remoteAddress, () => "unknown") }
+              const refuse = (until: number) => {
+                const refusal = tooManyTokens(until)
+                lockedOut.set(request, refusal)
+                return refusal
+              }
+              const locked = yield* limiter.lockedUntil(attempt)
+              if (locked !== undefined) return yield* refuse(locked)
+              const ok = yield* CallbackRegistration.verifyToken(Redacted.value(presented), expected)
+              if (ok) {
+                yield* limiter.succeeded(attempt)
+                return Operators.tokenOperator
+              }
+              const lockedNow = yield* limiter.failed(attempt)
+              return yield* lockedNow === undefined ? Effect.fail(refused) : refuse(lockedNow)
+            })
         })
+      }
     )
   )
+
+/** 429 with `Retry-After` (seconds until `until`, epoch ms) for a client locked out. */
+const tooManyTokens = (until: number) => {
+  const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000))
+  return Effect.zipRight(
+    HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+    ),
+    Effect.fail(
+      new TooManyRequests({
+        message: `too many wrong bearer tokens from this client: try again in ${seconds} s`,
+        retryAfterSeconds: seconds
+      })
+    )
+  )
+}
 
 const HealthLive = HttpApiBuilder.group(IntakeApi, "health", (handlers) =>
   Effect.gen(function* () {
@@ -195,6 +273,9 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     // Every documented series from the first scrape, at zero until counted.
     yield* LogMetrics.initialize
     yield* CallbackReceiver.initializeRefusals
+    for (const reason of ["wrong", "locked"])
+      yield* Metric.value(Metric.tagged(bearerFailures, "reason", reason))
+    yield* Metric.value(bearerLockouts)
     const countExecutions = Effect.gen(function* () {
       // Counted by the store (one GROUP BY), not by reading every execution at each scrape.
       const tally = yield* engine.tally

@@ -25,7 +25,9 @@ const documented: ReadonlyArray<readonly [string, string]> = [
   ["tillflow_result_mismatches_total", "counter"],
   ["tillflow_callback_refusals_total", "counter"],
   ["tillflow_alerts_open", "gauge"],
-  ["tillflow_terminals", "gauge"]
+  ["tillflow_terminals", "gauge"],
+  ["tillflow_intake_auth_failures_total", "counter"],
+  ["tillflow_intake_auth_lockouts_total", "counter"]
 ]
 
 const promtool = spawnSync("promtool", ["--version"]).status === 0

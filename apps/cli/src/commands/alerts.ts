@@ -9,10 +9,11 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as IntakeClient from "@tillflow/intake/IntakeClient"
-import type * as Monitor from "@tillflow/intake/Monitor"
+import * as Monitor from "@tillflow/intake/Monitor"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
@@ -83,6 +84,12 @@ const step = (name: "ack" | "resolve", description: string) =>
     },
     Handler.make((o) =>
       Effect.gen(function* () {
+        // A malformed id is said here, before anything is sent.
+        if (!Schema.is(Monitor.AlertId)(o.id)) {
+          return yield* new Output.UsageError({
+            message: `${o.id}: an alert id is <kind>.<executionId>[.<version>] as \`tillflow alerts list\` shows it`
+          })
+        }
         const alerts = yield* client(o)
         const alert = yield* name === "ack"
           ? alerts.acknowledge(o.id, o.reason)
