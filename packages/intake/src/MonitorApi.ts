@@ -101,9 +101,34 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.post("acknowledgeAlert", "/v1/monitor/alerts/:alertId/acknowledge")
       .setPath(Schema.Struct({ alertId: Monitor.AlertId }))
-      .setPayload(Monitor.AlertStepRequest)
-      .addSuccess(Monitor.AlertView)
-      .addError(Monitor.AlertStateConflict)
+      .setPayload(Monitor.AlertStepRequest.annotations({ examples: [{ reason: "calling the acquirer" }] }))
+      .addSuccess(
+        Monitor.AlertView.annotations({
+          examples: [
+            {
+              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              kind: "mismatch",
+              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+              at: 1767225600000,
+              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+              state: "acknowledged",
+              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 }
+            }
+          ]
+        })
+      )
+      .addError(
+        Monitor.AlertStateConflict.annotations({
+          examples: [
+            new Monitor.AlertStateConflict({
+              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              state: "resolved",
+              message:
+                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
+            })
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "Acknowledge an alert")
       .annotate(
         OpenApi.Description,
@@ -113,9 +138,37 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
     HttpApiEndpoint.post("resolveAlert", "/v1/monitor/alerts/:alertId/resolve")
       .setPath(Schema.Struct({ alertId: Monitor.AlertId }))
-      .setPayload(Monitor.AlertStepRequest)
-      .addSuccess(Monitor.AlertView)
-      .addError(Monitor.AlertStateConflict)
+      .setPayload(
+        Monitor.AlertStepRequest.annotations({ examples: [{ reason: "the acquirer confirms the decline" }] })
+      )
+      .addSuccess(
+        Monitor.AlertView.annotations({
+          examples: [
+            {
+              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              kind: "mismatch",
+              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+              at: 1767225600000,
+              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+              state: "resolved",
+              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 },
+              resolved: { operator: "ana", reason: "the acquirer confirms the decline", at: 1767226000000 }
+            }
+          ]
+        })
+      )
+      .addError(
+        Monitor.AlertStateConflict.annotations({
+          examples: [
+            new Monitor.AlertStateConflict({
+              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              state: "resolved",
+              message:
+                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
+            })
+          ]
+        })
+      )
       .annotate(OpenApi.Summary, "Resolve an alert")
       .annotate(
         OpenApi.Description,
