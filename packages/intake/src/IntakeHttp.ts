@@ -155,6 +155,8 @@ export const authLayer = (
                 lockedOut.set(request, refusal)
                 return refusal
               }
+              // No bearer token at all (a console request, carrying its cookie): not a wrong one.
+              if (Redacted.value(presented) === "") return yield* Effect.fail(refused)
               const locked = yield* limiter.lockedUntil(attempt)
               if (locked !== undefined) return yield* refuse(locked)
               const ok = yield* CallbackRegistration.verifyToken(Redacted.value(presented), expected)

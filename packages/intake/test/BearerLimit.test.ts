@@ -21,7 +21,7 @@ const capture = Logger.make(({ annotations, message }) => {
 const served = layer.pipe(Layer.provide(Logger.replace(Logger.defaultLogger, capture)))
 
 /** A GET from the loopback address `from` (any of 127/8 reaches the server on 127.0.0.1). */
-const getFrom = (from: string, bearer: string) =>
+const getFrom = (from: string, bearer: string | undefined) =>
   Effect.flatMap(HttpServer.HttpServer, (server) =>
     Effect.async<{ status: number; retryAfter: string | undefined; body: string }>((resume) => {
       const port = server.address._tag === "TcpAddress" ? server.address.port : 0
@@ -31,7 +31,7 @@ const getFrom = (from: string, bearer: string) =>
           port,
           path: "/v1/executions?limit=1",
           localAddress: from,
-          headers: { authorization: `Bearer ${bearer}` }
+          headers: bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }
         },
         (response) => {
           let body = ""
@@ -80,6 +80,13 @@ describe("the bearer token's rate limit", () => {
           expect((yield* getFrom("127.0.0.3", token)).status).toBe(200)
           expect(logs.join("\n")).not.toContain(token)
         })
+    )
+
+    it.effect("requests without a bearer token (a console's, with its cookie) are not wrong tokens", () =>
+      Effect.gen(function* () {
+        for (let i = 0; i < 15; i++) expect((yield* getFrom("127.0.0.5", undefined)).status).toBe(401)
+        expect((yield* getFrom("127.0.0.5", token)).status).toBe(200)
+      })
     )
 
     it.effect("the lock-out is logged with the address, never the token", () =>
