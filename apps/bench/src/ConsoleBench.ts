@@ -204,6 +204,11 @@ export const section: Section.Section = {
           pagingApi.push(performance.now() - t1)
         }
 
+        // Back to the first page (the live sales appear there).
+        await page.goto("about:blank")
+        await page.goto(`${base}/console#/executions`)
+        await page.locator("#executions tbody tr").first().waitFor({ timeout: 120_000 })
+
         // Live: the executions page stays open; each round's sale is watched until "approved".
         await page.evaluate(`(() => {
           window.approvedAt = {}
