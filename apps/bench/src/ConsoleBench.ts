@@ -3,16 +3,18 @@
  * worker started as `npm start` starts it, on a scratch PostgreSQL database and the
  * built-in simulator:
  *
- * - first render of the executions page with 10,000 executions stored: from navigation to
+ * - first render of the executions page with 100,000 executions stored: from navigation to
  *   the table on screen (the page's script loaded, `GET /v1/monitor/executions` answered
  *   and rendered), beside the raw baseline of that API call alone from Node;
+ * - paging: "Older →" from the first page to the second on screen, beside that keyset
+ *   page's API call alone;
  * - a live update: from the moment a sale's outcome event is stored (its `recordedAt`) to
  *   its row on the open executions page saying "approved" (the server-sent event, the
  *   page's refresh of the list, the DOM), beside the server-sent event's own arrival in a
  *   plain reader.
  *
- * The 10,000 executions: a few real sales run through the simulator, then their rows in
- * the execution queue copied (each copy its own id, key and time) up to 10,000; copies have
+ * The 100,000 executions: a few real sales run through the simulator, then their rows in
+ * the execution queue copied (each copy its own id, key and time) up to 100,000; copies have
  * no event history, which the page's first screen (the newest 100) reads only for the
  * newest rows. The list reads every row of the queue, which is what grows with the store.
  */
@@ -130,10 +132,10 @@ const sseReader = async (base: string) => {
 /** The console section. */
 export const section: Section.Section = {
   name: "console",
-  title: "Web console: first render with 10,000 executions, live update",
+  title: "Web console: first render and paging with 100,000 executions, live update",
   run: async (context) => {
     if (!Chromium.available()) throw new Error(`Chromium is not installed at ${Chromium.executablePath}`)
-    const total = context.quick ? 2_000 : 10_000
+    const total = context.quick ? 2_000 : 100_000
     return Scratch.using("console", async (scratch) => {
       fs.mkdirSync(path.join(Child.root, "apps/worker/build"), { recursive: true })
       const buildDir = fs.mkdtempSync(path.join(Child.root, "apps/worker/build/bench-console-"))
@@ -184,6 +186,29 @@ export const section: Section.Section = {
           api.push(performance.now() - t1)
         }
 
+        // Paging: from the first page, "Older →" until the second page (101–200) is on screen,
+        // beside the same keyset page's API call alone.
+        const paging: Array<number> = []
+        const pagingApi: Array<number> = []
+        for (let round = 0; round < context.rounds; round++) {
+          await page.goto("about:blank")
+          await page.goto(`${base}/console#/executions`)
+          await page.locator("#page-older").waitFor({ timeout: 120_000 })
+          const t0 = performance.now()
+          await page.click("#page-older")
+          await page.locator("#executions caption", { hasText: "101–200" }).waitFor({ timeout: 120_000 })
+          paging.push(performance.now() - t0)
+          const first = (await call(`${base}/v1/monitor/executions?limit=100`)) as { next?: string }
+          const t1 = performance.now()
+          await call(`${base}/v1/monitor/executions?limit=100&after=${encodeURIComponent(first.next ?? "")}`)
+          pagingApi.push(performance.now() - t1)
+        }
+
+        // Back to the first page (the live sales appear there).
+        await page.goto("about:blank")
+        await page.goto(`${base}/console#/executions`)
+        await page.locator("#executions tbody tr").first().waitFor({ timeout: 120_000 })
+
         // Live: the executions page stays open; each round's sale is watched until "approved".
         await page.evaluate(`(() => {
           window.approvedAt = {}
@@ -233,6 +258,17 @@ export const section: Section.Section = {
           },
           {
             section: "console",
+            name: `executions page, Older → to the second page (${stored} executions stored)`,
+            unit: "ms",
+            rounds: paging,
+            baseline: {
+              name: "its API call alone (GET /v1/monitor/executions, after the first page)",
+              rounds: pagingApi
+            },
+            note: "click to the second page's table on screen (keyset cursor), Chromium headless"
+          },
+          {
+            section: "console",
             name: "live update: outcome event stored → row shows approved",
             unit: "ms",
             rounds: onPage,
@@ -242,7 +278,7 @@ export const section: Section.Section = {
         ]
         const details = [
           `Chromium ${browser.context.browser()?.version() ?? "?"}, ${stored} executions in the queue (${real} with their event history), ${context.rounds} rounds.`,
-          `Median first render ${Math.round(median(render))} ms; median live update ${Math.round(median(onPage))} ms.`,
+          `Median first render ${Math.round(median(render))} ms; median paging ${Math.round(median(paging))} ms; median live update ${Math.round(median(onPage))} ms.`,
           "",
           roundsTable(figures)
         ].join("\n")

@@ -56,6 +56,63 @@ const remote = (baseUrl: string, token: string, why: string) =>
     })
   )
 
+/** A running worker to talk to, and why it is the one. */
+export interface RunningWorker {
+  readonly baseUrl: string
+  readonly token: string
+  readonly why: string
+}
+
+/**
+ * The running worker a command goes through, if any: the one `--worker` or
+ * `TILLFLOW_WORKER_URL` names, or the live worker holding the embedded store.
+ */
+export const runningWorker = (options: {
+  readonly worker: Option.Option<string>
+}): Effect.Effect<Option.Option<RunningWorker>, BackendError> =>
+  Effect.gen(function* () {
+    const config = yield* WorkerConfig.load.pipe(
+      Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+    )
+    const fromEnv = yield* Config.option(Config.nonEmptyString("TILLFLOW_WORKER_URL")).pipe(
+      Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+    )
+    const workerUrl = Option.orElse(options.worker, () => fromEnv)
+    const token = Option.map(config.intake.token, Redacted.value)
+    if (Option.isSome(workerUrl)) {
+      if (Option.isNone(token)) {
+        return yield* new BackendError({
+          message: `talking to the worker at ${workerUrl.value} needs its token: set TILLFLOW_INTAKE_TOKEN`
+        })
+      }
+      return Option.some({
+        baseUrl: workerUrl.value,
+        token: token.value,
+        why: "--worker / TILLFLOW_WORKER_URL"
+      })
+    }
+    if (config.store._tag === "Embedded") {
+      const dataDir = Path.resolve(config.store.dataDir)
+      const holder = yield* PgliteLock.holder(dataDir)
+      if (Option.isSome(holder)) {
+        const url = holder.value.details["intakeUrl"]
+        const published = holder.value.details["token"]
+        const usable = Option.orElse(token, () => Option.fromNullable(published))
+        if (url !== undefined && Option.isSome(usable)) {
+          return Option.some({ baseUrl: url, token: usable.value, why: `it holds ${dataDir}` })
+        }
+        return yield* new BackendError({
+          message:
+            `${new PgliteLock.DataDirLocked({ dataDir, holder: holder.value }).message}. ` +
+            (url === undefined
+              ? "Stop it, or use another TILLFLOW_DATA_DIR."
+              : `Set TILLFLOW_INTAKE_TOKEN to that worker's token to go through it.`)
+        })
+      }
+    }
+    return Option.none()
+  })
+
 /** The intake for a command, chosen as the module says. */
 export const layer = (
   options: { readonly worker: Option.Option<string> },
@@ -63,41 +120,11 @@ export const layer = (
 ): Layer.Layer<Intake.Intake | BackendInfo, BackendError | Stack.StartupError> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
+      const running = yield* runningWorker(options)
+      if (Option.isSome(running)) return remote(running.value.baseUrl, running.value.token, running.value.why)
       const config = yield* WorkerConfig.load.pipe(
         Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
       )
-      const fromEnv = yield* Config.option(Config.nonEmptyString("TILLFLOW_WORKER_URL")).pipe(
-        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
-      )
-      const workerUrl = Option.orElse(options.worker, () => fromEnv)
-      const token = Option.map(config.intake.token, Redacted.value)
-      if (Option.isSome(workerUrl)) {
-        if (Option.isNone(token)) {
-          return yield* new BackendError({
-            message: `talking to the worker at ${workerUrl.value} needs its token: set TILLFLOW_INTAKE_TOKEN`
-          })
-        }
-        return remote(workerUrl.value, token.value, "--worker / TILLFLOW_WORKER_URL")
-      }
-      if (config.store._tag === "Embedded") {
-        const dataDir = Path.resolve(config.store.dataDir)
-        const holder = yield* PgliteLock.holder(dataDir)
-        if (Option.isSome(holder)) {
-          const url = holder.value.details["intakeUrl"]
-          const published = holder.value.details["token"]
-          const usable = Option.orElse(token, () => Option.fromNullable(published))
-          if (url !== undefined && Option.isSome(usable)) {
-            return remote(url, usable.value, `it holds ${dataDir}`)
-          }
-          return yield* new BackendError({
-            message:
-              `${new PgliteLock.DataDirLocked({ dataDir, holder: holder.value }).message}. ` +
-              (url === undefined
-                ? "Stop it, or use another TILLFLOW_DATA_DIR."
-                : `Set TILLFLOW_INTAKE_TOKEN to that worker's token to go through it.`)
-          })
-        }
-      }
       const local = yield* Effect.promise(() => import("./internal/LocalBackend.js"))
       return local.layer(config, needs)
     })

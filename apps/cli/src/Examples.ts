@@ -65,6 +65,17 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`,
     `tillflow transactions resolve ${guid} --request tip-7 --applied --reason "the receipt shows the tip" --operator bob --status-endpoint "SALE AUTHORISED" --json`
   ],
+  alerts: [
+    "tillflow alerts list",
+    'tillflow alerts ack mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 --reason "calling the acquirer"'
+  ],
+  "alerts list": ["tillflow alerts list", "tillflow alerts list --state all --json"],
+  "alerts ack": [
+    'tillflow alerts ack mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 --reason "calling the acquirer"'
+  ],
+  "alerts resolve": [
+    'tillflow alerts resolve mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 --reason "the acquirer confirms the decline"'
+  ],
   executions: ["tillflow executions list --status suspended"],
   "executions list": [
     "tillflow executions list",

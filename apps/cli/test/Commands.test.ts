@@ -379,4 +379,23 @@ describe("tillflow against a worker: executions, events, audit", () => {
     expect(timeline.status, timeline.stderr).toBe(0)
     expect(timeline.stdout).toContain("6.00")
   }, 240_000)
+
+  it("alerts: listed from the worker (none yet), state filter checked, a step on an alert not raised is NotFound", async () => {
+    const list = await json(["alerts", "list"])
+    expect(list.status, list.stderr).toBe(0)
+    expect(list.doc).toMatchObject({ alerts: [], caughtUp: expect.any(Boolean) })
+    const all = await json(["alerts", "list", "--state", "all"])
+    expect(all.status, all.stderr).toBe(0)
+    const human = await worker.cli(["alerts", "list"])
+    expect(human.stdout.trim()).toBe("no alert")
+    const missing = await json(["alerts", "ack", "mismatch.0123456789abcdef", "--reason", "on it"])
+    expect(missing.status).not.toBe(0)
+    expect(missing.doc).toEqual({
+      error: "NotFound",
+      message: expect.stringContaining("mismatch.0123456789abcdef")
+    })
+    const malformed = await json(["alerts", "resolve", "whatever", "--reason", "done"])
+    expect(malformed.status).toBe(2)
+    expect(String(malformed.doc["message"])).toContain("<kind>.<executionId>")
+  }, 240_000)
 })

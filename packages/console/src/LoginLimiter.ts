@@ -30,6 +30,30 @@ export const lockouts = Metric.counter("tillflow_console_login_lockouts_total", 
   incremental: true
 })
 
+/**
+ * What a limiter guards: how many failures within which window start a lock-out of how
+ * long, the counters it reports to, and what its log line calls a failure. The console's
+ * login is {@link consoleLogin}; the intake uses another for wrong bearer tokens.
+ */
+export interface Policy {
+  readonly what: string
+  readonly maxFailures: number
+  readonly window: Duration.Duration
+  readonly lockout: Duration.Duration
+  readonly failures: Metric.Metric.Counter<number>
+  readonly lockouts: Metric.Metric.Counter<number>
+}
+
+/** The console's login: {@link maxFailures} within {@link window}, locked out for {@link lockout}. */
+export const consoleLogin: Policy = {
+  what: "console login",
+  maxFailures,
+  window,
+  lockout,
+  failures,
+  lockouts
+}
+
 /** Who is trying: the name given (empty for a token login) and the client's address. */
 export interface Attempt {
   readonly name: string
@@ -54,8 +78,8 @@ interface Counter {
 /** The most names and addresses tracked at once; the oldest is forgotten first. */
 const maxTracked = 10_000
 
-/** A limiter over a clock in milliseconds (for tests). */
-export const make = (now: () => number = Date.now): Service => {
+/** A limiter over a clock in milliseconds (for tests), for the console's login unless `policy` says. */
+export const make = (now: () => number = Date.now, policy: Policy = consoleLogin): Service => {
   const counters = new Map<string, Counter>()
   const keysOf = (attempt: Attempt) => [
     ...(attempt.name === "" ? [] : [`name:${attempt.name.toLowerCase()}`]),
@@ -86,29 +110,31 @@ export const make = (now: () => number = Date.now): Service => {
   return {
     lockedUntil: (attempt) =>
       Effect.tap(lockedUntil(attempt), (until) =>
-        until === undefined ? Effect.void : Metric.increment(Metric.tagged(failures, "reason", "locked"))
+        until === undefined
+          ? Effect.void
+          : Metric.increment(Metric.tagged(policy.failures, "reason", "locked"))
       ),
     failed: (attempt) =>
       Effect.gen(function* () {
-        yield* Metric.increment(Metric.tagged(failures, "reason", "wrong"))
+        yield* Metric.increment(Metric.tagged(policy.failures, "reason", "wrong"))
         const at = now()
         let started: number | undefined
         for (const key of keysOf(attempt)) {
           const counter = counterOf(key)
-          const since = at - Duration.toMillis(window)
+          const since = at - Duration.toMillis(policy.window)
           const recent = counter.failures.filter((t) => t > since)
           recent.push(at)
           counter.failures.splice(0, counter.failures.length, ...recent)
           if (
-            recent.length >= maxFailures &&
+            recent.length >= policy.maxFailures &&
             (counter.lockedUntil === undefined || counter.lockedUntil <= at)
           ) {
-            counter.lockedUntil = at + Duration.toMillis(lockout)
+            counter.lockedUntil = at + Duration.toMillis(policy.lockout)
             counter.failures.splice(0)
             started = counter.lockedUntil
-            yield* Metric.increment(lockouts)
+            yield* Metric.increment(policy.lockouts)
             yield* Effect.logWarning(
-              `console login locked out for ${Duration.format(lockout)} after ${maxFailures} wrong logins within ${Duration.format(window)}`
+              `${policy.what} locked out for ${Duration.format(policy.lockout)} after ${policy.maxFailures} failures within ${Duration.format(policy.window)}`
             ).pipe(
               Effect.annotateLogs({
                 lockedOut: key.startsWith("name:") ? "name" : "client",

@@ -1,7 +1,8 @@
 /** The console's script: the pages by route, started in the frame of `shell.ts`. */
+import { alerts } from "./alerts.js"
 import { execution, executions } from "./executions.js"
 import { ledger } from "./ledger.js"
-import { alerts, terminals } from "./overview.js"
+import { terminals } from "./overview.js"
 import { type Page, start } from "./shell.js"
 import { simulator } from "./simulator.js"
 

@@ -1,8 +1,8 @@
-/** The terminals page and the alerts page: what is happening now, and what needs a person. */
+/** The terminals page: what is happening now (the alerts page, what needs a person, is `alerts.ts`). */
 import { get } from "./api.js"
 import { h, replace } from "./dom.js"
 import type { Page } from "./shell.js"
-import { type Alert, amountOf, badge, type Execution, executionLink, stateOf, time } from "./views.js"
+import { amountOf, badge, type Execution, executionLink, stateOf } from "./views.js"
 
 interface Terminal {
   readonly serialNumber: string
@@ -50,59 +50,6 @@ export const terminals: Page = (main) => {
           t.queued > 0 ? h("p", { class: "muted" }, `${t.queued} more queued`) : null
         )
       )
-    )
-  }
-  return { load, live: () => true }
-}
-
-/** Alerts, most severe first: mismatches, unresolved outcomes, stuck and overdue executions, late results. */
-export const alerts: Page = (main) => {
-  const body = h("div", { "aria-live": "polite" }, h("p", {}, "Loading…"))
-  replace(main, h("h1", {}, "Alerts"), body)
-  const load = async () => {
-    const view = await get<{ alerts: ReadonlyArray<Alert>; caughtUp: boolean }>("/v1/monitor/alerts")
-    replace(
-      body,
-      view.caughtUp
-        ? null
-        : h("p", { class: "notice" }, "Still reading the event log: the list may be incomplete."),
-      view.alerts.length === 0
-        ? h(
-            "p",
-            { class: "ok", id: "no-alerts" },
-            "No alert: no mismatch, nothing unresolved, stuck or overdue."
-          )
-        : h(
-            "table",
-            { class: "table", id: "alerts" },
-            h("caption", {}, `${view.alerts.length} alerts`),
-            h(
-              "thead",
-              {},
-              h(
-                "tr",
-                {},
-                h("th", { scope: "col" }, "Kind"),
-                h("th", { scope: "col" }, "When"),
-                h("th", { scope: "col" }, "Execution"),
-                h("th", { scope: "col" }, "What")
-              )
-            ),
-            h(
-              "tbody",
-              {},
-              view.alerts.map((a) =>
-                h(
-                  "tr",
-                  { class: `alert alert-${a.kind}` },
-                  h("td", {}, badge(a.kind)),
-                  h("td", {}, time(a.at)),
-                  h("td", {}, executionLink(a.executionId)),
-                  h("td", {}, a.message)
-                )
-              )
-            )
-          )
     )
   }
   return { load, live: () => true }

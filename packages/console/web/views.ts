@@ -35,12 +35,23 @@ export interface StoredEvent {
   readonly metadata: unknown
 }
 
+/** Who moved an alert on, why, and when (`AlertStep`). */
+export interface AlertStep {
+  readonly operator: string
+  readonly reason: string
+  readonly at: number
+}
+
 /** An alert (`AlertView`). */
 export interface Alert {
+  readonly id: string
   readonly kind: "mismatch" | "late-result" | "unresolved" | "stuck" | "overdue"
   readonly executionId: string
   readonly at: number
   readonly message: string
+  readonly state: "open" | "acknowledged" | "resolved"
+  readonly acknowledged?: AlertStep
+  readonly resolved?: AlertStep
 }
 
 /** A live event of the log (`/v1/monitor/live`). */

@@ -39,6 +39,16 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()(
   HttpApiSchema.annotations({ status: 403, description: "The operator's role does not allow this request." })
 ) {}
 
+/** A client locked out after repeated wrong bearer tokens: 429, with `Retry-After`. */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
+  "TooManyRequests",
+  { message: Schema.String, retryAfterSeconds: Schema.Int },
+  HttpApiSchema.annotations({
+    status: 429,
+    description: "Too many wrong bearer tokens from this client: locked out for a while (see Retry-After)."
+  })
+) {}
+
 /**
  * Who is making the request: the operator of the console session, or the intake token's
  * identity (`Operators.tokenOperator`) for a bearer token. Handlers that act attribute what
@@ -71,6 +81,13 @@ export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/In
     withExample(
       Forbidden,
       new Forbidden({ message: "operator vic is a viewer: a viewer reads, it does not act", role: "viewer" })
+    ),
+    withExample(
+      TooManyRequests,
+      new TooManyRequests({
+        message: "too many wrong bearer tokens from this client: try again in 60 s",
+        retryAfterSeconds: 60
+      })
     )
   ),
   provides: CurrentOperator,

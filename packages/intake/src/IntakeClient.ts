@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Intake from "./Intake.js"
 import { IntakeApi } from "./IntakeApi.js"
+import type * as Monitor from "./Monitor.js"
 
 /** Where the worker is and how to authenticate. */
 export interface Options {
@@ -30,31 +31,47 @@ const isIntakeError = (error: unknown): error is Intake.IntakeError =>
     error._tag === "ActionRefused" ||
     error._tag === "Unavailable")
 
+const clientOf = (options: Options) =>
+  HttpApiClient.make(IntakeApi, {
+    baseUrl: options.baseUrl,
+    transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(options.token)))
+  })
+
+/** A call of the worker's API with its failures as the intake's errors. */
+const caller =
+  (options: Options) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, Intake.IntakeError> =>
+    Effect.mapError(effect, (error): Intake.IntakeError => {
+      if (isIntakeError(error)) return error
+      if (
+        typeof error === "object" &&
+        error !== null &&
+        "_tag" in error &&
+        error._tag === "AlertStateConflict"
+      ) {
+        return new Intake.InvalidRequest({ message: String((error as { message?: unknown }).message) })
+      }
+      const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
+      if (tag === "Unauthorized") {
+        return new Intake.InvalidRequest({
+          message: `the worker at ${options.baseUrl} refused the token (set TILLFLOW_INTAKE_TOKEN to its token)`
+        })
+      }
+      if (tag === "RequestError" || tag === "ResponseError") {
+        return new Intake.Unavailable({
+          message: `the worker at ${options.baseUrl} did not answer: ${String((error as { message?: unknown }).message ?? tag)}`
+        })
+      }
+      return new Intake.Unavailable({
+        message: `unexpected answer from the worker at ${options.baseUrl}: ${String(error)}`
+      })
+    })
+
 /** Builds the client intake. */
 export const make = (options: Options) =>
   Effect.gen(function* () {
-    const client = yield* HttpApiClient.make(IntakeApi, {
-      baseUrl: options.baseUrl,
-      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(options.token)))
-    })
-    const call = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, Intake.IntakeError> =>
-      Effect.mapError(effect, (error): Intake.IntakeError => {
-        if (isIntakeError(error)) return error
-        const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
-        if (tag === "Unauthorized") {
-          return new Intake.InvalidRequest({
-            message: `the worker at ${options.baseUrl} refused the token (set TILLFLOW_INTAKE_TOKEN to its token)`
-          })
-        }
-        if (tag === "RequestError" || tag === "ResponseError") {
-          return new Intake.Unavailable({
-            message: `the worker at ${options.baseUrl} did not answer: ${String((error as { message?: unknown }).message ?? tag)}`
-          })
-        }
-        return new Intake.Unavailable({
-          message: `unexpected answer from the worker at ${options.baseUrl}: ${String(error)}`
-        })
-      })
+    const client = yield* clientOf(options)
+    const call = caller(options)
     return Intake.Intake.of({
       devices: call(client.operations.devices()),
       start: (payload) => call(client.operations.start({ payload })),
@@ -95,6 +112,24 @@ export const make = (options: Options) =>
       )
     })
   })
+
+/**
+ * The alerts of a running worker's monitor, over HTTP (`MonitorApi`): listed, acknowledged
+ * and resolved under the token's identity. A step the alert's state does not allow is an
+ * `InvalidRequest` saying so.
+ */
+export const alerts = (options: Options) =>
+  Effect.gen(function* () {
+    const client = yield* clientOf(options)
+    const call = caller(options)
+    return {
+      list: (urlParams: Monitor.AlertsQuery) => call(client.monitor.alerts({ urlParams })),
+      acknowledge: (alertId: string, reason: string) =>
+        call(client.monitor.acknowledgeAlert({ path: { alertId }, payload: { reason } })),
+      resolve: (alertId: string, reason: string) =>
+        call(client.monitor.resolveAlert({ path: { alertId }, payload: { reason } }))
+    }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
 
 /** The client intake as a layer (fetch transport). */
 export const layer = (options: Options): Layer.Layer<Intake.Intake> =>

@@ -17,10 +17,11 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
-import { ConsoleHttp, ConsoleSessions, Operators } from "@tillflow/console"
+import { ConsoleHttp, ConsoleSessions, LoginLimiter, Operators } from "@tillflow/console"
 import { CallbackRegistration, LogMetrics } from "@tillflow/core"
 import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
@@ -29,7 +30,15 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Intake from "./Intake.js"
-import { CurrentOperator, Forbidden, IntakeApi, IntakeAuth, NotReady, Unauthorized } from "./IntakeApi.js"
+import {
+  CurrentOperator,
+  Forbidden,
+  IntakeApi,
+  IntakeAuth,
+  NotReady,
+  TooManyRequests,
+  Unauthorized
+} from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
@@ -42,9 +51,10 @@ export const executions = Metric.gauge("tillflow_executions", {
   description: "workflow executions by workflow and status"
 })
 
-/** Open alerts by kind, set at each scrape (what to page on). */
+/** Unresolved alerts by kind and state (open: nobody is on it yet; acknowledged), set at each scrape (what to page on). */
 export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
-  description: "open alerts by kind (mismatch, unresolved, stuck, overdue, late-result)"
+  description:
+    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result) and state (open: not yet acknowledged; acknowledged)"
 })
 
 /** The merchant's terminals by state (idle, busy, offline), set at each scrape. */
@@ -61,6 +71,34 @@ export const terminalState = (terminal: Monitor.TerminalView): "idle" | "busy" |
         terminal.running.progress.waitingFor.includes("(offline)")
       ? "offline"
       : "busy"
+
+/** Wrong bearer tokens refused, by reason (`wrong`, or `locked`: refused unchecked during a lock-out). */
+export const bearerFailures = Metric.counter("tillflow_intake_auth_failures_total", {
+  description: "intake requests refused for their bearer token, by reason: wrong token, or client locked out",
+  incremental: true
+})
+
+/** Lock-outs of a client started after repeated wrong bearer tokens. */
+export const bearerLockouts = Metric.counter("tillflow_intake_auth_lockouts_total", {
+  description: "intake clients locked out after repeated wrong bearer tokens",
+  incremental: true
+})
+
+/**
+ * Wrong bearer tokens from one client address: ten within a minute lock that address out
+ * for a minute (429 with `Retry-After`, every token refused unchecked, logged with the
+ * address and never the token, counted); other clients are not affected, and a right token
+ * clears the address's failures. A token is 256 bits: the lock-out is against floods and
+ * noise in the logs, not against guessing.
+ */
+export const bearerPolicy: LoginLimiter.Policy = {
+  what: "intake bearer token",
+  maxFailures: 10,
+  window: Duration.minutes(1),
+  lockout: Duration.minutes(1),
+  failures: bearerFailures,
+  lockouts: bearerLockouts
+}
 
 const refused = new Unauthorized({
   message: "missing or wrong bearer token: send Authorization: Bearer <TILLFLOW_INTAKE_TOKEN>"
@@ -88,10 +126,19 @@ export const authLayer = (
     Effect.zipWith(
       CallbackRegistration.hashToken(token),
       ConsoleSessions.ConsoleSessions,
-      (expected, sessions) =>
-        IntakeAuth.of({
+      (expected, sessions) => {
+        const limiter = LoginLimiter.make(Date.now, bearerPolicy)
+        // The schemes are tried in turn (the bearer first, then the cookie), the last failure
+        // answering: a lock-out the bearer check found is kept for the cookie's to answer
+        // with, when the request has no session cookie.
+        const lockedOut = new WeakMap<object, Effect.Effect<never, TooManyRequests>>()
+        return IntakeAuth.of({
           consoleSession: (presented) =>
             Effect.gen(function* () {
+              if (Redacted.value(presented) === "") {
+                const locked = lockedOut.get(yield* HttpServerRequest.HttpServerRequest)
+                if (locked !== undefined) return yield* locked
+              }
               const operator = yield* sessions.check(Redacted.value(presented))
               if (Option.isNone(operator)) return yield* Effect.fail(refused)
               const request = yield* HttpServerRequest.HttpServerRequest
@@ -100,12 +147,46 @@ export const authLayer = (
               return operator.value
             }),
           bearer: (presented) =>
-            Effect.flatMap(CallbackRegistration.verifyToken(Redacted.value(presented), expected), (ok) =>
-              ok ? Effect.succeed(Operators.tokenOperator) : Effect.fail(refused)
-            )
+            Effect.gen(function* () {
+              const request = yield* HttpServerRequest.HttpServerRequest
+              const attempt = { name: "", client: Option.getOrElse(request.remoteAddress, () => "unknown") }
+              const refuse = (until: number) => {
+                const refusal = tooManyTokens(until)
+                lockedOut.set(request, refusal)
+                return refusal
+              }
+              // No bearer token at all (a console request, carrying its cookie): not a wrong one.
+              if (Redacted.value(presented) === "") return yield* Effect.fail(refused)
+              const locked = yield* limiter.lockedUntil(attempt)
+              if (locked !== undefined) return yield* refuse(locked)
+              const ok = yield* CallbackRegistration.verifyToken(Redacted.value(presented), expected)
+              if (ok) {
+                yield* limiter.succeeded(attempt)
+                return Operators.tokenOperator
+              }
+              const lockedNow = yield* limiter.failed(attempt)
+              return yield* lockedNow === undefined ? Effect.fail(refused) : refuse(lockedNow)
+            })
         })
+      }
     )
   )
+
+/** 429 with `Retry-After` (seconds until `until`, epoch ms) for a client locked out. */
+const tooManyTokens = (until: number) => {
+  const seconds = Math.max(1, Math.ceil((until - Date.now()) / 1000))
+  return Effect.zipRight(
+    HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds)))
+    ),
+    Effect.fail(
+      new TooManyRequests({
+        message: `too many wrong bearer tokens from this client: try again in ${seconds} s`,
+        retryAfterSeconds: seconds
+      })
+    )
+  )
+}
 
 const HealthLive = HttpApiBuilder.group(IntakeApi, "health", (handlers) =>
   Effect.gen(function* () {
@@ -200,6 +281,9 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     // Every documented series from the first scrape, at zero until counted.
     yield* LogMetrics.initialize
     yield* CallbackReceiver.initializeRefusals
+    for (const reason of ["wrong", "locked"])
+      yield* Metric.value(Metric.tagged(bearerFailures, "reason", reason))
+    yield* Metric.value(bearerLockouts)
     const countExecutions = Effect.gen(function* () {
       // Counted by the store (one GROUP BY), not by reading every execution at each scrape.
       const tally = yield* engine.tally
@@ -218,12 +302,14 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     )
     const monitor = yield* Monitor.Monitor
     const countAlerts = Effect.gen(function* () {
-      const { alerts } = yield* monitor.alerts
+      const { alerts } = yield* monitor.alerts()
       for (const kind of Monitor.AlertKind.literals) {
-        yield* Metric.set(
-          Metric.tagged(alertsOpen, "kind", kind),
-          alerts.filter((a) => a.kind === kind).length
-        )
+        for (const state of ["open", "acknowledged"] as const) {
+          yield* Metric.set(
+            Metric.tagged(Metric.tagged(alertsOpen, "kind", kind), "state", state),
+            alerts.filter((a) => a.kind === kind && a.state === state).length
+          )
+        }
       }
     }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: alerts not counted: ${error.message}`)))
     const countTerminals = Effect.gen(function* () {

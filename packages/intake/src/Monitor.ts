@@ -11,9 +11,11 @@
 import { Ledger, PaymentEvents, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -64,12 +66,33 @@ export const AlertKind = Schema.Literal("mismatch", "late-result", "unresolved",
 /** @see AlertKind */
 export type AlertKind = typeof AlertKind.Type
 
-/** One alert, most severe kinds first in a list. */
+/** Where an alert is in its lifecycle: open, then acknowledged (someone is on it), then resolved. */
+export const AlertState = Schema.Literal("open", "acknowledged", "resolved")
+/** @see AlertState */
+export type AlertState = typeof AlertState.Type
+
+/** Who moved an alert on, why, and when (epoch milliseconds). */
+export const AlertStep = Schema.Struct({
+  operator: Schema.String,
+  reason: Schema.String,
+  at: Schema.Number
+}).annotations({ identifier: "AlertStep" })
+/** @see AlertStep */
+export type AlertStep = typeof AlertStep.Type
+
+/**
+ * One alert, most severe kinds first in a list. Its `id` is derived from what raised it
+ * ({@link alertIdOf}), so every worker and every restart names it alike.
+ */
 export const AlertView = Schema.Struct({
+  id: Schema.String,
   kind: AlertKind,
   executionId: Schema.String,
   at: Schema.Number,
-  message: Schema.String
+  message: Schema.String,
+  state: AlertState,
+  acknowledged: Schema.optional(AlertStep),
+  resolved: Schema.optional(AlertStep)
 }).annotations({ identifier: "AlertView" })
 /** @see AlertView */
 export type AlertView = typeof AlertView.Type
@@ -101,7 +124,20 @@ export interface Service {
   readonly service: Effect.Effect<ServiceView>
   readonly terminals: Effect.Effect<ReadonlyArray<TerminalView>, Intake.IntakeError>
   readonly search: (query: SearchQuery) => Effect.Effect<SearchView, Intake.IntakeError>
-  readonly alerts: Effect.Effect<AlertsView, Intake.IntakeError>
+  /** The alerts the query asks for (the unresolved ones by default), most severe first. */
+  readonly alerts: (query?: AlertsQuery) => Effect.Effect<AlertsView, Intake.IntakeError>
+  /** Acknowledges an open alert for `operator` (again: the same answer, nothing stored). */
+  readonly acknowledge: (
+    alertId: string,
+    operator: string,
+    request: AlertStepRequest
+  ) => Effect.Effect<AlertView, Intake.IntakeError | AlertStateConflict>
+  /** Resolves an open or acknowledged alert for `operator` (again: the same answer, nothing stored). */
+  readonly resolve: (
+    alertId: string,
+    operator: string,
+    request: AlertStepRequest
+  ) => Effect.Effect<AlertView, Intake.IntakeError | AlertStateConflict>
   /** The events stored from now on, for as long as the stream is read. */
   readonly live: Stream.Stream<LiveEvent>
 }
@@ -114,34 +150,138 @@ const executionOfStream = (streamId: string): string | undefined =>
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
+/** An alert as raised, before its lifecycle is applied. */
+export type RaisedAlert = Omit<AlertView, "state" | "acknowledged" | "resolved">
+
+/**
+ * An alert's id, from what raised it: the kind, the execution and, for an alert an event
+ * of the payment's history raised, that event's version in the payment's stream (a second
+ * mismatch on one payment is a second alert). A stuck or overdue execution is one alert
+ * each, however often it is listed.
+ */
+export const alertIdOf = (kind: AlertKind, executionId: string, version?: number): string =>
+  version === undefined ? `${kind}.${executionId}` : `${kind}.${executionId}.${version}`
+
+/** An alert id as a route takes it: a kind, an execution id and perhaps a version, dot-separated. */
+export const AlertId = Schema.String.pipe(
+  Schema.pattern(/^(mismatch|late-result|unresolved|stuck|overdue)\.[A-Za-z0-9_-]{1,64}(\.[0-9]{1,9})?$/, {
+    message: () =>
+      "an alert id is <kind>.<executionId>[.<version>] as GET /v1/monitor/alerts lists it, kind one of mismatch, late-result, unresolved, stuck, overdue"
+  })
+)
+
 /** The alert an event raises, if any. */
-export const alertOf = (event: EventStore.RecordedEvent): AlertView | undefined => {
+export const alertOf = (event: EventStore.RecordedEvent): RaisedAlert | undefined => {
   const executionId = executionOfStream(event.streamId)
   const data = event.data
   if (executionId === undefined || !isObject(data)) return undefined
   const at = typeof data["at"] === "number" ? data["at"] : event.recordedAt.epochMillis
   const text = (key: string) => (typeof data[key] === "string" ? data[key] : "?")
+  const raised = (kind: AlertKind, message: string): RaisedAlert => ({
+    id: alertIdOf(kind, executionId, event.version),
+    kind,
+    executionId,
+    at,
+    message
+  })
   switch (event.type) {
     case PaymentEvents.ResultMismatch.type:
-      return {
-        kind: "mismatch",
-        executionId,
-        at,
-        message: `a result says ${text("received")} but ${text("recorded")} was recorded (${text("source")}, attempt ${text("attemptId")})`
-      }
+      return raised(
+        "mismatch",
+        `a result says ${text("received")} but ${text("recorded")} was recorded (${text("source")}, attempt ${text("attemptId")})`
+      )
     case PaymentEvents.LateResultRecorded.type:
-      return {
-        kind: "late-result",
-        executionId,
-        at,
-        message: `a result (${typeof data["finStatus"] === "string" ? data["finStatus"] : "no finStatus"}) arrived after the outcome was recorded`
-      }
+      return raised(
+        "late-result",
+        `a result (${typeof data["finStatus"] === "string" ? data["finStatus"] : "no finStatus"}) arrived after the outcome was recorded`
+      )
     case PaymentEvents.OutcomeUnresolved.type:
-      return { kind: "unresolved", executionId, at, message: `the outcome is unresolved: ${text("message")}` }
+      return raised("unresolved", `the outcome is unresolved: ${text("message")}`)
     default:
       return undefined
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// The alerts' lifecycle
+
+/**
+ * An alert's lifecycle is kept in a stream of its own, `alert-<id>`: one event per step,
+ * appended at the stream's version read just before (so two workers racing on one alert
+ * cannot both move it), and read back by every worker's log follower.
+ */
+export const alertStreamOf = (alertId: string): string => `alert-${alertId}`
+
+/** An operator acknowledged an alert: someone is on it. */
+export const AlertAcknowledged = Schema.TaggedStruct("AlertAcknowledged", {
+  alertId: Schema.String,
+  operator: Schema.String,
+  reason: Schema.String,
+  at: Schema.Number
+})
+/** An operator resolved an alert: nothing is left to do about it. */
+export const AlertResolved = Schema.TaggedStruct("AlertResolved", {
+  alertId: Schema.String,
+  operator: Schema.String,
+  reason: Schema.String,
+  at: Schema.Number
+})
+/** A step of an alert's lifecycle, as stored (`_tag` is the event's type). */
+export const AlertEvent = Schema.Union(AlertAcknowledged, AlertResolved)
+/** @see AlertEvent */
+export type AlertEvent = typeof AlertEvent.Type
+
+/** Where an alert's steps leave it. */
+export interface Lifecycle {
+  readonly state: AlertState
+  readonly acknowledged?: AlertStep
+  readonly resolved?: AlertStep
+}
+
+const fresh: Lifecycle = { state: "open" }
+
+/** One step applied: an acknowledgement of an open alert, a resolution of an unresolved one; anything else changes nothing. */
+export const evolve = (lifecycle: Lifecycle, event: AlertEvent): Lifecycle => {
+  const step = { operator: event.operator, reason: event.reason, at: event.at }
+  switch (event._tag) {
+    case "AlertAcknowledged":
+      return lifecycle.state === "open" ? { state: "acknowledged", acknowledged: step } : lifecycle
+    case "AlertResolved":
+      return lifecycle.state === "resolved" ? lifecycle : { ...lifecycle, state: "resolved", resolved: step }
+  }
+}
+
+const decodeAlertEvent = Schema.decodeUnknownOption(AlertEvent)
+
+/** The lifecycle step a stored event is, if it is one. */
+export const alertEventOf = (event: EventStore.RecordedEvent): AlertEvent | undefined => {
+  if (!event.streamId.startsWith("alert-") || !isObject(event.data)) return undefined
+  return Option.getOrUndefined(decodeAlertEvent({ ...event.data, _tag: event.type }))
+}
+
+/** A step the alert's state does not allow (acknowledging a resolved alert): 409 with its state. */
+export class AlertStateConflict extends Schema.TaggedError<AlertStateConflict>()(
+  "AlertStateConflict",
+  { alertId: Schema.String, state: AlertState, message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/** A step of an alert: why (what the operator did or found), said in words. */
+export const AlertStepRequest = Schema.Struct({
+  reason: Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => "reason: say why (what was done or found), 1 to 500 characters" }),
+    Schema.maxLength(500, { message: () => "reason: at most 500 characters" })
+  )
+}).annotations({ identifier: "AlertStepRequest" })
+/** @see AlertStepRequest */
+export type AlertStepRequest = typeof AlertStepRequest.Type
+
+/** Which alerts a list shows: the unresolved ones unless it says (one state, or all). */
+export const AlertsQuery = Schema.Struct({
+  state: Schema.optional(Schema.Literal("open", "acknowledged", "resolved", "all"))
+}).annotations({ identifier: "AlertsQuery" })
+/** @see AlertsQuery */
+export type AlertsQuery = typeof AlertsQuery.Type
 
 const severity: Record<AlertKind, number> = {
   mismatch: 0,
@@ -165,7 +305,11 @@ export const make: Effect.Effect<
   const store = yield* EventStore.EventStore
   const cloud = yield* Stack.Cloud
 
-  const logAlerts = yield* Ref.make<ReadonlyArray<AlertView>>([])
+  const logAlerts = yield* Ref.make<ReadonlyArray<RaisedAlert>>([])
+  // Each alert's lifecycle as the log tells it (and as this worker last stored it).
+  const lifecycles = new Map<string, Lifecycle>()
+  const apply = (event: AlertEvent) =>
+    lifecycles.set(event.alertId, evolve(lifecycles.get(event.alertId) ?? fresh, event))
   // Guids named by the log before their execution ended (an ended one is found by its `guid`
   // attribute): a search for one of them looks for its execution.
   const guids = new Map<string, string>()
@@ -176,6 +320,8 @@ export const make: Effect.Effect<
     Effect.gen(function* () {
       const alert = alertOf(event)
       if (alert !== undefined) yield* Ref.update(logAlerts, (all) => [...all, alert])
+      const step = alertEventOf(event)
+      if (step !== undefined) apply(step)
       const executionId = executionOfStream(event.streamId)
       const data = event.data
       if (executionId !== undefined && isObject(data) && isObject(data["facts"])) {
@@ -249,15 +395,17 @@ export const make: Effect.Effect<
     return intake.search(owner === undefined ? query : { ...query, q: owner })
   }
 
-  const alerts = Effect.gen(function* () {
+  // Every alert raised now, before its lifecycle: the log's, and the stuck and overdue executions.
+  const raised = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const open = yield* engine
       .list({ status: [...unfinished, "stuck"] })
       .pipe(Effect.mapError(unavailable("execution queue")))
-    const fromExecutions: Array<AlertView> = []
+    const fromExecutions: Array<RaisedAlert> = []
     for (const e of open) {
       if (e.status === "stuck") {
         fromExecutions.push({
+          id: alertIdOf("stuck", e.executionId),
           kind: "stuck",
           executionId: e.executionId,
           at: e.updatedAt,
@@ -265,6 +413,7 @@ export const make: Effect.Effect<
         })
       } else if (now - e.updatedAt > overdueAfterMillis) {
         fromExecutions.push({
+          id: alertIdOf("overdue", e.executionId),
           kind: "overdue",
           executionId: e.executionId,
           at: e.updatedAt,
@@ -272,15 +421,100 @@ export const make: Effect.Effect<
         })
       }
     }
-    const all = [...(yield* Ref.get(logAlerts)), ...fromExecutions].sort(
-      (a, b) => severity[a.kind] - severity[b.kind] || b.at - a.at
-    )
-    return { alerts: all, caughtUp: yield* Ref.get(caughtUp) }
+    return [...(yield* Ref.get(logAlerts)), ...fromExecutions]
   })
+
+  const withLifecycle = (
+    alert: RaisedAlert,
+    lifecycle: Lifecycle = lifecycles.get(alert.id) ?? fresh
+  ): AlertView => ({
+    ...alert,
+    ...lifecycle
+  })
+
+  const alerts = (query: AlertsQuery = {}) =>
+    Effect.gen(function* () {
+      const wanted = query.state ?? "unresolved"
+      const all = (yield* raised)
+        .map((alert) => withLifecycle(alert))
+        .filter((a) =>
+          wanted === "all" ? true : wanted === "unresolved" ? a.state !== "resolved" : a.state === wanted
+        )
+        .sort((a, b) => severity[a.kind] - severity[b.kind] || b.at - a.at)
+      return { alerts: all, caughtUp: yield* Ref.get(caughtUp) }
+    })
+
+  /**
+   * One step of an alert's lifecycle: the alert must be raised now; its stream is read (not
+   * the follower's copy, which may lag) and the step appended at the version read, so of
+   * two workers racing on one alert one stores and the other re-reads and answers from
+   * what was stored. A step already taken answers the alert as it is; one the state does
+   * not allow is refused.
+   */
+  const step = (tag: AlertEvent["_tag"], alertId: string, operator: string, request: AlertStepRequest) =>
+    Effect.gen(function* () {
+      const alert = (yield* raised).find((a) => a.id === alertId)
+      if (alert === undefined) {
+        return yield* Effect.fail(
+          new Intake.NotFound({
+            message: `no alert ${alertId} is raised now (GET /v1/monitor/alerts?state=all lists them)`
+          })
+        )
+      }
+      const streamId = alertStreamOf(alertId)
+      const stored = yield* store.readStream(streamId).pipe(Effect.mapError(unavailable("event store")))
+      let lifecycle = fresh
+      for (const event of stored) {
+        const known = alertEventOf(event)
+        if (known !== undefined) lifecycle = evolve(lifecycle, known)
+      }
+      const done =
+        tag === "AlertAcknowledged" ? lifecycle.state === "acknowledged" : lifecycle.state === "resolved"
+      if (done) return withLifecycle(alert, lifecycle)
+      if (tag === "AlertAcknowledged" && lifecycle.state === "resolved") {
+        return yield* Effect.fail(
+          new AlertStateConflict({
+            alertId,
+            state: lifecycle.state,
+            message: `alert ${alertId} is resolved (by ${lifecycle.resolved?.operator ?? "?"}): a resolved alert is not acknowledged`
+          })
+        )
+      }
+      const at = yield* Clock.currentTimeMillis
+      const event: AlertEvent =
+        tag === "AlertAcknowledged"
+          ? AlertAcknowledged.make({ alertId, operator, reason: request.reason, at })
+          : AlertResolved.make({ alertId, operator, reason: request.reason, at })
+      const { _tag, ...data } = event
+      const version = stored.at(-1)?.version ?? 0
+      yield* store.append(streamId, version === 0 ? EventStore.NoStream : EventStore.exactVersion(version), [
+        { type: _tag, data }
+      ])
+      apply(event)
+      return withLifecycle(alert, evolve(lifecycle, event))
+    }).pipe(
+      // A lost race: read again, and answer from what the winner stored.
+      Effect.retry({ while: (error) => error._tag === "ConcurrencyConflict", times: 3 }),
+      Effect.catchTags({
+        ConcurrencyConflict: unavailable("event store"),
+        DuplicateEventId: unavailable("event store"),
+        InvalidEvent: unavailable("event store"),
+        SensitiveDataRefused: unavailable("event store"),
+        EventStoreError: unavailable("event store")
+      })
+    )
 
   const live = Stream.fromPubSub(feed)
 
-  return { service, terminals, search, alerts, live }
+  return {
+    service,
+    terminals,
+    search,
+    alerts,
+    acknowledge: (alertId, operator, request) => step("AlertAcknowledged", alertId, operator, request),
+    resolve: (alertId, operator, request) => step("AlertResolved", alertId, operator, request),
+    live
+  }
 })
 
 /** The monitor over the intake, engine, store and service in context, following the log while it lives. */

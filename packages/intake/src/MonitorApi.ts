@@ -71,16 +71,20 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   )
   .add(
     HttpApiEndpoint.get("alerts", "/v1/monitor/alerts")
+      .setUrlParams(Monitor.AlertsQuery)
       .addSuccess(
         Monitor.AlertsView.annotations({
           examples: [
             {
               alerts: [
                 {
+                  id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
                   kind: "mismatch",
                   executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
                   at: 1767225600000,
-                  message: "a callback result says DECLINED but the recorded outcome is AUTHORISED"
+                  message: "a callback result says DECLINED but the recorded outcome is AUTHORISED",
+                  state: "acknowledged",
+                  acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 }
                 }
               ],
               caughtUp: true
@@ -91,7 +95,84 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "Alerts")
       .annotate(
         OpenApi.Description,
-        "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first."
+        "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first, each with its id (derived from what raised it: `<kind>.<executionId>[.<version of the raising event>]`), its state (open, acknowledged, resolved) and who moved it on, why and when. The unresolved ones unless `state` asks for one state or `all`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("acknowledgeAlert", "/v1/monitor/alerts/:alertId/acknowledge")
+      .setPath(Schema.Struct({ alertId: Monitor.AlertId }))
+      .setPayload(Monitor.AlertStepRequest.annotations({ examples: [{ reason: "calling the acquirer" }] }))
+      .addSuccess(
+        Monitor.AlertView.annotations({
+          examples: [
+            {
+              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              kind: "mismatch",
+              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+              at: 1767225600000,
+              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+              state: "acknowledged",
+              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 }
+            }
+          ]
+        })
+      )
+      .addError(
+        Monitor.AlertStateConflict.annotations({
+          examples: [
+            new Monitor.AlertStateConflict({
+              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              state: "resolved",
+              message:
+                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
+            })
+          ]
+        })
+      )
+      .annotate(OpenApi.Summary, "Acknowledge an alert")
+      .annotate(
+        OpenApi.Description,
+        "Marks an open alert acknowledged (someone is on it) by the operator asking, with the reason given; stored as an event, so every worker and every restart agree. Acknowledging it again answers it as it is; a resolved alert is not acknowledged (409). Needs the operator role (a viewer gets 403)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolveAlert", "/v1/monitor/alerts/:alertId/resolve")
+      .setPath(Schema.Struct({ alertId: Monitor.AlertId }))
+      .setPayload(
+        Monitor.AlertStepRequest.annotations({ examples: [{ reason: "the acquirer confirms the decline" }] })
+      )
+      .addSuccess(
+        Monitor.AlertView.annotations({
+          examples: [
+            {
+              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              kind: "mismatch",
+              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+              at: 1767225600000,
+              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+              state: "resolved",
+              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 },
+              resolved: { operator: "ana", reason: "the acquirer confirms the decline", at: 1767226000000 }
+            }
+          ]
+        })
+      )
+      .addError(
+        Monitor.AlertStateConflict.annotations({
+          examples: [
+            new Monitor.AlertStateConflict({
+              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+              state: "resolved",
+              message:
+                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
+            })
+          ]
+        })
+      )
+      .annotate(OpenApi.Summary, "Resolve an alert")
+      .annotate(
+        OpenApi.Description,
+        "Marks an open or acknowledged alert resolved by the operator asking, with the reason given (stored as an event); a resolved alert is listed only when asked for (`state=resolved` or `all`). Resolving it again answers it as it is. Needs the operator role (a viewer gets 403)."
       )
   )
   .add(

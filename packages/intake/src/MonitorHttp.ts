@@ -8,7 +8,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { IntakeApi } from "./IntakeApi.js"
+import { CurrentOperator, IntakeApi } from "./IntakeApi.js"
 import * as Monitor from "./Monitor.js"
 
 const encoder = new TextEncoder()
@@ -25,7 +25,15 @@ export const MonitorLive = HttpApiBuilder.group(IntakeApi, "monitor", (handlers)
       .handle("service", () => monitor.service)
       .handle("terminals", () => monitor.terminals)
       .handle("executions", ({ urlParams }) => monitor.search(urlParams))
-      .handle("alerts", () => monitor.alerts)
+      .handle("alerts", ({ urlParams }) => monitor.alerts(urlParams))
+      .handle("acknowledgeAlert", ({ path, payload }) =>
+        Effect.flatMap(CurrentOperator, (operator) =>
+          monitor.acknowledge(path.alertId, operator.name, payload)
+        )
+      )
+      .handle("resolveAlert", ({ path, payload }) =>
+        Effect.flatMap(CurrentOperator, (operator) => monitor.resolve(path.alertId, operator.name, payload))
+      )
       .handle("live", () =>
         Effect.succeed(
           HttpServerResponse.stream(

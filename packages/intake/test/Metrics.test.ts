@@ -25,7 +25,9 @@ const documented: ReadonlyArray<readonly [string, string]> = [
   ["tillflow_result_mismatches_total", "counter"],
   ["tillflow_callback_refusals_total", "counter"],
   ["tillflow_alerts_open", "gauge"],
-  ["tillflow_terminals", "gauge"]
+  ["tillflow_terminals", "gauge"],
+  ["tillflow_intake_auth_failures_total", "counter"],
+  ["tillflow_intake_auth_lockouts_total", "counter"]
 ]
 
 const promtool = spawnSync("promtool", ["--version"]).status === 0
@@ -63,7 +65,7 @@ describe("the Prometheus exposition", () => {
         expect(lines).toContain('tillflow_callback_refusals_total{reason="WrongToken"} 0')
         expect(lines).toContain('tillflow_operation_overhead_seconds_count{operation="sale"} 0')
         // Something to page on: open alerts by kind, terminals busy and offline.
-        expect(lines).toContain('tillflow_alerts_open{kind="mismatch"} 0')
+        expect(lines).toContain('tillflow_alerts_open{kind="mismatch",state="open"} 0')
         expect(lines.some((l) => /^tillflow_terminals\{state="idle"\} \d+$/.test(l))).toBe(true)
         expect(lines).toContain('tillflow_terminals{state="offline"} 0')
       })

@@ -190,9 +190,9 @@ describe("the monitor's routes and the console's session", () => {
           })
           // The gauges to page on: the open alerts by kind, at scrape time.
           const scrape = (yield* call("GET", "/metrics")).text.split("\n")
-          expect(scrape).toContain('tillflow_alerts_open{kind="mismatch"} 1')
-          expect(scrape).toContain('tillflow_alerts_open{kind="unresolved"} 1')
-          expect(scrape).toContain('tillflow_alerts_open{kind="late-result"} 1')
+          expect(scrape).toContain('tillflow_alerts_open{kind="mismatch",state="open"} 1')
+          expect(scrape).toContain('tillflow_alerts_open{kind="unresolved",state="open"} 1')
+          expect(scrape).toContain('tillflow_alerts_open{kind="late-result",state="open"} 1')
           const found = yield* search(`q=${guid}`)
           expect(found.executions.map((e: { executionId: string }) => e.executionId)).toEqual([
             started.executionId

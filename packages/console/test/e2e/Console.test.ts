@@ -153,6 +153,32 @@ describe.skipIf(!Chromium.available() && !inCi)("the console in Chromium", () =>
     await shot(page, "alerts")
   })
 
+  it("acknowledges the alert with a reason (who and why shown), then resolves it: hidden unless asked for", async () => {
+    const row = page.locator("tr.alert-mismatch").first()
+    await row.locator("button.alert-acknowledge").click()
+    await row.locator("form.alert-form input[name=reason]").fill("calling the acquirer")
+    await row.locator("form.alert-form button[type=submit]").click()
+    await expect
+      .poll(() => row.locator(".alert-acknowledged").textContent(), { timeout: 10_000 })
+      .toMatch(/^acknowledged by \S+, .*: calling the acquirer$/)
+    expect(await row.locator(".badge-acknowledged").count()).toBe(1)
+    expect(await row.locator("button.alert-acknowledge").count()).toBe(0)
+    await shot(page, "alert-acknowledged")
+    const id = await row.getAttribute("data-alert")
+    await row.locator("button.alert-resolve").click()
+    await row.locator("form.alert-form input[name=reason]").fill("the acquirer confirms the decline")
+    await row.locator("form.alert-form button[type=submit]").click()
+    await expect.poll(() => page.locator(`tr[data-alert="${id}"]`).count(), { timeout: 10_000 }).toBe(0)
+    await page.selectOption("#alert-state", "all")
+    const resolved = page.locator(`tr[data-alert="${id}"]`)
+    await resolved.waitFor()
+    expect(page.url()).toContain("state=all")
+    expect(await resolved.locator(".alert-resolved").textContent()).toContain(
+      "the acquirer confirms the decline"
+    )
+    expect(await resolved.locator(".alert-acknowledged").textContent()).toContain("calling the acquirer")
+  })
+
   it("shows a terminal busy with its operation, then idle again, live", async () => {
     const serial = (await terminals())[1] ?? ""
     await page.goto(`${worker.base}/console#/terminals`)

@@ -3,8 +3,8 @@
  * WebDriver BiDi by puppeteer-core: `src/testing/Firefox.ts` says why not Playwright) against
  * a real worker started the way `npm start` starts it, on the built-in simulator: refused
  * without the credential, log in, a sale started on the simulator appearing and completing
- * live, its timeline, found by its idempotency key, and keyboard navigation. The rest
- * (alerts, terminals, ledger, phone width, logout, screenshots) runs in Chromium
+ * live, its timeline, found by its idempotency key, keyboard navigation, and an alert
+ * acknowledged with a reason. The rest (the alerts' other steps, terminals, ledger, phone width, logout, screenshots) runs in Chromium
  * (`Console.test.ts`); both share `Scenario.ts`. Without Firefox the tests are skipped,
  * except under CI, where they fail.
  */
@@ -142,6 +142,21 @@ describe.skipIf(!Firefox.available() && !inCi)("the console in Firefox", () => {
     await page.keyboard.press("Tab")
     expect(await focusedId(page)).toBe("f-q")
   })
+
+  it("acknowledges an alert with a reason: who and why shown, the Acknowledge button gone", async () => {
+    await client(worker).forceMismatch(`${key}-mismatch`)
+    await open(page, "alerts", "#main h1")
+    await page.waitForSelector("tr.alert-mismatch button.alert-acknowledge", { timeout: 60_000 })
+    await page.click("tr.alert-mismatch button.alert-acknowledge")
+    await page.waitForSelector("tr.alert-mismatch form.alert-form input[name=reason]")
+    await page.type("tr.alert-mismatch form.alert-form input[name=reason]", "calling the acquirer")
+    await page.click("tr.alert-mismatch form.alert-form button[type=submit]")
+    await expect
+      .poll(() => text(page, "tr.alert-mismatch .alert-acknowledged"), { timeout: 10_000 })
+      .toMatch(/^acknowledged by \S+, .*: calling the acquirer$/)
+    expect(await count(page, "tr.alert-mismatch button.alert-acknowledge")).toBe(0)
+    expect(await count(page, "tr.alert-mismatch .badge-acknowledged")).toBe(1)
+  }, 90_000)
 
   it("raised no script error and logged no error on any page", () => {
     expect(problems).toEqual([])

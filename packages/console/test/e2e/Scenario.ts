@@ -49,6 +49,7 @@ export const client = (worker: Worker.Worker) => {
     })
   const terminals = async (): Promise<ReadonlyArray<string>> => {
     const reply = await api("GET", `${worker.base}/v1/monitor/terminals`)
+    if (reply.status !== 200) throw new Error(`terminals: ${reply.status} ${await reply.text()}`)
     return ((await reply.json()) as ReadonlyArray<{ serialNumber: string }>).map((t) => t.serialNumber)
   }
   /** Sets the card the first terminal reads to the full `pan`; returns that terminal. */
@@ -59,7 +60,32 @@ export const client = (worker: Worker.Worker) => {
     )
     return first ?? ""
   }
-  return { api, terminals, cardOnFirstTerminal }
+  /**
+   * A sale whose result arrives late while the status host says DECLINED for it: the
+   * worker records a result mismatch, an alert.
+   */
+  const forceMismatch = async (idempotencyKey: string): Promise<void> => {
+    expect((await api("POST", `${worker.admin}/faults/callback-outage`, { ms: 6000 }, false)).status).toBe(
+      200
+    )
+    expect(
+      (
+        await api(
+          "POST",
+          `${worker.admin}/faults`,
+          { kind: "misreport", host: "status", finStatus: "DECLINED" },
+          false
+        )
+      ).status
+    ).toBe(201)
+    const started = await api("POST", `${worker.base}/v1/operations`, {
+      idempotencyKey,
+      delivery: "callback",
+      request: { operation: "sale", serial_number: (await terminals())[0], amount: "2000", currency: "EUR" }
+    })
+    expect(started.status).toBe(200)
+  }
+  return { api, terminals, cardOnFirstTerminal, forceMismatch }
 }
 
 /**
