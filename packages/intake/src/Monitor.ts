@@ -156,11 +156,46 @@ export type RaisedAlert = Omit<AlertView, "state" | "acknowledged" | "resolved">
 /**
  * An alert's id, from what raised it: the kind, the execution and, for an alert an event
  * of the payment's history raised, that event's version in the payment's stream (a second
- * mismatch on one payment is a second alert). A stuck or overdue execution is one alert
- * each, however often it is listed.
+ * mismatch on one payment is a second alert); for a stuck or overdue execution, the minute of
+ * its last progress (one alert however often it is listed, a new one if it stalls again).
  */
 export const alertIdOf = (kind: AlertKind, executionId: string, version?: number): string =>
   version === undefined ? `${kind}.${executionId}` : `${kind}.${executionId}.${version}`
+
+/**
+ * The alert an unfinished execution raises now, if any: stuck (it waits for an operator), or
+ * overdue (no progress for `overdueAfterMillis`). Its id carries the minute of the
+ * execution's last progress, so an execution that moves on and stalls again raises a NEW
+ * alert, open, rather than coming back under one an operator already resolved.
+ */
+export const executionAlertOf = (
+  e: {
+    readonly executionId: string
+    readonly workflowName: string
+    readonly status: string
+    readonly updatedAt: number
+  },
+  now: number
+): RaisedAlert | undefined => {
+  const episode = Math.floor(e.updatedAt / 60_000)
+  if (e.status === "stuck")
+    return {
+      id: alertIdOf("stuck", e.executionId, episode),
+      kind: "stuck",
+      executionId: e.executionId,
+      at: e.updatedAt,
+      message: `${e.workflowName} is stuck: it waits for an operator (see its history)`
+    }
+  if (now - e.updatedAt > overdueAfterMillis)
+    return {
+      id: alertIdOf("overdue", e.executionId, episode),
+      kind: "overdue",
+      executionId: e.executionId,
+      at: e.updatedAt,
+      message: `${e.workflowName} has been ${e.status} without progress for ${Math.round((now - e.updatedAt) / 60_000)} minutes`
+    }
+  return undefined
+}
 
 /** An alert id as a route takes it: a kind, an execution id and perhaps a version, dot-separated. */
 export const AlertId = Schema.String.pipe(
@@ -403,23 +438,8 @@ export const make: Effect.Effect<
       .pipe(Effect.mapError(unavailable("execution queue")))
     const fromExecutions: Array<RaisedAlert> = []
     for (const e of open) {
-      if (e.status === "stuck") {
-        fromExecutions.push({
-          id: alertIdOf("stuck", e.executionId),
-          kind: "stuck",
-          executionId: e.executionId,
-          at: e.updatedAt,
-          message: `${e.workflowName} is stuck: it waits for an operator (see its history)`
-        })
-      } else if (now - e.updatedAt > overdueAfterMillis) {
-        fromExecutions.push({
-          id: alertIdOf("overdue", e.executionId),
-          kind: "overdue",
-          executionId: e.executionId,
-          at: e.updatedAt,
-          message: `${e.workflowName} has been ${e.status} without progress for ${Math.round((now - e.updatedAt) / 60_000)} minutes`
-        })
-      }
+      const alert = executionAlertOf(e, now)
+      if (alert !== undefined) fromExecutions.push(alert)
     }
     return [...(yield* Ref.get(logAlerts)), ...fromExecutions]
   })

@@ -6,7 +6,7 @@
  * from acknowledged alerts and count a terminal waiting to come back online as offline
  * (the scrape still passing promtool).
  */
-import { describe, expect, layer as layerOf } from "@effect/vitest"
+import { describe, expect, it, layer as layerOf } from "@effect/vitest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Operators } from "@tillflow/console"
 import { EventStore } from "@tillflow/engine"
@@ -14,6 +14,7 @@ import { Monitor, Stack } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import { spawnSync } from "node:child_process"
 import { call, layerWith } from "./support.js"
 
@@ -258,5 +259,34 @@ describe("alerts with a lifecycle", () => {
           }
         })
     )
+  })
+})
+
+describe("the alert of a stalled execution", () => {
+  const minute = 60_000
+  const base = { executionId: "exec-1", workflowName: "TerminalOperation", updatedAt: 1_764_300_000_000 }
+  it("is one alert while the stall lasts, a new open one when the execution stalls again", () => {
+    const now = base.updatedAt + Monitor.overdueAfterMillis + minute
+    const first = Monitor.executionAlertOf({ ...base, status: "running" }, now)
+    const later = Monitor.executionAlertOf({ ...base, status: "running" }, now + 30 * minute)
+    expect(first?.kind).toBe("overdue")
+    expect(later?.id).toBe(first?.id)
+    // It moved on, then stalled again: not the alert an operator may already have resolved.
+    const again = Monitor.executionAlertOf(
+      { ...base, status: "running", updatedAt: base.updatedAt + 20 * minute },
+      now + 40 * minute
+    )
+    expect(again?.id).not.toBe(first?.id)
+    const stuck = Monitor.executionAlertOf({ ...base, status: "stuck" }, base.updatedAt)
+    const stuckAgain = Monitor.executionAlertOf(
+      { ...base, status: "stuck", updatedAt: base.updatedAt + minute },
+      now
+    )
+    expect([stuck?.kind, stuckAgain?.kind]).toEqual(["stuck", "stuck"])
+    expect(stuckAgain?.id).not.toBe(stuck?.id)
+    // Every id it makes is one the routes take.
+    for (const a of [first, again, stuck, stuckAgain])
+      expect(Either.isRight(Schema.decodeUnknownEither(Monitor.AlertId)(a?.id))).toBe(true)
+    expect(Monitor.executionAlertOf({ ...base, status: "running" }, base.updatedAt + minute)).toBeUndefined()
   })
 })
