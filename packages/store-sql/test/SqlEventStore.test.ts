@@ -706,7 +706,8 @@ const sqlStoreSuite = <E>(
           "append_function",
           "append_reporting_head",
           "append_many",
-          "append_all"
+          "append_all",
+          "event_archive"
         ])
       })
     )
