@@ -132,8 +132,6 @@ export const run = (
     }
     return report(false, streams, events)
   }).pipe(
-    Effect.mapError((cause) =>
-      cause._tag === "EventStoreError" ? cause : storeError("archive")(cause)
-    ),
+    Effect.mapError((cause) => (cause._tag === "EventStoreError" ? cause : storeError("archive")(cause))),
     Effect.withSpan("EventArchive.run")
   )

@@ -11,12 +11,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EngineEvent, EventStore } from "@tillflow/engine"
 import { endOfLog, freshStream } from "@tillflow/engine/testing"
-import {
-  EventArchive,
-  ExecutionQueueMigrations,
-  PgliteEventStore,
-  TestDatabase
-} from "@tillflow/store-sql"
+import { EventArchive, ExecutionQueueMigrations, PgliteEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 
@@ -57,7 +52,10 @@ const age = (streams: ReadonlyArray<string>, days: number) =>
 const hotDays = 30
 const cutoffNow = () => EventArchive.cutoff(new Date(), hotDays)
 
-const archiveSuite = <E>(name: string, storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>) =>
+const archiveSuite = <E>(
+  name: string,
+  storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>
+) =>
   layer(storeLayer, { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
     it.effect(
       "archived streams read, list in the global log and verify exactly as before; recent streams stay hot",
@@ -92,7 +90,9 @@ const archiveSuite = <E>(name: string, storeLayer: Layer.Layer<EventStore.EventS
           expect(yield* countIn("events_archive", [recent])).toBe(0)
 
           expect(yield* Effect.forEach(streams, (stream) => store.readStream(stream))).toEqual(beforeStreams)
-          expect(yield* store.readStream(old[0], { fromVersion: 2, maxCount: 1 })).toEqual([beforeStreams[0][1]])
+          expect(yield* store.readStream(old[0], { fromVersion: 2, maxCount: 1 })).toEqual([
+            beforeStreams[0][1]
+          ])
           expect((yield* wholeLog(store, 2)).filter((e) => streams.includes(e.streamId))).toEqual(beforeLog)
           const afterVerify = yield* Effect.forEach(streams, (stream) => store.verify(stream))
           expect(afterVerify).toEqual(beforeVerify)
@@ -138,26 +138,28 @@ const archiveSuite = <E>(name: string, storeLayer: Layer.Layer<EventStore.EventS
       })
     )
 
-    it.effect("a batch that does not commit (a crash mid-run) moves nothing; the next run moves it all once", () =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const sql = yield* SqlClient.SqlClient
-        const stream = freshStream("crashed")
-        yield* store.append(stream, EventStore.NoStream, [happened(1), happened(2), happened(3)])
-        yield* age([stream], hotDays + 1)
-        const crashed = yield* EventArchive.run({ before: cutoffNow() }).pipe(
-          Effect.zipRight(Effect.fail("crash" as const)),
-          sql.withTransaction,
-          Effect.flip
-        )
-        expect(crashed).toBe("crash")
-        expect(yield* countIn("events", [stream])).toBe(3)
-        expect(yield* countIn("events_archive", [stream])).toBe(0)
-        yield* EventArchive.run({ before: cutoffNow() })
-        expect(yield* countIn("events", [stream])).toBe(0)
-        expect(yield* countIn("events_archive", [stream])).toBe(3)
-        expect((yield* store.verify(stream)).ok).toBe(true)
-      })
+    it.effect(
+      "a batch that does not commit (a crash mid-run) moves nothing; the next run moves it all once",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          const stream = freshStream("crashed")
+          yield* store.append(stream, EventStore.NoStream, [happened(1), happened(2), happened(3)])
+          yield* age([stream], hotDays + 1)
+          const crashed = yield* EventArchive.run({ before: cutoffNow() }).pipe(
+            Effect.zipRight(Effect.fail("crash" as const)),
+            sql.withTransaction,
+            Effect.flip
+          )
+          expect(crashed).toBe("crash")
+          expect(yield* countIn("events", [stream])).toBe(3)
+          expect(yield* countIn("events_archive", [stream])).toBe(0)
+          yield* EventArchive.run({ before: cutoffNow() })
+          expect(yield* countIn("events", [stream])).toBe(0)
+          expect(yield* countIn("events_archive", [stream])).toBe(3)
+          expect((yield* store.verify(stream)).ok).toBe(true)
+        })
     )
 
     it.effect("the stream of an execution still pending, running or suspended stays hot", () =>
@@ -171,7 +173,10 @@ const archiveSuite = <E>(name: string, storeLayer: Layer.Layer<EventStore.EventS
         const openStream = EngineEvent.streamId(open)
         const doneStream = EngineEvent.streamId(done)
         expect(openStream).toContain("_")
-        for (const [id, status] of [[open, "suspended"], [done, "succeeded"]] as const) {
+        for (const [id, status] of [
+          [open, "suspended"],
+          [done, "succeeded"]
+        ] as const) {
           yield* sql`INSERT INTO tillflow_executions (execution_id, workflow_name, status, created_at, updated_at)
             VALUES (${id}, 'test', ${status}, 0, 0)`
         }
