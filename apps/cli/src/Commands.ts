@@ -8,6 +8,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
+import { archive } from "./commands/archive.js"
 import { audit } from "./commands/audit.js"
 import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"
@@ -50,6 +51,7 @@ export const tillflow = Command.make("tillflow").pipe(
     executions,
     events,
     audit,
+    archive,
     replay,
     simulator,
     operators,

@@ -23,7 +23,9 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EventStore } from "@tillflow/engine"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { storeError } from "./internal/eventStore/Rows.js"
 
@@ -132,6 +134,22 @@ export const run = (
     }
     return report(false, streams, events)
   }).pipe(
-    Effect.mapError((cause) => (cause._tag === "EventStoreError" ? cause : storeError("archive")(cause))),
+    Effect.mapError(storeError("archive")),
     Effect.withSpan("EventArchive.run")
   )
+
+/** {@link run} on the database of the layer that built it: what a process composes. */
+export interface Service {
+  readonly run: (options: Options) => Effect.Effect<ArchiveReport, EventStore.EventStoreError>
+}
+
+/** The archiver of this process's event store. */
+export class Archiver extends Context.Tag("tillflow/EventArchive/Archiver")<Archiver, Service>() {}
+
+/** The archiver over the `SqlClient` in context (the event store's). */
+export const layer: Layer.Layer<Archiver, never, SqlClient.SqlClient> = Layer.effect(
+  Archiver,
+  Effect.map(SqlClient.SqlClient, (sql) => ({
+    run: (options: Options) => Effect.provideService(run(options), SqlClient.SqlClient, sql)
+  }))
+)
