@@ -21,7 +21,7 @@
  * // report.streams streams, report.events events moved
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/engine"
+import { EventStore, HashChain } from "@tillflow/engine"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -133,10 +133,69 @@ export const run = (
       if (moved === 0) break
     }
     return report(false, streams, events)
-  }).pipe(
-    Effect.mapError(storeError("archive")),
-    Effect.withSpan("EventArchive.run")
-  )
+  }).pipe(Effect.mapError(storeError("archive")), Effect.withSpan("EventArchive.run"))
+
+/** What {@link erasePersonal} removed. */
+export class ErasureReport extends Schema.Class<ErasureReport>("tillflow/EventArchive/ErasureReport")({
+  before: Schema.Date,
+  events: Schema.Int
+}) {}
+
+const personalRow = Schema.Struct({
+  stream_id: Schema.String,
+  version: Schema.NumberFromString,
+  data: Schema.Unknown
+})
+const decodePersonalRows = Schema.decodeUnknown(Schema.Array(personalRow))
+
+/**
+ * Removes the personal data (`HashChain.personal` wrappers) of every event recorded before
+ * `options.before`, hot or archived: each wrapper is replaced by the digest its event's link
+ * (version 2) already covers (`HashChain.erasePersonal`), so every chain still verifies.
+ * A batch of events is rewritten in one transaction; a run is idempotent (an erased event
+ * holds no wrapper) and a killed run leaves whole batches erased.
+ */
+export const erasePersonal = (options: {
+  readonly before: Date
+  readonly batchSize?: number | undefined
+}): Effect.Effect<ErasureReport, EventStore.EventStoreError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? defaultBatchSize))
+    const before = options.before.toISOString()
+    const marker = `%"${HashChain.personalKey}"%`
+    const linkVersion2 = JSON.stringify({ [HashChain.linkVersionKey]: 2 })
+    let events = 0
+    for (const table of ["events_archive", "events"] as const) {
+      // Keyset pages: an event matched but holding no wrapper is passed, never read again.
+      let after: readonly [string, number] = ["", 0]
+      while (true) {
+        const page = yield* Effect.gen(function* () {
+          const rows = yield* decodePersonalRows(
+            yield* sql`SELECT stream_id, version::text AS version, data FROM ${sql(table)}
+              WHERE (stream_id, version) > (${after[0]}, ${after[1]})
+                AND metadata @> ${linkVersion2}::jsonb AND recorded_at < ${before}::timestamptz
+                AND data::text LIKE ${marker}
+              ORDER BY stream_id, version LIMIT ${batchSize} FOR UPDATE`
+          )
+          let changed = 0
+          for (const row of rows) {
+            const data = HashChain.erasePersonal(row.data)
+            if (data === row.data) continue
+            yield* sql`UPDATE ${sql(table)} SET data = ${JSON.stringify(data)}::jsonb
+              WHERE stream_id = ${row.stream_id} AND version = ${row.version}`
+            changed += 1
+          }
+          return { rows, changed }
+        }).pipe(sql.withTransaction)
+        events += page.changed
+        const last = page.rows[page.rows.length - 1]
+        if (last === undefined) break
+        after = [last.stream_id, last.version]
+      }
+    }
+    return new ErasureReport({ before: options.before, events })
+  }).pipe(Effect.mapError(storeError("erasePersonal")), Effect.withSpan("EventArchive.erasePersonal"))
 
 /** {@link run} on the database of the layer that built it: what a process composes. */
 export interface Service {

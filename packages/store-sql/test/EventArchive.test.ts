@@ -9,7 +9,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EngineEvent, EventStore } from "@tillflow/engine"
+import { EngineEvent, EventStore, HashChain } from "@tillflow/engine"
 import { endOfLog, freshStream } from "@tillflow/engine/testing"
 import { EventArchive, ExecutionQueueMigrations, PgliteEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
@@ -159,6 +159,64 @@ const archiveSuite = <E>(
           expect(yield* countIn("events", [stream])).toBe(0)
           expect(yield* countIn("events_archive", [stream])).toBe(3)
           expect((yield* store.verify(stream)).ok).toBe(true)
+        })
+    )
+
+    it.effect(
+      "personal data removed (hot and archived) without breaking the chain; its digest altered is caught",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          const archived = freshStream("moto-archived")
+          const hot = freshStream("moto-hot")
+          const sale = (reference: string): EventStore.NewEvent => ({
+            type: "MotoSaleRequested",
+            data: {
+              reference,
+              amount: "1000",
+              billing: HashChain.personal({ name: "Ada Lovelace", street: "12 St James's Square" })
+            }
+          })
+          const plain: EventStore.NewEvent = { type: "Happened", data: { n: 1 } }
+          yield* store.append(archived, EventStore.NoStream, [plain, sale("r-1")])
+          yield* store.append(hot, EventStore.NoStream, [sale("r-2"), plain])
+          const [stored] = yield* store.readStream(archived, { fromVersion: 2 })
+          expect(stored.metadata).toEqual({ [HashChain.linkVersionKey]: 2 })
+          expect((yield* store.readStream(archived))[0].metadata).toEqual({})
+          // Before removal: the wrapper is stored, and the chain verifies over its digest.
+          expect(JSON.stringify(stored.data)).toContain("Lovelace")
+          expect((yield* store.verify(archived)).broken).toEqual([])
+          expect((yield* store.verify(hot)).broken).toEqual([])
+          yield* age([archived], hotDays + 1)
+          yield* EventArchive.run({ before: cutoffNow() })
+          expect(yield* countIn("events_archive", [archived])).toBe(2)
+
+          const report = yield* EventArchive.erasePersonal({ before: new Date(Date.now() + 60_000) })
+          expect(report.events).toBeGreaterThanOrEqual(2)
+          for (const stream of [archived, hot]) {
+            const events = yield* store.readStream(stream)
+            expect(JSON.stringify(events.map((e) => e.data))).not.toContain("Lovelace")
+            const verified = yield* store.verify(stream)
+            expect(verified.broken).toEqual([])
+            expect(verified.eventsChecked).toBe(2)
+          }
+          const [erased] = yield* store.readStream(archived, { fromVersion: 2 })
+          expect(erased.data).toEqual({
+            reference: "r-1",
+            amount: "1000",
+            billing: { [HashChain.personalDigestKey]: expect.stringMatching(/^[0-9a-f]{64}$/) }
+          })
+          expect(yield* EventArchive.erasePersonal({ before: new Date(Date.now() + 60_000) })).toMatchObject({
+            events: 0
+          })
+
+          // The digest is what the link covers: altering it breaks the chain at that event.
+          yield* sql`UPDATE events SET data = jsonb_set(data, '{billing,$personalDigest}', '"00"')
+            WHERE stream_id = ${hot} AND version = 1`
+          expect((yield* store.verify(hot)).broken.map((b) => [b.version, b.kind])).toEqual([
+            [1, "HashMismatch"]
+          ])
         })
     )
 
