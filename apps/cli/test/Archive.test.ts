@@ -2,11 +2,12 @@
  * `tillflow archive run` as an operator runs it, on PostgreSQL (the embedded store allows one
  * process at a time; without DATABASE_URL only the usage case runs): a dry run moves nothing;
  * a run SIGKILLed midway leaves every event either hot or archived, once, no stream split;
- * the next run moves the rest, a third moves nothing; `audit verify` still proves every chain.
+ * the next run moves the rest, a third moves nothing; personal data is removed
+ * (`archive erase-personal`); `audit verify` still proves every chain.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore } from "@tillflow/engine"
+import { EventStore, HashChain } from "@tillflow/engine"
 import { TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,9 +45,9 @@ describe("tillflow archive run", () => {
         const env = { DATABASE_URL: Redacted.value(database.url.value) }
         const store = yield* EventStore.EventStore
         const sql = yield* SqlClient.SqlClient
-        const streams = 3000
+        const streams = 3000 + 1
         yield* Effect.forEach(
-          Array.from({ length: streams }, (_, i) => `archived-${i}`),
+          Array.from({ length: streams - 1 }, (_, i) => `archived-${i}`),
           (stream) =>
             store.append(stream, EventStore.NoStream, [
               { type: "Happened", data: { n: 1 } },
@@ -54,6 +55,13 @@ describe("tillflow archive run", () => {
             ]),
           { concurrency: 16, discard: true }
         )
+        yield* store.append("personal-0", EventStore.NoStream, [
+          {
+            type: "MotoSaleRequested",
+            data: { amount: "100", billing: HashChain.personal({ name: "Ada Lovelace" }) }
+          },
+          { type: "Happened", data: { n: 2 } }
+        ])
         yield* sql`UPDATE streams SET updated_at = now() - interval '100 days'`
         const count = (table: "events" | "events_archive") =>
           Effect.map(sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM ${sql(table)}`, ([row]) =>
@@ -98,6 +106,13 @@ describe("tillflow archive run", () => {
         expect(yield* count("events_archive")).toBe(2 * streams)
         const none = cli(["archive", "run", "--json", "--hot-days", "30"], env)
         expect(JSON.parse(none.stdout)).toMatchObject({ streams: 0, events: 0 })
+
+        const erased = cli(["archive", "erase-personal", "--days", "0", "--json"], env)
+        expect(erased.status, erased.stderr).toBe(0)
+        expect(JSON.parse(erased.stdout)).toMatchObject({ events: 1 })
+        expect(JSON.stringify((yield* store.readStream("personal-0")).map((e) => e.data))).not.toContain(
+          "Lovelace"
+        )
 
         const verify = cli(["audit", "verify", "--json"], env)
         expect(verify.status, verify.stderr).toBe(0)

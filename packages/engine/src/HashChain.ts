@@ -276,9 +276,9 @@ export const personalDigestKey = "$personalDigest"
 export const linkVersionKey = "chainLink"
 
 /** Wraps `value` as personal data, with a fresh salt: removable later without breaking the chain. */
-export const personal = (
-  value: unknown
-): { readonly [personalKey]: { readonly salt: string; readonly value: unknown } } => ({
+export const personal = <A>(
+  value: A
+): { readonly [personalKey]: { readonly salt: string; readonly value: A } } => ({
   [personalKey]: { salt: globalThis.crypto.randomUUID(), value }
 })
 

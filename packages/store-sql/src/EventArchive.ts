@@ -51,6 +51,15 @@ export const hotDays: Config.Config<number> = Config.integer(hotDaysVariable).pi
   Config.withDefault(90)
 )
 
+/** The environment variable naming how many days personal data is kept. */
+export const personalDaysVariable = "TILLFLOW_RETENTION_PERSONAL_DAYS"
+
+/** How many days personal data is kept: `TILLFLOW_RETENTION_PERSONAL_DAYS`, default 180. */
+export const personalDays: Config.Config<number> = Config.integer(personalDaysVariable).pipe(
+  Config.validate({ message: "must be a whole number of days, 0 or more", validation: (days) => days >= 0 }),
+  Config.withDefault(180)
+)
+
 /** The cut-off for `days` of hot retention: `days` days before `now`. */
 export const cutoff = (now: Date, days: number): Date => new Date(now.getTime() - days * 86_400_000)
 
@@ -200,6 +209,9 @@ export const erasePersonal = (options: {
 /** {@link run} on the database of the layer that built it: what a process composes. */
 export interface Service {
   readonly run: (options: Options) => Effect.Effect<ArchiveReport, EventStore.EventStoreError>
+  readonly erasePersonal: (options: {
+    readonly before: Date
+  }) => Effect.Effect<ErasureReport, EventStore.EventStoreError>
 }
 
 /** The archiver of this process's event store. */
@@ -209,6 +221,8 @@ export class Archiver extends Context.Tag("tillflow/EventArchive/Archiver")<Arch
 export const layer: Layer.Layer<Archiver, never, SqlClient.SqlClient> = Layer.effect(
   Archiver,
   Effect.map(SqlClient.SqlClient, (sql) => ({
-    run: (options: Options) => Effect.provideService(run(options), SqlClient.SqlClient, sql)
+    run: (options: Options) => Effect.provideService(run(options), SqlClient.SqlClient, sql),
+    erasePersonal: (options: { readonly before: Date }) =>
+      Effect.provideService(erasePersonal(options), SqlClient.SqlClient, sql)
   }))
 )

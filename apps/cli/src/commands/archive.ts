@@ -68,7 +68,48 @@ const run = Command.make(
   )
 )
 
+const erasePersonal = Command.make(
+  "erase-personal",
+  {
+    json: common.json,
+    days: boundedInteger("days", 0, 36_500).pipe(
+      Options.withDescription(
+        `days personal data is kept, 0 to 36500 (else ${EventArchive.personalDaysVariable}, else 180)`
+      ),
+      Options.optional
+    )
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const config = yield* WorkerConfig.load.pipe(
+        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+      )
+      const days = Option.isSome(o.days)
+        ? o.days.value
+        : yield* EventArchive.personalDays.pipe(
+            Effect.mapError((error) => new Output.UsageError({ message: String(error) }))
+          )
+      const before = EventArchive.cutoff(new Date(), days)
+      const report = yield* Effect.flatMap(EventArchive.Archiver, (archiver) =>
+        archiver.erasePersonal({ before })
+      ).pipe(
+        Effect.mapError((error) => new BackendError({ message: `removing personal data: ${error.message}` })),
+        Effect.provide(Stack.storeLayer(config.store, "cli archive")),
+        Effect.scoped
+      )
+      yield* Output.print(o.json, report, () => [
+        `personal data removed from ${report.events} events recorded before ${report.before.toISOString()} (${days} days); every chain still verifies`
+      ])
+      return Output.ExitCode.ok
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "removes personal data older than its retention from hot and archived events, keeping every hash chain verifiable"
+  )
+)
+
 export const archive = Command.make("archive").pipe(
   Command.withDescription("retention: the archive of the event log (read through by every read and audit)"),
-  Command.withSubcommands([run])
+  Command.withSubcommands([run, erasePersonal])
 )
