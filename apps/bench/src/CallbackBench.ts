@@ -60,9 +60,10 @@ interface LoadResult {
 
 /**
  * The receiver on its lean path (`CallbackHttp.layerServer`, a plain `node:http` listener):
- * engine, queue and store on PostgreSQL.
+ * engine, queue and store on PostgreSQL. `multiStreamGroupCommit: false` sends each of the
+ * store's multi-stream appends alone (the one-write reply's A/B; on by default).
  */
-const receiverRuntime = (url: string) =>
+const receiverRuntime = (url: string, multiStreamGroupCommit: boolean) =>
   ManagedRuntime.make(
     CallbackHttp.layerServer({ port: 0, host: "127.0.0.1" }).pipe(
       Layer.provideMerge(CallbackReceiver.layer),
@@ -74,7 +75,8 @@ const receiverRuntime = (url: string) =>
         PgEventStore.layer({
           url: Redacted.make(url),
           maxConnections: poolSize,
-          applicationName: "bench-receiver"
+          applicationName: "bench-receiver",
+          multiStreamGroupCommit
         })
       ),
       // The receiver's per-request info line is off, as the baseline logs nothing.
@@ -244,8 +246,8 @@ const registerAttempt = (redraws: Redraws, i: number, notedInMemory: boolean) =>
   })
 
 /** Files of requests for the load generator, the receiver's to attempts registered beforehand. */
-const requestFiles = (runtime: ReceiverRuntime, dir: string) => {
-  let registered = 0
+const requestFiles = (runtime: ReceiverRuntime, dir: string, firstIndex = 0) => {
+  let registered = firstIndex
   const redraws: Redraws = { count: 0 }
   const register = (count: number, notedInMemory: boolean) =>
     runtime.runPromise(
@@ -268,7 +270,7 @@ const requestFiles = (runtime: ReceiverRuntime, dir: string) => {
     fs.writeFileSync(file, JSON.stringify(requests))
     return file
   }
-  return { write, registered: () => registered, redrawn: () => redraws.count }
+  return { write, registered: () => registered - firstIndex, redrawn: () => redraws.count }
 }
 
 /** Has the load generator send a file's requests to `url`; every one must be acknowledged. */
@@ -292,16 +294,37 @@ interface Rig {
   readonly receiverUrl: string
   /** The same receiver through @effect/platform's server (`HttpServer.serve(CallbackHttp.app)`'s handler). */
   readonly platformUrl: string
+  /** The receiver whose store coalesces multi-stream appends (`multiStreamGroupCommit`). */
+  readonly coalescedUrl: string
+  /** Its A/B twin: a runtime of its own as well, whose store sends each one alone (the path before). */
+  readonly aloneUrl: string
   readonly close: () => Promise<void>
   readonly baselineUrl: string
   /** Waits until the receiver has forwarded every result it acknowledged. */
   readonly forwarded: () => Promise<void>
 }
 
-const ready = async (runtime: ReceiverRuntime, baselineUrl: string, load: Child.Child): Promise<Rig> => {
+const serverUrl = async (runtime: ReceiverRuntime) => {
   const server = await runtime.runPromise(HttpServer.HttpServer)
+  return `http://127.0.0.1:${server.address._tag === "TcpAddress" ? server.address.port : 0}`
+}
+
+const ready = async (
+  runtime: ReceiverRuntime,
+  coalesced: ReceiverRuntime,
+  alone: ReceiverRuntime,
+  baselineUrl: string,
+  load: Child.Child
+): Promise<Rig> => {
+  const server = await runtime.runPromise(HttpServer.HttpServer)
+  const coalescedUrl = await serverUrl(coalesced)
+  const aloneUrl = await serverUrl(alone)
   const forwarded = () =>
-    runtime.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
+    Promise.all(
+      [runtime, coalesced, alone].map((r) =>
+        r.runPromise(Effect.flatMap(CallbackReceiver.CallbackReceiver, (receiver) => receiver.forwarded))
+      )
+    ).then(() => undefined)
   const port = server.address._tag === "TcpAddress" ? server.address.port : 0
   const receiverUrl = `http://127.0.0.1:${port}`
   // The platform's path to the same receiver, for the A/B in the same rounds.
@@ -316,7 +339,7 @@ const ready = async (runtime: ReceiverRuntime, baselineUrl: string, load: Child.
       platform.closeIdleConnections()
     })
   await load.next(Child.field("ready"), 60_000)
-  return { load, receiverUrl, platformUrl, close, baselineUrl, forwarded }
+  return { load, receiverUrl, platformUrl, coalescedUrl, aloneUrl, close, baselineUrl, forwarded }
 }
 
 /** What the rounds measured, by server. */
@@ -325,6 +348,8 @@ interface Measured {
     readonly receiver: Array<LoadResult>
     readonly platform: Array<LoadResult>
     readonly unknown: Array<LoadResult>
+    readonly coalesced: Array<LoadResult>
+    readonly alone: Array<LoadResult>
     readonly baseline: Array<LoadResult>
   }
   /**
@@ -335,6 +360,8 @@ interface Measured {
     readonly receiver: Array<number>
     readonly platform: Array<number>
     readonly unknown: Array<number>
+    readonly coalesced: Array<number>
+    readonly alone: Array<number>
     readonly baseline: Array<number>
   }
   /** How long after the last reply the last forwarding ended. */
@@ -344,6 +371,8 @@ interface Measured {
     readonly receiver: Array<number>
     readonly platform: Array<number>
     readonly unknown: Array<number>
+    readonly coalesced: Array<number>
+    readonly alone: Array<number>
   }
 }
 
@@ -352,6 +381,8 @@ const measure = async (
   context: Section.Context,
   rig: Rig,
   files: ReturnType<typeof requestFiles>,
+  coalescedFiles: ReturnType<typeof requestFiles>,
+  aloneFiles: ReturnType<typeof requestFiles>,
   perRound: number
 ): Promise<Measured> => {
   context.log(`callback: registering ${perRound * context.rounds} attempts`)
@@ -359,6 +390,8 @@ const measure = async (
     readonly receiver: string
     readonly platform: string
     readonly unknown: string
+    readonly coalesced: string
+    readonly alone: string
     readonly baseline: string
   }> = []
   for (let round = 0; round < context.rounds; round++) {
@@ -366,24 +399,39 @@ const measure = async (
       receiver: await files.write(`receiver-${round}`, perRound, "receiver"),
       platform: await files.write(`platform-${round}`, perRound, "receiver"),
       unknown: await files.write(`unknown-${round}`, perRound, "receiver-unknown"),
+      coalesced: await coalescedFiles.write(`coalesced-${round}`, perRound, "receiver"),
+      alone: await aloneFiles.write(`alone-${round}`, perRound, "receiver"),
       baseline: await files.write(`baseline-${round}`, perRound, "baseline")
     })
   }
   // Warm-up of both servers (JIT, pools).
   await fire(rig.load, rig.receiverUrl, await files.write("warm-receiver", 100, "receiver"))
   await fire(rig.load, rig.platformUrl, await files.write("warm-platform", 100, "receiver"))
+  await fire(rig.load, rig.coalescedUrl, await coalescedFiles.write("warm-coalesced", 100, "receiver"))
+  await fire(rig.load, rig.aloneUrl, await aloneFiles.write("warm-alone", 100, "receiver"))
   await fire(rig.load, rig.baselineUrl, await files.write("warm-baseline", 100, "baseline"))
   await rig.forwarded()
 
   const measured: Measured = {
-    results: { receiver: [], platform: [], unknown: [], baseline: [] },
-    cpuPerRequest: { receiver: [], platform: [], unknown: [], baseline: [] },
+    results: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [], baseline: [] },
+    cpuPerRequest: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [], baseline: [] },
     drainMillis: [],
-    forwardedRate: { receiver: [], platform: [], unknown: [] }
+    forwardedRate: { receiver: [], platform: [], unknown: [], coalesced: [], alone: [] }
   }
-  const fireReceiver = async (file: string, kind: "receiver" | "platform" | "unknown") => {
+  const fireReceiver = async (
+    file: string,
+    kind: "receiver" | "platform" | "unknown" | "coalesced" | "alone"
+  ) => {
     const cpu = process.cpuUsage()
-    const r = await fire(rig.load, kind === "platform" ? rig.platformUrl : rig.receiverUrl, file)
+    const url =
+      kind === "platform"
+        ? rig.platformUrl
+        : kind === "coalesced"
+          ? rig.coalescedUrl
+          : kind === "alone"
+            ? rig.aloneUrl
+            : rig.receiverUrl
+    const r = await fire(rig.load, url, file)
     const end = performance.now()
     await rig.forwarded()
     const drain = performance.now() - end
@@ -395,6 +443,18 @@ const measure = async (
     return r.ok / r.seconds
   }
   context.log(`callback: ${perRound} requests per round over ${connections} connections`)
+  const after: Measure.Case = {
+    name: "receiver",
+    run: (round) => fireReceiver(rounds[round]?.receiver ?? "", "receiver")
+  }
+  const coalesced: Measure.Case = {
+    name: "receiver, multi-stream appends coalesced",
+    run: (round) => fireReceiver(rounds[round]?.coalesced ?? "", "coalesced")
+  }
+  const alone: Measure.Case = {
+    name: "receiver, multi-stream appends alone (the A/B's twin)",
+    run: (round) => fireReceiver(rounds[round]?.alone ?? "", "alone")
+  }
   await Measure.interleave(
     context.rounds,
     [
@@ -409,10 +469,10 @@ const measure = async (
           return r.ok / r.seconds
         }
       },
-      {
-        name: "receiver",
-        run: (round) => fireReceiver(rounds[round]?.receiver ?? "", "receiver")
-      },
+      after,
+      // The A/B of the multi-stream group commit: two runtimes that serve nothing else, in
+      // either order (CALLBACK_COALESCED_FIRST=1), to tell the change from the place in the round.
+      ...(process.env.CALLBACK_COALESCED_FIRST === "1" ? [coalesced, alone] : [alone, coalesced]),
       {
         name: "receiver on @effect/platform's server",
         run: (round) => fireReceiver(rounds[round]?.platform ?? "", "platform")
@@ -441,7 +501,13 @@ const checkRecorded = async (url: string, results: Measured["results"]) => {
   await check.end()
   if (resolved !== recorded) throw new Error(`${resolved} results forwarded for ${recorded} recorded`)
   const expected =
-    [...results.receiver, ...results.platform, ...results.unknown].reduce((sum, r) => sum + r.ok, 0) + 200
+    [
+      ...results.receiver,
+      ...results.platform,
+      ...results.unknown,
+      ...results.coalesced,
+      ...results.alone
+    ].reduce((sum, r) => sum + r.ok, 0) + 400
   if (recorded !== expected) throw new Error(`${recorded} results recorded for ${expected} acknowledged`)
 }
 
@@ -499,6 +565,30 @@ const report = (
       `(${(Measure.median(forwardedRate.receiver) / Measure.median(results.baseline.map((r) => r.ok / r.seconds))).toFixed(2)}× ` +
       "the baseline's median), the rate a sustained load would get.",
     "",
+    "Group commit of the one-write reply's multi-stream appends, in the same rounds: the same receiver whose " +
+      "store coalesces them (`multiStreamGroupCommit: true`, `tillflow_append_groups`, the default; a runtime that serves only this case): " +
+      `${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.ok / r.seconds)))} req/s ` +
+      `(${Measure.ratioOfRounds(
+        results.coalesced.map((r) => r.ok / r.seconds),
+        results.baseline.map((r) => r.ok / r.seconds)
+      ).toFixed(
+        2
+      )}× the baseline), p99 ${Measure.formatNumber(Measure.median(results.coalesced.map((r) => r.p99)))} ms, ` +
+      `${Measure.median(cpuPerRequest.coalesced).toFixed(2)} ms of CPU per request, acknowledged and forwarded ` +
+      `${Measure.formatNumber(Measure.median(forwardedRate.coalesced))} req/s; against its twin alone (\`multiStreamGroupCommit: false\`, the path before; its own runtime too: ` +
+      `${Measure.formatNumber(Measure.median(results.alone.map((r) => r.ok / r.seconds)))} req/s, ` +
+      `${Measure.median(cpuPerRequest.alone).toFixed(2)} ms of CPU per request), coalesced ÷ alone: ` +
+      `${Measure.ratioOfRounds(
+        results.coalesced.map((r) => r.ok / r.seconds),
+        results.alone.map((r) => r.ok / r.seconds)
+      ).toFixed(2)}× the rate, ` +
+      `${Measure.ratioOfRounds(
+        results.coalesced.map((r) => r.p99),
+        results.alone.map((r) => r.p99)
+      ).toFixed(2)}× the p99, ` +
+      `${Measure.ratioOfRounds(cpuPerRequest.coalesced, cpuPerRequest.alone).toFixed(2)}× the CPU per request ` +
+      "(medians of per-round ratios).",
+    "",
     "The same receiver through @effect/platform's server (`NodeHttpServer`'s handler of `CallbackHttp.app`, " +
       `measured in the same rounds): ${Measure.formatNumber(Measure.median(results.platform.map((r) => r.ok / r.seconds)))} req/s, ` +
       `p99 ${Measure.formatNumber(Measure.median(results.platform.map((r) => r.p99)))} ms, ` +
@@ -535,7 +625,9 @@ export const section: Section.Section = {
     Scratch.using("callback", async (scratch) => {
       const perRound = context.quick ? 400 : 800
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-callback-"))
-      const runtime = receiverRuntime(scratch.url)
+      const runtime = receiverRuntime(scratch.url, true)
+      const coalesced = receiverRuntime(scratch.url, true)
+      const alone = receiverRuntime(scratch.url, false)
       const baseline = await baselineServer(scratch.url)
       const load = Child.start("apps/bench/src/processes/LoadGenerator.ts", {
         profileDir: context.profileDir,
@@ -543,12 +635,14 @@ export const section: Section.Section = {
       })
       let rig: Rig | undefined
       try {
-        rig = await ready(runtime, baseline.url, load)
+        rig = await ready(runtime, coalesced, alone, baseline.url, load)
         const files = requestFiles(runtime, dir)
-        const measured = await measure(context, rig, files, perRound)
+        const coalescedFiles = requestFiles(coalesced, dir, 1_000_000)
+        const aloneFiles = requestFiles(alone, dir, 2_000_000)
+        const measured = await measure(context, rig, files, coalescedFiles, aloneFiles, perRound)
         await checkRecorded(scratch.url, measured.results)
         const result = report(measured, perRound, {
-          registered: files.registered(),
+          registered: files.registered() + coalescedFiles.registered() + aloneFiles.registered(),
           redrawn: files.redrawn()
         })
         for (const line of result.details.split("\n").slice(2, 9)) if (line !== "") context.log(line)
@@ -558,6 +652,8 @@ export const section: Section.Section = {
         await rig?.close()
         await baseline.close()
         await runtime.dispose()
+        await coalesced.dispose()
+        await alone.dispose()
         fs.rmSync(dir, { recursive: true, force: true })
       }
     })

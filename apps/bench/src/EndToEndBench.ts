@@ -139,7 +139,12 @@ export const startWorker = (
       SIM_TERMINALS_FILE: terminalsFile,
       ...(progressFile === undefined ? {} : { E2E_PROGRESS_FILE: progressFile })
     },
-    nodeFlags: ["--expose-gc"],
+    // E2E_WORKER_NODE_FLAGS: more flags for the worker (`--max-old-space-size=256`: the
+    // old-space cap `npm start` sets, for the memory figures with and without it).
+    nodeFlags: [
+      "--expose-gc",
+      ...(process.env.E2E_WORKER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "")
+    ],
     profileDir: context.profileDir,
     label: "e2e-worker"
   })

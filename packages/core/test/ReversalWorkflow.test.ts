@@ -4,6 +4,7 @@ import {
   Identifiers,
   LifecycleEvent,
   Lifecycles,
+  MotoWorkflow,
   PreAuthorizationWorkflow,
   ReversalWorkflow,
   TransactionHistory
@@ -212,6 +213,57 @@ describe("ReversalWorkflow", () => {
             expect(currency._tag).toBe("CurrencyNotOfTransaction")
             const rest = yield* Reverse.execute({ requestId: "rev-4", originalGuid: sale })
             expect(rest.amount).toEqual(eur(4000n))
+          })
+        )
+      })
+  )
+
+  it.effect(
+    "after a partial refund, a reversal of all that is left is sent with its amount: a whole reversal would credit the refunded part again (found by the model-based test)",
+    () =>
+      Effect.gen(function* () {
+        // The gateway reverses a whole transaction by what it approved less what was
+        // reversed, not less what was refunded: sent without an amount, a reversal of the
+        // 16.18 left of a 32.36 sale refunded 16.18 reverses 32.36 there.
+        yield* withCapabilities({ partialReversal: true, captureReversal: true })(
+          Effect.gen(function* () {
+            yield* atStart
+            const sale = Identifiers.Guid.make("moto-1")
+            yield* recordTxn({ guid: sale, kind: "moToSale", amount: eur(3236n) })
+            yield* MotoWorkflow.Refund.execute({ requestId: "ref-1", originalGuid: sale, amount: eur(1618n) })
+            const rest = yield* Reverse.execute({
+              requestId: "rev-1",
+              originalGuid: sale,
+              amount: eur(1618n)
+            })
+            expect(rest.amount).toEqual(eur(1618n))
+            const request = (yield* (yield* control).calls).find((c) => c.endpoint === "reversal")?.request
+            expect(request).toMatchObject({ originalGuid: sale, amount: eur(1618n) })
+            // Without an amount it would be a whole reversal: refused, naming what is left,
+            // and nothing sent (sent whole, the gateway would reverse the refunded part too).
+            const other = Identifiers.Guid.make("moto-3")
+            yield* recordTxn({ guid: other, kind: "moToSale", amount: eur(3236n) })
+            yield* MotoWorkflow.Refund.execute({ requestId: "ref-3", originalGuid: other, amount: eur(1618n) })
+            const sentBefore = yield* (yield* control).count("reversal")
+            const whole = yield* Effect.flip(Reverse.execute({ requestId: "rev-3", originalGuid: other }))
+            expect(whole).toMatchObject({ _tag: "ReversalNotAllowed", message: expect.stringContaining("16.18") })
+            expect(yield* (yield* control).count("reversal")).toBe(sentBefore)
+          })
+        )
+        // Where the acquirer takes no partial reversal, it cannot be reversed: refund it instead.
+        yield* run(
+          Effect.gen(function* () {
+            yield* atStart
+            const sale = Identifiers.Guid.make("moto-2")
+            yield* recordTxn({ guid: sale, kind: "moToSale", amount: eur(3236n) })
+            yield* MotoWorkflow.Refund.execute({ requestId: "ref-1", originalGuid: sale, amount: eur(1618n) })
+            const refused = yield* Effect.flip(
+              Reverse.execute({ requestId: "rev-1", originalGuid: sale, amount: eur(1618n) })
+            )
+            expect(refused).toMatchObject({ _tag: "ReversalNotAllowed", rule: "acquirer-partial-reversal" })
+            const whole = yield* Effect.flip(Reverse.execute({ requestId: "rev-2", originalGuid: sale }))
+            expect(whole._tag).toBe("ReversalNotAllowed")
+            expect(yield* (yield* control).count("reversal")).toBe(0)
           })
         )
       })

@@ -16,6 +16,7 @@ import {
   PaymentProtocol,
   ProtocolSettings,
   type RemoteError,
+  ReversalWorkflow,
   TerminalCloud
 } from "@tillflow/core"
 import { DurableEngine, EngineWorker, type EventStore, type ExecutionQueue } from "@tillflow/engine"
@@ -227,6 +228,12 @@ export const workflowsLayerFor = (
   Layer.merge(
     PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchant.mcc }))),
     Lifecycles.layer.pipe(Layer.provide(virtualTerminalLayer(merchant)))
+  ).pipe(
+    Layer.provide(
+      merchant.acquirer === undefined
+        ? Layer.empty
+        : Layer.succeed(ReversalWorkflow.AcquirerCapabilities, merchant.acquirer)
+    )
   )
 
 /**
@@ -278,12 +285,15 @@ export interface Merchant {
   readonly mcc: Option.Option<string>
   /** The virtual terminal's serial (`TILLFLOW_MOTO_TERMINAL`). */
   readonly motoTerminal: Option.Option<string>
+  /** What its acquirer supports (`TILLFLOW_ACQUIRER_PARTIAL_REVERSAL`, `…_CAPTURE_REVERSAL`). */
+  readonly acquirer?: ReversalWorkflow.AcquirerCapabilities["Type"] | undefined
 }
 
 /** The merchant of a configuration. */
 export const merchantOf = (config: WorkerConfig.WorkerConfig): Merchant => ({
   mcc: config.merchantMcc,
-  motoTerminal: config.motoTerminal
+  motoTerminal: config.motoTerminal,
+  acquirer: config.acquirer
 })
 
 /**

@@ -65,6 +65,12 @@ export interface WorkerConfig {
    * terminal-less MOTO sales are booked; the built-in simulator's when unset.
    */
   readonly motoTerminal: Option.Option<string>
+  /**
+   * What the merchant's acquirer supports, which the spec leaves to it: partial reversals
+   * (`TILLFLOW_ACQUIRER_PARTIAL_REVERSAL`, default false) and reversing a capture before
+   * settlement (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`, default true).
+   */
+  readonly acquirer: { readonly partialReversal: boolean; readonly captureReversal: boolean }
   readonly logFormat: "json" | "pretty"
   readonly logLevel: LogLevel.LogLevel
 }
@@ -240,7 +246,11 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
       })
     )
   )
-  return { store: yield* store, cloud: cloudConfig, merchantMcc, motoTerminal, ...rest }
+  const acquirer = yield* Config.all({
+    partialReversal: Config.boolean("TILLFLOW_ACQUIRER_PARTIAL_REVERSAL").pipe(Config.withDefault(false)),
+    captureReversal: Config.boolean("TILLFLOW_ACQUIRER_CAPTURE_REVERSAL").pipe(Config.withDefault(true))
+  })
+  return { store: yield* store, cloud: cloudConfig, merchantMcc, motoTerminal, acquirer, ...rest }
 })
 
 /** The configuration file in use: `TILLFLOW_CONFIG`, else `tillflow.config.json` when it exists. */

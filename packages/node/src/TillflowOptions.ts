@@ -83,6 +83,12 @@ export interface TillflowOptions {
    * (default: the built-in simulator's; none against the real service).
    */
   readonly motoTerminal?: string
+  /**
+   * What the merchant's acquirer supports, which the spec leaves to it: partial reversals
+   * (`TILLFLOW_ACQUIRER_PARTIAL_REVERSAL`, default false) and reversing a capture before
+   * settlement (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`, default true).
+   */
+  readonly acquirer?: { readonly partialReversal?: boolean; readonly captureReversal?: boolean }
   /** The log level of the library (JSON lines on stdout): `TILLFLOW_LOG_LEVEL` (default `warn`). */
   readonly logLevel?: "all" | "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
   /** Any other configuration key (`TILLFLOW_TERMINAL_WAIT: "2 minutes"` …), as strings. */
@@ -120,6 +126,8 @@ export const toConfigMap = (options: TillflowOptions): Map<string, string> => {
   set("TILLFLOW_WORKER_CONCURRENCY", options.worker?.concurrency)
   set("TILLFLOW_MERCHANT_MCC", options.merchantMcc)
   set("TILLFLOW_MOTO_TERMINAL", options.motoTerminal)
+  set("TILLFLOW_ACQUIRER_PARTIAL_REVERSAL", options.acquirer?.partialReversal)
+  set("TILLFLOW_ACQUIRER_CAPTURE_REVERSAL", options.acquirer?.captureReversal)
   set("TILLFLOW_LOG_LEVEL", options.logLevel)
   return map
 }

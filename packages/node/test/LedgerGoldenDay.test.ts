@@ -23,6 +23,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Device } from "../src/index.js"
 import type * as Services from "../src/internal/Services.js"
@@ -56,6 +60,51 @@ const minorOf = (decimal: string): bigint => {
 /** Whether a row adds up: its net is the signed sum of its kinds' amounts. */
 const addsUp = (amountOf: (kind: Ledger.Kind) => bigint, net: bigint): boolean =>
   Ledger.kinds.reduce((sum, kind) => sum + Ledger.netSign[kind] * amountOf(kind), 0n) === net
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+
+/**
+ * Runs the real `tillflow` executable (`apps/cli/bin/tillflow.mjs`, bundled into a build
+ * folder of this test's own) as a child process on `databaseUrl`; its stdout.
+ */
+const tillflow = (buildDir: string, databaseUrl: string, args: ReadonlyArray<string>): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    for (const key of Object.keys(env)) if (key.startsWith("TILLFLOW_")) delete env[key]
+    const child = spawn(process.execPath, ["apps/cli/bin/tillflow.mjs", ...args], {
+      cwd: root,
+      env: { ...env, TILLFLOW_CLI_BUILD_DIR: buildDir, DATABASE_URL: databaseUrl, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 240_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (status) =>
+      status === 0
+        ? resolve(stdout)
+        : reject(new Error(`tillflow ${args.join(" ")} exited ${status}: ${stderr}`))
+    )
+  })
+
+/** The day's golden totals: what every output must say of it. */
+const golden = {
+  counts: {
+    sale: 6,
+    refund: 3,
+    reversal: 2,
+    refundReversal: 1,
+    preAuthorization: 3,
+    increase: 1,
+    release: 2,
+    capture: 2,
+    decline: 1,
+    tip: 1
+  },
+  net: "333.00"
+}
 
 describe("the ledger's golden day: every operation kind, every row adds up in every output", () => {
   let h: Harness
@@ -188,18 +237,7 @@ describe("the ledger's golden day: every operation kind, every row adds up in ev
     const [row] = json.rows
     if (row === undefined) throw new Error("no ledger row")
     const counts = Object.fromEntries(Ledger.kinds.map((k) => [k, row.tallies[k].count]))
-    expect(counts).toEqual({
-      sale: 6,
-      refund: 3,
-      reversal: 2,
-      refundReversal: 1,
-      preAuthorization: 3,
-      increase: 1,
-      release: 2,
-      capture: 2,
-      decline: 1,
-      tip: 1
-    })
+    expect(counts).toEqual(golden.counts)
     expect(row.net).toBe("33300")
     for (const r of json.rows) expect(addsUp((k) => BigInt(r.tallies[k].amount), BigInt(r.net))).toBe(true)
 
@@ -230,4 +268,48 @@ describe("the ledger's golden day: every operation kind, every row adds up in ev
       expect(addsUp((k) => minorOf(r[`${k}_amount`] ?? "x"), minorOf(r["net"] ?? "x"))).toBe(true)
     }
   }, 120_000)
+
+  // The same day through the real command line, a process of its own on the day's database
+  // (PostgreSQL: the embedded store is held by this process).
+  it.skipIf(process.env["DATABASE_URL"] === undefined || process.env["DATABASE_URL"] === "")(
+    "the tillflow process's `audit ledger` CSV and JSON of the day equal the golden totals, every row adding up",
+    async () => {
+      const databaseUrl = h.databaseUrl
+      if (databaseUrl === undefined) throw new Error("the harness runs on the embedded store")
+      const buildDir = Fs.mkdtempSync(Path.join(root, "apps/cli/build-golden-"))
+      try {
+        const csv = parseCsv(await tillflow(buildDir, databaseUrl, ["audit", "ledger", "--format", "csv"]))
+        expect(csv).toHaveLength(1)
+        for (const r of csv) {
+          expect(Object.fromEntries(Ledger.kinds.map((k) => [k, Number(r[`${k}_count`])]))).toEqual(
+            golden.counts
+          )
+          expect(r["net"]).toBe(golden.net)
+          expect(addsUp((k) => minorOf(r[`${k}_amount`] ?? "x"), minorOf(r["net"] ?? "x"))).toBe(true)
+        }
+        const json = JSON.parse(
+          await tillflow(buildDir, databaseUrl, [
+            "audit",
+            "ledger",
+            "--format",
+            "json",
+            "--by",
+            "day,terminal"
+          ])
+        ) as { readonly entries: number; readonly rows: ReadonlyArray<Record<string, unknown>> }
+        expect(json.entries).toBe(22)
+        expect(json.rows).toHaveLength(1)
+        for (const r of json.rows) {
+          expect(r["terminal"]).toBe(terminal.serialNumber)
+          expect(r["net"]).toBe(golden.net)
+          const tally = (k: Ledger.Kind) => r[k] as { readonly count: number; readonly amount: string }
+          expect(Object.fromEntries(Ledger.kinds.map((k) => [k, tally(k).count]))).toEqual(golden.counts)
+          expect(addsUp((k) => minorOf(tally(k).amount), minorOf(r["net"] as string))).toBe(true)
+        }
+      } finally {
+        Fs.rmSync(buildDir, { recursive: true, force: true })
+      }
+    },
+    300_000
+  )
 })

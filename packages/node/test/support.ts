@@ -20,6 +20,8 @@ import type * as Services from "../src/internal/Services.js"
 /** An instance and how to release it with its database. */
 export interface Harness {
   readonly tf: Tillflow
+  /** The PostgreSQL database of the instance (none on the embedded store, which one process holds). */
+  readonly databaseUrl: string | undefined
   readonly release: () => Promise<void>
 }
 
@@ -39,6 +41,7 @@ export const harness = async (options: TillflowOptions = {}): Promise<Harness> =
   })
   return {
     tf,
+    databaseUrl: Option.getOrUndefined(Option.map(info.url, Redacted.value)),
     release: async () => {
       await tf.close()
       await database.dispose()

@@ -1,6 +1,6 @@
 /**
  * Retention (issue 31): moves the events of streams idle since before a cut-off out of the
- * hot `events` table into `events_archive` (migration 7), on PostgreSQL and PGlite alike.
+ * hot `events` table into `events_archive` (migration 9), on PostgreSQL and PGlite alike.
  *
  * - Nothing is lost to a reader: every read of the store (a stream, the global log,
  *   verification) reads the archive and `events` together, so the money rules, `audit

@@ -30,6 +30,8 @@ export interface PgEventStoreConfig {
   readonly notifyInterval?: Duration.DurationInput | undefined
   /** Append statements in flight before appends are coalesced (default 2; `SqlEventStore.Options`). */
   readonly maxInFlight?: number | undefined
+  /** Group commit of multi-stream appends (default true; `SqlEventStore.Options`). */
+  readonly multiStreamGroupCommit?: boolean | undefined
   readonly applicationName?: string | undefined
 }
 
@@ -57,7 +59,8 @@ export const layer = (
   return SqlEventStore.layer({
     pollInterval: config.pollInterval,
     notifyInterval: config.notifyInterval,
-    maxInFlight: config.maxInFlight
+    maxInFlight: config.maxInFlight,
+    multiStreamGroupCommit: config.multiStreamGroupCommit
   }).pipe(
     Layer.provideMerge(
       // A `pg` pool of our own under the `PgClient`, so the hot statements reach it

@@ -21,7 +21,8 @@ import * as StatementCensus from "./StatementCensus.js"
 
 /**
  * The statements an effect sent, by kind: `append` (the append function), `coalesced`
- * (appends coalesced), `all` (a multi-stream append), `head` (a read of the `streams` table), `coalesced read`, `read`, or
+ * (appends coalesced), `all` (a multi-stream append), `groups` (multi-stream appends
+ * coalesced), `head` (a read of the `streams` table), `coalesced read`, `read`, or
  * the statement's text.
  */
 const statementsOf = StatementCensus.statementsOf((text) =>
@@ -31,13 +32,15 @@ const statementsOf = StatementCensus.statementsOf((text) =>
       ? "coalesced"
       : text.includes("tillflow_append_all(")
         ? "all"
-        : text.includes("FROM streams")
-          ? "head"
-          : text.includes("AS wanted")
-            ? "coalesced read"
-            : text.includes("FROM events")
-              ? "read"
-              : text
+        : text.includes("tillflow_append_groups(")
+          ? "groups"
+          : text.includes("FROM streams")
+            ? "head"
+            : text.includes("AS wanted")
+              ? "coalesced read"
+              : text.includes("FROM events")
+                ? "read"
+                : text
 )
 
 const happened = (n: number): EventStore.NewEvent => ({ type: "Happened", data: { n } })
@@ -48,7 +51,12 @@ const happened = (n: number): EventStore.NewEvent => ({ type: "Happened", data: 
  * by a transaction), then `launch` forks appends, which therefore wait; the lock is then
  * released, and the waiting appends go as the coalesced statement(s) that follow.
  */
-const whileSlotTaken = <A, E, R>(writer: EventStore.Service, launch: Effect.Effect<A, E, R>) =>
+const whileSlotTaken = <A, E, R>(
+  writer: EventStore.Service,
+  launch: Effect.Effect<A, E, R>,
+  /** Take the multi-stream appends' slot (`appendStreams`) instead of the single-stream one. */
+  multiStream = false
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const blocker = freshStream("blocker")
@@ -62,7 +70,16 @@ const whileSlotTaken = <A, E, R>(writer: EventStore.Service, launch: Effect.Effe
       Effect.fork
     )
     yield* Deferred.await(locked)
-    const blocked = yield* Effect.fork(writer.append(blocker, EventStore.exactVersion(1), [happened(1)]))
+    const blocked = yield* Effect.fork(
+      multiStream
+        ? Effect.map(
+            writer.appendStreams([
+              { streamId: blocker, expectedVersion: EventStore.exactVersion(1), events: [happened(1)] }
+            ]),
+            ([result]) => result
+          )
+        : writer.append(blocker, EventStore.exactVersion(1), [happened(1)])
+    )
     yield* Effect.sleep("200 millis")
     const launched = yield* launch
     yield* Effect.sleep("200 millis")
@@ -79,7 +96,9 @@ const transactionsOf = (store: EventStore.Service, stream: string) =>
 
 const sqlStoreSuite = <E>(
   name: string,
-  storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>
+  storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>,
+  /** Several sessions at once (PostgreSQL; PGlite has one: a held transaction stops every other). */
+  sessions: boolean
 ) =>
   layer(storeLayer, { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
     it.scoped(
@@ -249,6 +268,232 @@ const sqlStoreSuite = <E>(
           })
           expect((yield* writer.readStream(b)).map((e) => e.data)).toEqual([1, 2, 3, 4].map((n) => ({ n })))
           for (const stream of [a, b]) expect((yield* writer.verify(stream)).ok).toBe(true)
+        })
+    )
+
+    it.scoped(
+      "group commit of multi-stream appends: concurrent calls go as ONE statement; a conflict refuses its own call whole, the others land whole in one transaction",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
+          const other = yield* SqlEventStore.make()
+          // Four calls, each to its own pair of streams `a` (new) and `b` (at 1, head cached
+          // by `writer`); `other` moves call 2's `b` to 2, so `writer`'s guess and expected
+          // version for it are stale. Stream ids sort `a` before `b`: call 2's `a` is bumped
+          // before its `b` is found moved.
+          const pairs = Arr.range(0, 3).map(() => {
+            const prefix = freshStream("groups")
+            return { a: `${prefix}-a`, b: `${prefix}-b` }
+          })
+          for (const { b } of pairs) yield* writer.append(b, EventStore.NoStream, [happened(1)])
+          yield* other.append(pairs[2].b, EventStore.exactVersion(1), [happened(2)])
+          const { result: fibers, sent } = yield* statementsOf(
+            whileSlotTaken(
+              writer,
+              Effect.forEach(pairs, ({ a, b }, i) =>
+                Effect.fork(
+                  Effect.either(
+                    writer.appendStreams([
+                      { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(10 + i)] },
+                      { streamId: b, expectedVersion: EventStore.exactVersion(1), events: [happened(20 + i)] }
+                    ])
+                  )
+                )
+              ),
+              true
+            )
+          )
+          const results = yield* Effect.forEach(fibers, Fiber.join)
+          // The blocker's two writes went alone, the four waiting calls as one statement.
+          expect(sent.filter((kind) => kind === "groups")).toHaveLength(1)
+          expect(sent.filter((kind) => kind === "all")).toHaveLength(1)
+          expect(results[2]).toMatchObject({
+            _tag: "Left",
+            left: { _tag: "ConcurrencyConflict", streamId: pairs[2].b, actual: 2 }
+          })
+          // The refused call wrote nothing, not even its `a`, which was bumped first.
+          expect(yield* store.streamVersion(pairs[2].a)).toBe(0)
+          expect((yield* store.readStream(pairs[2].b)).map((event) => event.data)).toEqual([
+            { n: 1 },
+            { n: 2 }
+          ])
+          const transactions = new Set<bigint>()
+          for (const i of [0, 1, 3]) {
+            const { a, b } = pairs[i]
+            expect(results[i]).toMatchObject({
+              _tag: "Right",
+              right: [{ nextVersion: 1 }, { nextVersion: 2 }]
+            })
+            const [aEvents, bEvents] = [yield* store.readStream(a), yield* store.readStream(b)]
+            expect(aEvents.map((event) => event.data)).toEqual([{ n: 10 + i }])
+            expect(bEvents.map((event) => event.data)).toEqual([{ n: 1 }, { n: 20 + i }])
+            if (results[i]._tag === "Right") {
+              const [aResult, bResult] = (results[i] as { right: ReadonlyArray<EventStore.AppendResult> })
+                .right
+              expect(aResult.positions).toEqual([aEvents[0].globalPosition])
+              expect(bResult.positions).toEqual([bEvents[1].globalPosition])
+            }
+            transactions.add(aEvents[0].transactionId)
+            transactions.add(bEvents[1].transactionId)
+            for (const stream of [a, b]) expect((yield* store.verify(stream)).ok).toBe(true)
+          }
+          expect(transactions.size).toBe(1)
+          // The heads cached from the statement are right: the next call is one statement.
+          const next = yield* statementsOf(
+            writer.appendStreams([
+              { streamId: pairs[3].a, expectedVersion: EventStore.exactVersion(1), events: [happened(30)] },
+              { streamId: pairs[3].b, expectedVersion: EventStore.exactVersion(2), events: [happened(31)] }
+            ])
+          )
+          expect(next).toMatchObject({ sent: ["all"], result: [{ nextVersion: 2 }, { nextVersion: 3 }] })
+        })
+    )
+
+    it.scoped(
+      "group commit of multi-stream appends: calls naming a common stream go in separate statements; a wrong guess under Any retries its own call",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
+          const other = yield* SqlEventStore.make()
+          const shared = freshStream("shared")
+          const [x, y] = [freshStream("own"), freshStream("own")]
+          // `other` creates `shared` behind `writer`'s back: `writer` guesses it new.
+          yield* other.append(shared, EventStore.NoStream, [happened(0)])
+          const { result: fibers, sent } = yield* statementsOf(
+            whileSlotTaken(
+              writer,
+              Effect.forEach([x, y], (own, i) =>
+                Effect.fork(
+                  writer.appendStreams([
+                    { streamId: own, expectedVersion: EventStore.NoStream, events: [happened(i)] },
+                    { streamId: shared, expectedVersion: EventStore.AnyVersion, events: [happened(10 + i)] }
+                  ])
+                )
+              ),
+              true
+            )
+          )
+          const results = yield* Effect.forEach(fibers, Fiber.join)
+          // Never two calls naming `shared` in one statement: no `groups` statement at all.
+          expect(sent.filter((kind) => kind === "groups")).toHaveLength(0)
+          expect(results.map((result) => result[0].nextVersion)).toEqual([1, 1])
+          expect(new Set(results.map((result) => result[1].nextVersion))).toEqual(new Set([2, 3]))
+          expect((yield* store.readStream(shared)).map((event) => event.data)).toEqual(
+            results[0][1].nextVersion === 2
+              ? [{ n: 0 }, { n: 10 }, { n: 11 }]
+              : [{ n: 0 }, { n: 11 }, { n: 10 }]
+          )
+          expect((yield* store.verify(shared)).ok).toBe(true)
+        })
+    )
+
+    if (sessions) {
+      it.scoped(
+        "group commit of multi-stream appends: a stream another writer creates while the statement runs refuses that call whole, and only it",
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const sql = yield* SqlClient.SqlClient
+            const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
+            const pairs = Arr.range(0, 2).map(() => [freshStream("late"), freshStream("late")] as const)
+            // Call 1's second stream is created by another session's transaction, not yet
+            // committed when the statement checks it (absent) and creates it (waits).
+            const taken = pairs[1][1]
+            const inserted = yield* Deferred.make<void>()
+            const commit = yield* Deferred.make<void>()
+            const other =
+              yield* sql`INSERT INTO streams (stream_id, version, last_hash) VALUES (${taken}, 1, ${"f".repeat(64)})`.pipe(
+                Effect.zipRight(Deferred.succeed(inserted, undefined)),
+                Effect.zipRight(Deferred.await(commit)),
+                sql.withTransaction,
+                Effect.fork
+              )
+            yield* Deferred.await(inserted)
+            // The other session commits once the blocker's statement has run and the
+            // coalesced one waits on `taken`.
+            yield* Effect.fork(
+              Effect.zipRight(Effect.sleep("700 millis"), Deferred.succeed(commit, undefined))
+            )
+            const fibers = yield* whileSlotTaken(
+              writer,
+              Effect.forEach(pairs, ([a, b], i) =>
+                Effect.fork(
+                  Effect.either(
+                    writer.appendStreams([
+                      { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(i)] },
+                      { streamId: b, expectedVersion: EventStore.NoStream, events: [happened(i)] }
+                    ])
+                  )
+                )
+              ),
+              true
+            )
+            yield* Fiber.join(other)
+            const results = yield* Effect.forEach(fibers, Fiber.join)
+            expect(results[1]).toMatchObject({
+              _tag: "Left",
+              left: { _tag: "ConcurrencyConflict", streamId: taken, actual: 1 }
+            })
+            // Its first stream, created by the statement before it found `taken`, is gone.
+            expect(yield* store.streamVersion(pairs[1][0])).toBe(0)
+            for (const i of [0, 2]) {
+              expect(results[i]).toMatchObject({
+                _tag: "Right",
+                right: [{ nextVersion: 1 }, { nextVersion: 1 }]
+              })
+              for (const stream of pairs[i]) expect((yield* store.verify(stream)).ok).toBe(true)
+            }
+            const [first] = yield* transactionsOf(store, pairs[0][0])
+            expect(yield* transactionsOf(store, pairs[2][1])).toEqual([first])
+          })
+      )
+    }
+
+    it.scoped(
+      "group commit of multi-stream appends: a duplicate event id fails only its caller; the statement's other calls land alone",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
+          const used = globalThis.crypto.randomUUID()
+          yield* writer.append(freshStream("used"), EventStore.NoStream, [{ ...happened(0), eventId: used }])
+          const pairs = Arr.range(0, 2).map(() => [freshStream("dup"), freshStream("dup")] as const)
+          const { result: fibers, sent } = yield* statementsOf(
+            whileSlotTaken(
+              writer,
+              Effect.forEach(pairs, ([a, b], i) =>
+                Effect.fork(
+                  Effect.either(
+                    writer.appendStreams([
+                      { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(i)] },
+                      {
+                        streamId: b,
+                        expectedVersion: EventStore.NoStream,
+                        events: [i === 1 ? { ...happened(i), eventId: used } : happened(i)]
+                      }
+                    ])
+                  )
+                )
+              ),
+              true
+            )
+          )
+          const results = yield* Effect.forEach(fibers, Fiber.join)
+          expect(sent.filter((kind) => kind === "groups")).toHaveLength(1)
+          expect(results[1]).toMatchObject({
+            _tag: "Left",
+            left: { _tag: "DuplicateEventId", eventId: used }
+          })
+          for (const stream of pairs[1]) expect(yield* store.streamVersion(stream)).toBe(0)
+          for (const i of [0, 2]) {
+            expect(results[i]).toMatchObject({
+              _tag: "Right",
+              right: [{ nextVersion: 1 }, { nextVersion: 1 }]
+            })
+            for (const stream of pairs[i]) expect(yield* store.streamVersion(stream)).toBe(1)
+          }
         })
     )
 
@@ -707,6 +952,7 @@ const sqlStoreSuite = <E>(
           "append_reporting_head",
           "append_many",
           "append_all",
+          "append_groups",
           "event_archive"
         ])
       })
@@ -714,6 +960,6 @@ const sqlStoreSuite = <E>(
   })
 
 describe("SqlEventStore", () => {
-  sqlStoreSuite("on PostgreSQL (fresh database)", TestDatabase.layer)
-  sqlStoreSuite("on PGlite", PgliteEventStore.layer({ pollInterval: "50 millis" }))
+  sqlStoreSuite("on PostgreSQL (fresh database)", TestDatabase.layer, process.env.DATABASE_URL !== undefined)
+  sqlStoreSuite("on PGlite", PgliteEventStore.layer({ pollInterval: "50 millis" }), false)
 })

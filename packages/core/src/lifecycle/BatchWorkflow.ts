@@ -32,6 +32,7 @@ import * as Money from "../model/Money.js"
 import * as PolicyError from "./PolicyError.js"
 import * as Reconciliation from "../terminal/Reconciliation.js"
 import * as RecoverySchedule from "../terminal/RecoverySchedule.js"
+import * as ProtocolSettings from "../terminal/ProtocolSettings.js"
 import * as RemoteError from "../model/RemoteError.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import { optional } from "../model/internal/Strict.js"
@@ -42,11 +43,22 @@ export interface ClosedBatch {
   readonly at: DateTime.Utc
 }
 
-/** The batches a `batch-<serial>` stream records as closed. */
+/**
+ * The batches a `batch-<serial>` stream records as closed: by the service's answer, or by
+ * an operator who resolved a close in doubt as applied (`InDoubtResolution`), the batch its
+ * request named.
+ */
 export const closedBatches = (events: ReadonlyArray<LifecycleEvent.Decoded>): ReadonlyArray<ClosedBatch> =>
-  events.flatMap((e) =>
-    e.type === "BatchClosed" ? [{ batchNumber: e.data.batchNumber, at: e.data.at }] : []
-  )
+  events.flatMap((e) => {
+    if (e.type === "BatchClosed") return [{ batchNumber: e.data.batchNumber, at: e.data.at }]
+    if (e.type !== "InDoubtResolved" || e.data.operation !== "batchClose" || e.data.resolution !== "applied")
+      return []
+    const requestId = e.data.requestId
+    const requested = events.find((r) => r.type === "BatchCloseRequested" && r.data.requestId === requestId)
+    return requested?.type === "BatchCloseRequested"
+      ? [{ batchNumber: requested.data.batchNumber, at: e.data.at }]
+      : []
+  })
 
 /**
  * The closure that batched out a transaction of `serialNumber` made at `at`: the close of
@@ -234,7 +246,7 @@ const foldBatches = (serialNumber: string) => (events: ReadonlyArray<LifecycleEv
     if (e.type === "BatchCloseRequested")
       pending = { requestId: e.data.requestId, batchNumber: e.data.batchNumber }
     else if (
-      (e.type === "BatchClosed" || e.type === "OperationFailed") &&
+      (e.type === "BatchClosed" || e.type === "OperationFailed" || e.type === "InDoubtResolved") &&
       pending?.requestId === e.data.requestId
     )
       pending = undefined
@@ -296,7 +308,7 @@ const close = (payload: Workflow.Workflow.Payload<typeof Close>) =>
         const graceEnd = DateTime.addDuration(requestedAt, Reconciliation.notFoundWindow)
         return Effect.gen(function* () {
           const deadline = DateTime.max(
-            DateTime.addDuration(requestedAt, RecoverySchedule.terminalLessBudget),
+            DateTime.addDuration(requestedAt, (yield* ProtocolSettings.ProtocolSettings).terminalLessBudget),
             yield* DateTime.now
           )
           return yield* Guarded.poll<unknown>({

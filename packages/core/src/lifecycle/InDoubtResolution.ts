@@ -210,3 +210,217 @@ export const resolve = (
 /** The requests in doubt on a transaction's state (at most one: one operation at a time). */
 export const inDoubt = (state: TransactionHistory.State): Option.Option<TransactionHistory.Pending> =>
   state.pending?.inDoubt === true ? Option.some(state.pending) : Option.none()
+
+// ---------------------------------------------------------------------------------------
+// Requests in doubt outside a transaction's stream
+
+/**
+ * The other streams a request can stay in doubt on: a terminal's batch close
+ * (`batch-<serial>`: it holds every later close of the terminal), a MOTO sale attempt
+ * (`moto-sale-<reference>`: the gateway may have charged under a guid tillflow never saw),
+ * a device command (`device-<serial>`: a reboot is never resent).
+ */
+export type Attempt =
+  | { readonly _tag: "batch"; readonly serialNumber: string }
+  | { readonly _tag: "motoSale"; readonly transactionReference: string }
+  | { readonly _tag: "device"; readonly serialNumber: string }
+
+/** The rule: an applied MOTO sale names the guid the gateway gave it (its history opens under it). */
+export const APPLIED_MOTO_SALE_NEEDS_GUID = "applied-moto-sale-needs-guid"
+
+/** What an operator says of a request in doubt on an attempt's stream. */
+export interface AttemptInput extends Omit<Input, "guid"> {
+  readonly on: Attempt
+  /** An applied MOTO sale: the guid the gateway gave it (from its report or status endpoint). */
+  readonly guid?: string | undefined
+}
+
+/** What was recorded on an attempt's stream. */
+export interface AttemptResolved {
+  readonly streamId: string
+  readonly requestId: string
+  readonly operation: LifecycleEvent.Operation
+  readonly resolution: LifecycleEvent.Resolution
+  readonly at: DateTime.Utc
+  /** An applied MOTO sale: the transaction opened, and what it charged. */
+  readonly guid: string | undefined
+  readonly amount: Money.Money | undefined
+}
+
+/** The stream of an attempt. */
+export const attemptStream = (on: Attempt): string =>
+  on._tag === "batch"
+    ? LifecycleEvent.batchStream(on.serialNumber)
+    : on._tag === "device"
+      ? LifecycleEvent.deviceStream(on.serialNumber)
+      : LifecycleEvent.motoSaleStream(on.transactionReference)
+
+/** The events that end a request on an attempt's stream, besides a failure or a resolution. */
+const attemptOutcomes: Record<Attempt["_tag"], ReadonlyArray<string>> = {
+  batch: ["BatchClosed"],
+  motoSale: ["MotoSaleApproved", "MotoSaleDeclined"],
+  device: ["DeviceCommandAccepted"]
+}
+const attemptRequested: Record<Attempt["_tag"], string> = {
+  batch: "BatchCloseRequested",
+  motoSale: "MotoSaleRequested",
+  device: "DeviceCommandRequested"
+}
+const attemptOperation: Record<Attempt["_tag"], LifecycleEvent.Operation> = {
+  batch: "batchClose",
+  motoSale: "motoSale",
+  device: "deviceCommand"
+}
+
+/**
+ * Decides a resolution on an attempt's stream: the events to record (the audited
+ * `InDoubtResolved`, and for an applied MOTO sale the approval it stands for), or the refusal.
+ */
+export const decideAttempt = (
+  events: ReadonlyArray<LifecycleEvent.Decoded>,
+  input: AttemptInput,
+  at: DateTime.Utc
+): Either.Either<ReadonlyArray<LifecycleEvent.Event>, LifecycleError.ResolutionRefused> => {
+  const streamId = attemptStream(input.on)
+  const refuse = (rule: string, message: string) =>
+    Either.left(
+      new LifecycleError.ResolutionRefused({ message, guid: streamId, requestId: input.requestId, rule })
+    )
+  if (blank(input.operator) || blank(input.reason))
+    return refuse(
+      OPERATOR_AND_REASON_REQUIRED,
+      `a resolution of ${input.requestId} on ${streamId} needs the operator's name and a reason`
+    )
+  const mine = events.filter((e) => Guarded.requestIdOf(e) === input.requestId)
+  const requested = mine.find((e) => e.type === attemptRequested[input.on._tag])
+  const ended = mine.some(
+    (e) =>
+      attemptOutcomes[input.on._tag].includes(e.type) ||
+      e.type === "OperationFailed" ||
+      e.type === "InDoubtResolved"
+  )
+  if (requested === undefined || ended || !mine.some((e) => e.type === "OperationInDoubt"))
+    return refuse(
+      RESOLVE_ONLY_IN_DOUBT,
+      `nothing to resolve: request ${input.requestId} on ${streamId} is not in doubt` +
+        (requested === undefined
+          ? " (no such request)"
+          : ended
+            ? " (it has ended)"
+            : " (it is still in flight)")
+    )
+  const operation = attemptOperation[input.on._tag]
+  const resolved = LifecycleEvent.InDoubtResolved.make(
+    defined({
+      requestId: input.requestId,
+      at,
+      operation,
+      resolution: input.resolution,
+      operator: input.operator.trim(),
+      reason: input.reason.trim(),
+      statusEndpoint: blank(input.statusEndpoint) ? undefined : input.statusEndpoint?.trim()
+    })
+  )
+  if (input.on._tag !== "motoSale" || input.resolution === "notApplied") return Either.right([resolved])
+  // An applied MOTO sale is booked as the approval it stands for (the ledger counts the
+  // `MotoSaleApproved`, the resolution itself moves nothing): its history opens under the guid.
+  if (blank(input.guid))
+    return refuse(
+      APPLIED_MOTO_SALE_NEEDS_GUID,
+      `an applied MOTO sale ${input.requestId} needs the guid the gateway gave it: its history opens under it`
+    )
+  const sale = requested.data as { readonly amount: Money.Money }
+  return Either.right([
+    resolved,
+    LifecycleEvent.MotoSaleApproved.make({
+      requestId: input.requestId,
+      at,
+      guid: (input.guid ?? "").trim(),
+      amount: sale.amount,
+      reconciled: false
+    })
+  ])
+}
+
+/**
+ * Resolves a request in doubt on a batch, MOTO sale attempt or device stream: read, decide,
+ * record at the version read (a concurrent append reads and decides again). An applied MOTO
+ * sale also opens its transaction's history (`txn-<guid>`, refused when that guid already has
+ * one: `guid-already-recorded`).
+ */
+export const resolveAttempt = (
+  input: AttemptInput
+): Effect.Effect<
+  AttemptResolved,
+  LifecycleError.ResolutionRefused | EventStore.EventStoreError,
+  EventStore.EventStore
+> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const streamId = attemptStream(input.on)
+    for (let race = 0; ; race++) {
+      const { events, version } = yield* Guarded.read(store, streamId)
+      const at = yield* DateTime.now
+      const decided = yield* decideAttempt(events, input, at)
+      const approved = decided.find((e) => e.type === "MotoSaleApproved")
+      const guid = approved === undefined ? undefined : (approved.data as { readonly guid: string }).guid
+      if (guid !== undefined) {
+        const existing = yield* Guarded.read(store, LifecycleEvent.transactionStream(guid))
+        if (existing.events.length > 0)
+          return yield* Effect.fail(
+            new LifecycleError.ResolutionRefused({
+              message: `transaction ${guid} already has a history: an applied MOTO sale opens its own`,
+              guid: streamId,
+              requestId: input.requestId,
+              rule: "guid-already-recorded"
+            })
+          )
+      }
+      const withIds = yield* Effect.forEach(decided, (event, index) =>
+        Effect.map(
+          Guarded.eventId(streamId, "resolve", input.requestId, String(version), String(index)),
+          (eventId) => ({ ...event, eventId }) as LifecycleEvent.Event
+        )
+      )
+      const encoded = yield* LifecycleEvent.registry
+        .encodeAll(withIds)
+        .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+      const appended = yield* Effect.either(store.append(streamId, EventStore.exactVersion(version), encoded))
+      if (Either.isLeft(appended)) {
+        if (appended.left._tag !== "ConcurrencyConflict" || race >= maxRaces)
+          return yield* Effect.fail(Guarded.storeFailure("append")(appended.left))
+        continue
+      }
+      const amount =
+        approved === undefined ? undefined : (approved.data as { readonly amount: Money.Money }).amount
+      if (guid !== undefined && amount !== undefined) {
+        const opened = LifecycleEvent.TransactionRecorded.make({
+          guid,
+          kind: "moToSale",
+          amount,
+          at,
+          transactionReference: (input.on as { readonly transactionReference: string }).transactionReference
+        })
+        const eventId = yield* Guarded.eventId(
+          LifecycleEvent.transactionStream(guid),
+          "resolve",
+          input.requestId
+        )
+        const openedEncoded = yield* LifecycleEvent.registry
+          .encodeAll([{ ...opened, eventId } as LifecycleEvent.Event])
+          .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+        yield* store
+          .append(LifecycleEvent.transactionStream(guid), EventStore.NoStream, openedEncoded)
+          .pipe(Effect.mapError(Guarded.storeFailure("append")))
+      }
+      return {
+        streamId,
+        requestId: input.requestId,
+        operation: attemptOperation[input.on._tag],
+        resolution: input.resolution,
+        at,
+        guid,
+        amount
+      }
+    }
+  }).pipe(Effect.withSpan("InDoubtResolution.resolveAttempt"))

@@ -393,12 +393,14 @@ export const make = (
 ): Effect.Effect<LinkedOperationRules.Service, never, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
+    // The merchant's acquirer, as configured where the rules are built (the worker's stack).
+    const capabilities = yield* ReversalWorkflow.AcquirerCapabilities
     const withStore = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore>) =>
       Effect.provideService(effect, EventStore.EventStore, store)
 
     const admit = (linked: LinkedOperationRules.Linked) =>
       Effect.gen(function* () {
-        const plan = planOf(linked, yield* ReversalWorkflow.AcquirerCapabilities)
+        const plan = planOf(linked, capabilities)
         if (plan === undefined) return
         // Terminal operations approved so far become histories (the original's among them),
         // waited for a moment if the log does not show the original's yet.
@@ -428,7 +430,7 @@ export const make = (
 
     const conclude = (linked: LinkedOperationRules.Linked, ending: LinkedOperationRules.Ending) =>
       Effect.gen(function* () {
-        const plan = planOf(linked, yield* ReversalWorkflow.AcquirerCapabilities)
+        const plan = planOf(linked, capabilities)
         if (plan === undefined) return
         const { events } = yield* Guarded.read(store, plan.decision.streamId)
         const folded = plan.decision.fold(events)

@@ -32,7 +32,7 @@ import * as PolicyError from "./PolicyError.js"
 import * as RemoteError from "../model/RemoteError.js"
 import type { ReversalRequest, ReversalResponse } from "../model/Reversal.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
-import type * as TransactionHistory from "./TransactionHistory.js"
+import * as TransactionHistory from "./TransactionHistory.js"
 import { optional } from "../model/internal/Strict.js"
 
 /** The reason sent when the caller gives none (spec 4.8). */
@@ -154,7 +154,10 @@ export const decideTarget = (
   const left = remaining(state)
   if (left.minorUnits <= 0n)
     return Either.left(notAllowed(guid, "reverse-once", `${guid} is already reversed`))
-  if (amount === undefined || amount.minorUnits === left.minorUnits)
+  // Sent whole (no amount), the gateway reverses what it approved less what was reversed,
+  // refunds not deducted: after a refund, what is left is reversed by its amount (partial).
+  const refunded = TransactionHistory.refunded(state).minorUnits > 0n
+  if (amount === undefined || (amount.minorUnits === left.minorUnits && !refunded))
     return Either.right({ target: "transaction", amount: left, partial: false })
   const refusal = Ops.firstRefusal<ReversalError>(
     () => Ops.currencyOf(state, amount, "the reversal"),

@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as CallbackRegistration from "./CallbackRegistration.js"
 import * as Reconciliation from "./Reconciliation.js"
+import * as RecoverySchedule from "./RecoverySchedule.js"
 
 /** The settings. */
 export interface Settings {
@@ -50,6 +51,13 @@ export interface Settings {
    * such an answer does not mend itself by asking for a day. The raw answers are stored.
    */
   readonly undecodableGrace: Duration.Duration
+  /**
+   * How long a terminal-less request whose outcome is unknown is reconciled (the status
+   * endpoint, a batch's summary) before it is recorded in doubt (`RecoverySchedule`: 3
+   * minutes, past the NOT FOUND window so "not applied" can be concluded). Shorter only to
+   * make doubts happen in tests.
+   */
+  readonly terminalLessBudget: Duration.Duration
 }
 
 /** The defaults. */
@@ -65,7 +73,8 @@ export const defaults: Settings = {
   maxWait: Duration.minutes(5),
   reconcileTimeout: Duration.hours(24),
   requestTimeout: Duration.seconds(30),
-  undecodableGrace: Duration.minutes(3)
+  undecodableGrace: Duration.minutes(3),
+  terminalLessBudget: RecoverySchedule.terminalLessBudget
 }
 
 /** The settings as a service, with the defaults when none is provided. */
@@ -80,8 +89,8 @@ export const layer = (overrides: Partial<Settings>): Layer.Layer<ProtocolSetting
 /**
  * Settings from configuration: `TILLFLOW_DELIVERY` (callback|polling),
  * `TILLFLOW_CALLBACK_BASE_URL`, `TILLFLOW_CALLBACK_FALLBACK`, `TILLFLOW_POLL_INTERVAL`,
- * `TILLFLOW_RESULT_TIMEOUT`, `TILLFLOW_TERMINAL_WAIT`, `TILLFLOW_RETRY_NOT_CHARGED`
- * (durations as "90 seconds", "2 minutes").
+ * `TILLFLOW_RESULT_TIMEOUT`, `TILLFLOW_TERMINAL_WAIT`, `TILLFLOW_RETRY_NOT_CHARGED`,
+ * `TILLFLOW_TERMINAL_LESS_BUDGET` (durations as "90 seconds", "2 minutes").
  */
 export const config: Config.Config<Settings> = Config.all({
   defaultDelivery: Config.literal(
@@ -118,6 +127,12 @@ export const config: Config.Config<Settings> = Config.all({
   undecodableGrace: Config.duration("TILLFLOW_UNDECODABLE_GRACE").pipe(
     Config.withDefault(defaults.undecodableGrace),
     Config.withDescription("how long answers that cannot be decoded are asked again before unresolved")
+  ),
+  terminalLessBudget: Config.duration("TILLFLOW_TERMINAL_LESS_BUDGET").pipe(
+    Config.withDefault(defaults.terminalLessBudget),
+    Config.withDescription(
+      "how long a terminal-less request's unknown outcome is reconciled before it is in doubt"
+    )
   )
 })
 

@@ -23,17 +23,48 @@ export const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 export const advance = (duration: Duration.DurationInput) => TestClock.adjust(duration)
 
 /**
+ * The hash chain's SHA-256 runs in WebCrypto, off the Effect scheduler (Node's thread pool): on a
+ * loaded machine a digest can still be pending after any number of `yieldNow`s, and a fiber
+ * that has not reached its sleep when the TestClock moves would then sleep past the test's
+ * last step and never wake. The digests in flight are counted here so that `settle` can wait
+ * for them: the tests' timing stays deterministic however slow the machine is.
+ */
+const digestsInFlight = new Set<Promise<unknown>>()
+const subtle = globalThis.crypto.subtle
+const digest = subtle.digest.bind(subtle)
+Object.defineProperty(subtle, "digest", {
+  configurable: true,
+  value: (algorithm: Parameters<typeof digest>[0], data: Parameters<typeof digest>[1]) => {
+    const pending = digest(algorithm, data)
+    digestsInFlight.add(pending)
+    const forget = () => digestsInFlight.delete(pending)
+    pending.then(forget, forget)
+    return pending
+  }
+})
+
+/** Lets every forked fiber run until it waits on the clock (or on nothing this test drives). */
+export const settle = Effect.gen(function* () {
+  for (;;) {
+    for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+    if (digestsInFlight.size === 0) return
+    const pending = [...digestsInFlight]
+    yield* Effect.promise(() => Promise.allSettled(pending))
+  }
+})
+
+/**
  * Moves the TestClock forward one second at a time, letting forked fibers run between the
- * steps, so a fiber that starts sleeping midway still wakes at its due time.
+ * steps (see `settle`), so a fiber that starts sleeping midway still wakes at its due time.
  */
 export const stepClock = (duration: Duration.DurationInput) =>
   Effect.gen(function* () {
     const seconds = Math.ceil(Duration.toSeconds(duration))
     for (let i = 0; i < seconds; i++) {
-      for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+      yield* settle
       yield* TestClock.adjust("1 seconds")
     }
-    for (let j = 0; j < 20; j++) yield* Effect.yieldNow()
+    yield* settle
   })
 
 /** A fresh engine, memory store and scripted double, with the given workflow layers registered. */

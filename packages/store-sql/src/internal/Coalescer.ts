@@ -43,7 +43,8 @@ const aloneSignal: Signal<never> = { _tag: "Alone" }
  * it waits in `pending`. When a statement finishes, its fiber frees the slot and promotes
  * the first waiting call to leader: the leader takes everything pending (up to
  * `maxCoalesced`, one call per `key`: a second call with the same key waits for the next
- * statement) and sends it as ONE statement (`many`, answering one value per request in
+ * statement; a call holding several keys, as a multi-stream append does, is taken only if
+ * none of them is already taken) and sends it as ONE statement (`many`, answering one value per request in
  * order), then hands each follower its own value. No fiber of its own: the fibers that
  * wait anyway do the work.
  *
@@ -55,7 +56,8 @@ const aloneSignal: Signal<never> = { _tag: "Alone" }
 export const make = <Req, Res, E>(options: {
   readonly maxInFlight: number
   readonly maxCoalesced: number
-  readonly key: (request: Req) => string
+  /** The key(s) a request holds: no two requests of one statement share a key. */
+  readonly key: (request: Req) => string | ReadonlyArray<string>
   readonly one: (request: Req) => Effect.Effect<Res, E>
   readonly many: (requests: ReadonlyArray<Req>) => Effect.Effect<ReadonlyArray<Res>, E>
 }): ((request: Req) => Effect.Effect<Res, E>) => {
@@ -78,12 +80,19 @@ export const make = <Req, Res, E>(options: {
   const takeFollowers = (leader: Waiter<Req, Res>): Array<Waiter<Req, Res>> => {
     if (pending.length === 0) return [leader]
     const taken = [leader]
-    const keys = new Set([key(leader.request)])
+    const keys = new Set<string>()
+    const hold = (held: string | ReadonlyArray<string>) => {
+      if (typeof held === "string") keys.add(held)
+      else for (const one of held) keys.add(one)
+    }
+    const free = (held: string | ReadonlyArray<string>) =>
+      typeof held === "string" ? !keys.has(held) : held.every((one) => !keys.has(one))
+    hold(key(leader.request))
     const left: Array<Waiter<Req, Res>> = []
     for (const waiter of pending) {
       const waiterKey = key(waiter.request)
-      if (taken.length < maxCoalesced && !keys.has(waiterKey)) {
-        keys.add(waiterKey)
+      if (taken.length < maxCoalesced && free(waiterKey)) {
+        hold(waiterKey)
         taken.push(waiter)
       } else left.push(waiter)
     }

@@ -676,6 +676,8 @@ export const poll = <Res>(options: {
           _tag: "Unknown",
           message: `no final answer before ${DateTime.formatIso(options.deadline)}`
         } as const
-      yield* Effect.sleep(options.interval)
+      // Never past the deadline: the last check is made at it, not an interval after it.
+      const untilDeadline = Duration.millis(DateTime.distance(at, options.deadline))
+      yield* Effect.sleep(Duration.min(Duration.decode(options.interval), untilDeadline))
     }
   })

@@ -14,6 +14,7 @@ import type * as LifecycleEvent from "../LifecycleEvent.js"
 import * as Money from "../../model/Money.js"
 import * as Reconciliation from "../../terminal/Reconciliation.js"
 import * as RecoverySchedule from "../../terminal/RecoverySchedule.js"
+import * as ProtocolSettings from "../../terminal/ProtocolSettings.js"
 import type * as TerminalCloud from "../../model/TerminalCloud.js"
 import * as TransactionHistory from "../TransactionHistory.js"
 import type { TransactionStatusResult } from "../../model/TransactionResult.js"
@@ -148,10 +149,8 @@ export const reconcileByStatus = <Res>(
   const graceEnd = DateTime.addDuration(requestedAt, Reconciliation.notFoundWindow)
   return Effect.gen(function* () {
     const started = yield* DateTime.now
-    const deadline = DateTime.max(
-      DateTime.addDuration(requestedAt, RecoverySchedule.terminalLessBudget),
-      started
-    )
+    const { terminalLessBudget } = yield* ProtocolSettings.ProtocolSettings
+    const deadline = DateTime.max(DateTime.addDuration(requestedAt, terminalLessBudget), started)
     return yield* Guarded.poll({
       interval: RecoverySchedule.terminalLessInterval,
       deadline,

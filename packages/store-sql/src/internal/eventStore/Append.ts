@@ -104,9 +104,74 @@ const executeMany = (
     }
   )
 
+// The rows of a multi-stream statement by entry (its index), `count` entries from `first`.
+const rowsByEntry = (
+  rows: ReadonlyArray<Statements.AppendRow & { readonly entry: number }>,
+  first: number,
+  count: number
+): Array<Statements.AppendRow | undefined> => {
+  const byEntry = new Array<Statements.AppendRow | undefined>(count).fill(undefined)
+  for (const row of rows) {
+    const i = Number(row.entry) - first
+    if (i >= 0 && i < count) byEntry[i] = row
+  }
+  return byEntry
+}
+
+// One multi-stream append alone: `tillflow_append_all` (migration 6), in the caller's
+// transaction if it has one, otherwise through the pool (PostgreSQL).
+const executeAll = (
+  sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
+  requests: ReadonlyArray<Statements.AppendRequest>
+): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
+  Effect.map(
+    pool === undefined
+      ? Statements.appendAll(sql, requests)
+      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
+          sql,
+          pool,
+          Statements.appendAllHot.name,
+          Statements.appendAllHot.text,
+          Statements.appendAllHot.values(requests)
+        ),
+    (rows) => rowsByEntry(rows, 0, requests.length)
+  )
+
+// Several callers' multi-stream appends (no stream in two of them) as ONE statement and
+// transaction: `tillflow_append_groups` (migration 8) writes each group all or none,
+// independently of the others. One answer per group, its rows by entry.
+const executeGroups = (
+  sql: SqlClient.SqlClient,
+  pool: HotPool.HotPool["Type"] | undefined,
+  groups: ReadonlyArray<ReadonlyArray<Statements.AppendRequest>>
+): Effect.Effect<Array<Array<Statements.AppendRow | undefined>>, SqlError> =>
+  Effect.map(
+    pool === undefined
+      ? Statements.appendGroups(sql, groups)
+      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
+          sql,
+          pool,
+          Statements.appendGroupsHot.name,
+          Statements.appendGroupsHot.text,
+          Statements.appendGroupsHot.values(groups)
+        ),
+    (rows) => {
+      let first = 0
+      return groups.map((group) => {
+        const byEntry = rowsByEntry(rows, first, group.length)
+        first += group.length
+        return byEntry
+      })
+    }
+  )
+
+/** The most multi-stream appends coalesced into one statement. */
+export const maxGroupsCoalesced = 64
+
 /**
- * The appends of a store over `sql`: the single-stream one, coalesced beyond
- * `maxInFlight`, and the multi-stream one (all or none, never coalesced).
+ * The appends of a store over `sql`: the single-stream one and the multi-stream one (all
+ * or none per call), each coalesced beyond `maxInFlight`.
  */
 export const make = (options: {
   readonly sql: SqlClient.SqlClient
@@ -114,11 +179,22 @@ export const make = (options: {
   readonly pool: HotPool.HotPool["Type"] | undefined
   readonly maxInFlight: number
   readonly maxCoalesced: number
+  /** false: every multi-stream append alone, at once, through @effect/sql (the former path). */
+  readonly multiStreamGroupCommit: boolean
   readonly heads: Heads.Heads
   readonly notifications: Notifications.Notifications
   readonly streamVersion: EventStore.Service["streamVersion"]
 }): Pick<EventStore.Service, "append" | "appendStreams"> => {
-  const { heads, maxCoalesced, maxInFlight, notifications, pool, sql, streamVersion } = options
+  const {
+    heads,
+    maxCoalesced,
+    maxInFlight,
+    multiStreamGroupCommit,
+    notifications,
+    pool,
+    sql,
+    streamVersion
+  } = options
 
   // Group commit of the appends made outside a caller's transaction (`Coalescer`): N
   // concurrent appends cost one statement, one transaction and one WAL flush instead of
@@ -129,6 +205,19 @@ export const make = (options: {
     key: (request: Statements.AppendRequest) => request.streamId,
     one: (request: Statements.AppendRequest) => executeOne(sql, pool, request),
     many: (requests: ReadonlyArray<Statements.AppendRequest>) => executeMany(sql, pool, requests)
+  })
+
+  // Group commit of the multi-stream appends made outside a caller's transaction, as
+  // `coalesced` is for single-stream ones: a call holds every stream it names, so the
+  // groups of one statement are disjoint, and each is still written all or none: a
+  // conflict refuses its own group only. Its own in-flight slots: a multi-stream append
+  // never waits behind single-stream statements.
+  const coalescedAll = Coalescer.make({
+    maxInFlight,
+    maxCoalesced: Math.min(maxCoalesced, maxGroupsCoalesced),
+    key: (requests: ReadonlyArray<Statements.AppendRequest>) => requests.map((request) => request.streamId),
+    one: (requests: ReadonlyArray<Statements.AppendRequest>) => executeAll(sql, pool, requests),
+    many: (groups: ReadonlyArray<ReadonlyArray<Statements.AppendRequest>>) => executeGroups(sql, pool, groups)
   })
 
   // One attempt, ONE statement: hash the batch onto `guess` (the head the stream is
@@ -250,14 +339,17 @@ export const make = (options: {
   }
 
   // The multi-stream append: every stream hashed onto its first guess and sent as ONE
-  // statement (`tillflow_append_all`, migration 6), which writes all or none. A wrong guess
+  // statement (`tillflow_append_all`, migration 6, in the caller's transaction; otherwise
+  // alone or coalesced with other callers' in `tillflow_append_groups`, migration 8), which
+  // writes all or none. A wrong guess
   // answers every stream's committed head; the next attempt chains onto those heads if each
   // satisfies its expected version, otherwise `ConcurrencyConflict` names the first that
   // does not (in the order given).
   const appendAllOnce = (
     appends: ReadonlyArray<EventStore.StreamAppend>,
     prepared: ReadonlyArray<ReadonlyArray<EventStore.PreparedEvent>>,
-    guesses: ReadonlyArray<Option.Option<HashChain.StreamHead>>
+    guesses: ReadonlyArray<Option.Option<HashChain.StreamHead>>,
+    inTransaction: boolean
   ): Effect.Effect<ReadonlyArray<EventStore.AppendResult>, EventStore.ConcurrencyConflict | SqlError> => {
     const requests = appends.map(({ streamId }, i): Statements.AppendRequest => {
       const guess = guesses[i]
@@ -273,41 +365,46 @@ export const make = (options: {
         batch: Statements.batchJson(prepared[i], hashes)
       }
     })
-    return Effect.flatMap(Statements.appendAll(sql, requests), (rows) => {
-      const byEntry = new Array<Statements.AppendRow | undefined>(requests.length).fill(undefined)
-      for (const row of rows) byEntry[Number(row.entry)] = row
-      if (byEntry.every((row, i) => row !== undefined && Number(row.inserted) === prepared[i].length)) {
-        return Effect.succeed(
-          requests.map((request, i): EventStore.AppendResult => {
-            const nextVersion = request.expected + prepared[i].length
-            heads.remember(request.streamId, { version: nextVersion, lastHash: request.lastHash })
-            const positions = (byEntry[i]?.positions ?? "").split(",").map((position) => BigInt(position))
-            return { nextVersion, positions }
-          })
-        )
-      }
-      if (byEntry.some((row) => row === undefined || Number(row.inserted) !== 0)) {
-        // Cannot happen (the function answers one row per entry, all written or none).
-        return Effect.die(new Error(`multi-stream append answered a partial write: ${JSON.stringify(rows)}`))
-      }
-      const actualHeads = byEntry.map((row): Option.Option<HashChain.StreamHead> =>
-        row?.head_version == null || row.head_hash === null
-          ? Option.none()
-          : Option.some({ version: Number(row.head_version), lastHash: row.head_hash })
-      )
-      for (const [i, { expectedVersion, streamId }] of appends.entries()) {
-        const head = actualHeads[i]
-        if (Option.isSome(head)) heads.remember(streamId, head.value)
-        else heads.forget(streamId)
-        const actual = Option.isSome(head) ? head.value.version : 0
-        if (!EventStore.satisfies(expectedVersion, actual)) {
-          return Effect.fail(
-            new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+    return Effect.flatMap(
+      inTransaction || !multiStreamGroupCommit
+        ? executeAll(sql, undefined, requests)
+        : coalescedAll(requests),
+      (byEntry) => {
+        if (byEntry.every((row, i) => row !== undefined && Number(row.inserted) === prepared[i].length)) {
+          return Effect.succeed(
+            requests.map((request, i): EventStore.AppendResult => {
+              const nextVersion = request.expected + prepared[i].length
+              heads.remember(request.streamId, { version: nextVersion, lastHash: request.lastHash })
+              const positions = (byEntry[i]?.positions ?? "").split(",").map((position) => BigInt(position))
+              return { nextVersion, positions }
+            })
           )
         }
+        if (byEntry.some((row) => row === undefined || Number(row.inserted) !== 0)) {
+          // Cannot happen (the function answers one row per entry, all written or none).
+          return Effect.die(
+            new Error(`multi-stream append answered a partial write: ${JSON.stringify(byEntry)}`)
+          )
+        }
+        const actualHeads = byEntry.map((row): Option.Option<HashChain.StreamHead> =>
+          row?.head_version == null || row.head_hash === null
+            ? Option.none()
+            : Option.some({ version: Number(row.head_version), lastHash: row.head_hash })
+        )
+        for (const [i, { expectedVersion, streamId }] of appends.entries()) {
+          const head = actualHeads[i]
+          if (Option.isSome(head)) heads.remember(streamId, head.value)
+          else heads.forget(streamId)
+          const actual = Option.isSome(head) ? head.value.version : 0
+          if (!EventStore.satisfies(expectedVersion, actual)) {
+            return Effect.fail(
+              new EventStore.ConcurrencyConflict({ streamId, expected: expectedVersion, actual })
+            )
+          }
+        }
+        return appendAllOnce(appends, prepared, actualHeads, inTransaction)
       }
-      return appendAllOnce(appends, prepared, actualHeads)
-    })
+    )
   }
 
   const appendStreams = Effect.fnUntraced(function* (appends: ReadonlyArray<EventStore.StreamAppend>) {
@@ -316,7 +413,7 @@ export const make = (options: {
     const results = yield* Effect.forEach(appends, ({ expectedVersion, streamId }) =>
       firstGuess(streamId, expectedVersion)
     ).pipe(
-      Effect.flatMap((guesses) => appendAllOnce(appends, prepared, guesses)),
+      Effect.flatMap((guesses) => appendAllOnce(appends, prepared, guesses, Option.isSome(transaction))),
       Effect.tap(() => notifications.notifyAppended(Option.isSome(transaction))),
       Effect.catchTag("SqlError", (error) =>
         Effect.fail(mapAppendSqlError(appends[0].streamId, prepared.flat())(error))

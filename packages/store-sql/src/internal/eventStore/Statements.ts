@@ -72,13 +72,19 @@ export const batchJson = (
  * The entries of a coalesced statement as one JSON array:
  * `[index, stream_id, expected, stream_exists, previous_hash, next_hash, batch]` per entry.
  */
-const entriesJson = (requests: ReadonlyArray<AppendRequest>): string => {
-  let json = "["
+const entriesJson = (requests: ReadonlyArray<AppendRequest>): string => "[" + entriesOf(requests, 0, "") + "]"
+
+/**
+ * The entries of `requests`, numbered from `first`, each closed by `tail` (`",<group>"` for
+ * `tillflow_append_groups`), comma-separated, without the enclosing brackets.
+ */
+const entriesOf = (requests: ReadonlyArray<AppendRequest>, first: number, tail: string): string => {
+  let json = ""
   for (let i = 0; i < requests.length; i++) {
     const request = requests[i]
     json +=
       (i === 0 ? "[" : ",[") +
-      i +
+      (first + i) +
       "," +
       JSON.stringify(request.streamId) +
       "," +
@@ -91,7 +97,23 @@ const entriesJson = (requests: ReadonlyArray<AppendRequest>): string => {
       request.lastHash +
       '",' +
       request.batch +
+      tail +
       "]"
+  }
+  return json
+}
+
+/**
+ * The groups of a coalesced multi-stream statement as one JSON array of entries, numbered
+ * across the groups in order, each entry's group index last:
+ * `[index, stream_id, expected, stream_exists, previous_hash, next_hash, batch, group]`.
+ */
+const groupsJson = (groups: ReadonlyArray<ReadonlyArray<AppendRequest>>): string => {
+  let json = "["
+  let first = 0
+  for (let g = 0; g < groups.length; g++) {
+    json += (g === 0 ? "" : ",") + entriesOf(groups[g], first, "," + g)
+    first += groups[g].length
   }
   return json + "]"
 }
@@ -112,7 +134,7 @@ export const columns = (
       data, metadata, recorded_at, hash`
 
 /**
- * The stored columns of an event, the same in `events` and `events_archive` (migration 7):
+ * The stored columns of an event, the same in `events` and `events_archive` (migration 9):
  * every read of events reads both, as the UNION ALL of the two, so that a stream, the
  * global log and verification see archived events where they were. Each side is reached
  * through its own index (`(stream_id, version)` or `(transaction_id, global_position)`), so
@@ -177,6 +199,34 @@ export const appendAll = (sql: SqlClient.SqlClient, requests: ReadonlyArray<Appe
   sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
             head_version::text AS head_version, head_hash
           FROM tillflow_append_all(${entriesJson(requests)}::jsonb)`
+
+/** {@link appendAll} through the `pg` pool (`HotPool`), as {@link appendChainedHot}. */
+export const appendAllHot = {
+  name: "tillflow_append_all_v1",
+  text: `SELECT entry, inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_all($1::jsonb)`,
+  values: (requests: ReadonlyArray<AppendRequest>): ReadonlyArray<unknown> => [entriesJson(requests)]
+} as const
+
+/**
+ * Several multi-stream appends (each a group of entries, no stream in two groups) as ONE
+ * statement: `tillflow_append_groups` (migration 8), each group written all or none,
+ * answering one row per entry, named by its `entry` (its index across the groups, in order).
+ */
+export const appendGroups = (sql: SqlClient.SqlClient, groups: ReadonlyArray<ReadonlyArray<AppendRequest>>) =>
+  sql<AppendRow & { readonly entry: number }>`SELECT entry, inserted, positions,
+            head_version::text AS head_version, head_hash
+          FROM tillflow_append_groups(${groupsJson(groups)}::jsonb)`
+
+/** {@link appendGroups} through the `pg` pool (`HotPool`), as {@link appendChainedHot}. */
+export const appendGroupsHot = {
+  name: "tillflow_append_groups_v1",
+  text: `SELECT entry, inserted, positions, head_version::text AS head_version, head_hash
+          FROM tillflow_append_groups($1::jsonb)`,
+  values: (groups: ReadonlyArray<ReadonlyArray<AppendRequest>>): ReadonlyArray<unknown> => [
+    groupsJson(groups)
+  ]
+} as const
 
 /** The version of one stream: no row if it does not exist. */
 export const streamVersion = (sql: SqlClient.SqlClient, streamId: string) =>
