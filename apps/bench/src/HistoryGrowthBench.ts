@@ -14,6 +14,7 @@
  * entries, as a run leaves them), the concurrency keys taken and freed as often. Nothing is
  * vacuumed nor analysed (autovacuum is off on this server).
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -119,17 +120,44 @@ const tableSizes = async (count: pg.Client): Promise<string> => {
     `SELECT c.relname AS name, pg_size_pretty(pg_total_relation_size(c.oid)) AS total,
        s.n_dead_tup::text AS dead, s.n_live_tup::text AS live
      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-     WHERE c.relname IN ('events', 'streams', 'tillflow_executions', 'tillflow_concurrency_holders')
+     WHERE c.relname IN ('events', 'events_archive', 'streams', 'tillflow_executions', 'tillflow_concurrency_holders')
      ORDER BY c.relname`
   )
   return rows.rows.map((r) => `${r.name} ${r.total} (${r.live} live, ${r.dead} dead rows)`).join(", ")
+}
+
+/**
+ * Issue 31: archives every stream idle now (`tillflow archive run --hot-days 0`, as an
+ * operator runs it) on the database at `url`; returns the seconds it took and its report.
+ */
+const archiveAll = (url: string): { readonly seconds: number; readonly report: string } => {
+  const started = performance.now()
+  const run = spawnSync(
+    process.execPath,
+    [
+      "--conditions=@tillflow/source",
+      "--import",
+      "tsx",
+      "apps/cli/src/main.ts",
+      "archive",
+      "run",
+      "--hot-days",
+      "0",
+      "--batch-size",
+      "1000"
+    ],
+    { env: { ...process.env, DATABASE_URL: url }, encoding: "utf8", timeout: 3_600_000 }
+  )
+  if (run.status !== 0) throw new Error(`tillflow archive run: exit ${run.status}: ${run.stderr}`)
+  return { seconds: (performance.now() - started) / 1000, report: run.stdout.trim() }
 }
 
 const startRig = async (
   context: Section.Context,
   label: string,
   payments: number,
-  dir: string
+  dir: string,
+  archive = false
 ): Promise<Rig> => {
   const scratch = await Scratch.create(`growth_${label}`)
   const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
@@ -158,7 +186,12 @@ const startRig = async (
     const calibration = await EndToEndBench.calibrate(context, worker, count)
     const copies = Math.max(0, Math.round(payments / 50) - 1)
     context.log(`e2e-growth (${label}): writing a history of ${(copies + 1) * 50} completed payments`)
-    const seedSeconds = await seedHistory(count, copies)
+    let seedSeconds = await seedHistory(count, copies)
+    if (archive) {
+      const archived = archiveAll(scratch.url)
+      context.log(`e2e-archive (${label}): ${archived.report} in ${archived.seconds.toFixed(0)} s`)
+      seedSeconds += archived.seconds
+    }
     // The bench's own count of a round's appends reads `events` after a position; on a table
     // never analysed it would be planned as a scan of every event (not timed, but a load).
     await count.query("SET enable_seqscan = off")
@@ -305,6 +338,70 @@ export const section: Section.Section = {
       return { figures, details }
     } finally {
       clearInterval(sampler)
+      for (const rig of rigs) await rig.stop()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * Issue 31 (`--only e2e-archive [--payments N]`): the hot path's cost independent of the
+ * archive's size. Two rigs, each given the same history of N completed payments (default
+ * 100,000; 20,000 with `--quick`); on one of them `tillflow archive run --hot-days 0` then
+ * moves every idle stream's events into `events_archive`. Rounds alternate between the two.
+ */
+export const archiveSection: Section.Section = {
+  name: "e2e-archive",
+  title: "Issue 31: e2e throughput with a large history archived, against the same history hot",
+  optIn: true,
+  run: async (context) => {
+    const payments = context.payments ?? (context.quick ? 20_000 : 100_000)
+    const perTerminal = context.quick ? 1 : 2
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-archive-"))
+    const rigs: Array<Rig> = []
+    try {
+      rigs.push(await startRig(context, "hot", payments, dir))
+      rigs.push(await startRig(context, "archived", payments, dir, true))
+      const [hotRig, archivedRig] = rigs as [Rig, Rig]
+      const values = await Measure.interleave(
+        context.rounds,
+        rigs.map((rig) => ({
+          name: rig.label,
+          run: async (n: number) => (await round(rig, perTerminal, n)).rate
+        })),
+        context.log,
+        { warmup: 1 }
+      )
+      const f = Measure.formatNumber
+      const figures: Array<Measure.Figure> = [
+        {
+          section: "e2e-archive",
+          name: `payment throughput after archiving a history of ${archivedRig.payments.toLocaleString("en-US")} completed payments (1000 terminals, 1000 in flight, one worker)`,
+          unit: "payments/s",
+          rounds: values.get("archived") ?? [],
+          baseline: {
+            name: `the same history kept hot`,
+            rounds: values.get("hot") ?? []
+          },
+          target: { _tag: "RatioAtLeast", ratio: 0.9 }
+        }
+      ]
+      const details = [
+        `Two rigs of the e2e-growth section, each given a history of ${hotRig.payments.toLocaleString("en-US")} completed ` +
+          `payments in SQL (\`seedHistory\`); on the second, \`tillflow archive run --hot-days 0\` then moved every idle ` +
+          `stream's events into \`events_archive\`. Hot: ${hotRig.sizes}. Archived (history and archive run ` +
+          `${f(archivedRig.seedSeconds)} s): ${archivedRig.sizes}. Each round makes ${perTerminal} sale(s) on each of the ` +
+          `1000 terminals, timed to the last completion; rounds alternate (one warm-up round each, not kept).`,
+        "",
+        "| round | hot: payments/s | archived: payments/s | ratio |",
+        "|---:|---:|---:|---:|",
+        ...(values.get("hot") ?? []).map((h, i) => {
+          const a = values.get("archived")?.[i] ?? Number.NaN
+          return `| ${i + 1} | ${f(h)} | ${f(a)} | ${(a / h).toFixed(2)} |`
+        })
+      ].join("\n")
+      return { figures, details }
+    } finally {
       for (const rig of rigs) await rig.stop()
       fs.rmSync(dir, { recursive: true, force: true })
     }

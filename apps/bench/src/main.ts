@@ -36,6 +36,7 @@ const sections: ReadonlyArray<Section.Section> = [
   EndToEndBench.section,
   EndToEndBench.historySection,
   HistoryGrowthBench.section,
+  HistoryGrowthBench.archiveSection,
   AddedTimeBench.section,
   ColdStartBench.section,
   ConsoleBench.section,

@@ -9,6 +9,7 @@
 import * as Command from "@effect/cli/Command"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { alerts } from "./commands/alerts.js"
+import { archive } from "./commands/archive.js"
 import { audit } from "./commands/audit.js"
 import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"
@@ -52,6 +53,7 @@ export const tillflow = Command.make("tillflow").pipe(
     events,
     alerts,
     audit,
+    archive,
     replay,
     simulator,
     operators,

@@ -417,7 +417,14 @@ export const prepareBatch = (
           reason: dataJson.left.reason
         })
       }
-      const metadataJson = HashChain.canonicalJson(metadata, "metadata")
+      // Personal data (link version 2, see `HashChain.personalKey`): the link covers the
+      // data with each wrapper as its digest, and the metadata says so.
+      const personal = HashChain.mayHoldPersonal(dataJson.right)
+        ? HashChain.committedData(event.data)
+        : event.data
+      const linkedMetadata: JsonObject =
+        personal === event.data ? metadata : { ...metadata, [HashChain.linkVersionKey]: 2 }
+      const metadataJson = HashChain.canonicalJson(linkedMetadata, "metadata")
       if (Either.isLeft(metadataJson)) {
         return yield* new InvalidEvent({
           eventType: type,
@@ -430,9 +437,12 @@ export const prepareBatch = (
         type,
         schemaVersion,
         data: event.data,
-        metadata,
+        metadata: linkedMetadata,
         dataJson: dataJson.right,
-        metadataJson: metadataJson.right
+        metadataJson: metadataJson.right,
+        ...(personal === event.data
+          ? {}
+          : { committedDataJson: Either.getOrThrow(HashChain.canonicalJson(personal)) })
       })
     }
     return prepared

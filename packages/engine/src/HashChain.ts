@@ -235,6 +235,11 @@ export interface Linkable {
   readonly schemaVersion: number
   readonly dataJson: string
   readonly metadataJson: string
+  /**
+   * Link version 2 only (personal data, see {@link personalKey}): the canonical JSON of
+   * {@link committedData} of the data, which the link covers instead of `dataJson`.
+   */
+  readonly committedDataJson?: string | undefined
 }
 
 /** The link of `event` at `version` of `streamId`, chained to `previousHash`. */
@@ -244,9 +249,93 @@ const linkOf = (previousHash: string, streamId: string, version: number, event: 
   version,
   type: event.type,
   schemaVersion: event.schemaVersion,
-  dataJson: event.dataJson,
+  dataJson: event.committedDataJson ?? event.dataJson,
   metadataJson: event.metadataJson
 })
+
+// ---------------------------------------------------------------------------------------
+// Personal data: link version 2 (issue 31)
+
+/**
+ * The member that wraps a piece of personal data in an event's data:
+ * `{ "$personal": { "salt": <uuid>, "value": <any JSON> } }` (see {@link personal}). An
+ * event carrying one is appended with link version 2 ({@link linkVersionKey} = 2 in its
+ * metadata): its link covers {@link committedData} — each wrapper replaced by the digest of
+ * its salt and value — instead of the data itself. Removing the personal data later
+ * ({@link erasePersonal}) stores that digest in place of the wrapper, so the link still
+ * holds and the chain still verifies. The salt keeps the digest from confirming a guess
+ * (an address, a name) by hashing it.
+ *
+ * Events without the wrapper are linked as before (version 1, no metadata member): every
+ * stored log and golden chain is unchanged.
+ */
+export const personalKey = "$personal"
+/** The member a wrapper becomes once its personal data is removed: `{ "$personalDigest": <hex> }`. */
+export const personalDigestKey = "$personalDigest"
+/** The metadata member naming the link version of an event, present only when it is 2. */
+export const linkVersionKey = "chainLink"
+
+/** Wraps `value` as personal data, with a fresh salt: removable later without breaking the chain. */
+export const personal = <A>(
+  value: A
+): { readonly [personalKey]: { readonly salt: string; readonly value: A } } => ({
+  [personalKey]: { salt: globalThis.crypto.randomUUID(), value }
+})
+
+const isWrapper = (value: object, key: string): boolean => {
+  const keys = Object.keys(value)
+  return keys.length === 1 && keys[0] === key
+}
+
+const mapPersonal = (value: unknown, wrapper: (inner: unknown) => unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) {
+    let changed = false
+    const out = value.map((item) => {
+      const mapped = mapPersonal(item, wrapper)
+      if (mapped !== item) changed = true
+      return mapped
+    })
+    return changed ? out : value
+  }
+  const record = value as Record<string, unknown>
+  if (isWrapper(record, personalKey)) return wrapper(record[personalKey])
+  let out: Record<string, unknown> | undefined
+  for (const key of Object.keys(record)) {
+    const mapped = mapPersonal(record[key], wrapper)
+    if (mapped !== record[key]) {
+      out ??= { ...record }
+      out[key] = mapped
+    }
+  }
+  return out ?? value
+}
+
+const digestOf = (inner: unknown): Record<string, unknown> => {
+  const json = canonicalJson(inner)
+  return { [personalDigestKey]: sha256HexSync(Either.isRight(json) ? json.right : "not JSON") }
+}
+
+/**
+ * What a link of version 2 covers: the data with every personal wrapper replaced by
+ * `{ "$personalDigest": sha256(canonical JSON of { salt, value }) }`; a digest already
+ * there (removed data) is kept. The same value, not a copy, when there is no wrapper.
+ */
+export const committedData = (data: unknown): unknown => mapPersonal(data, digestOf)
+
+/** The data with its personal data removed: what {@link committedData} gives, to store in its place. */
+export const erasePersonal = (data: unknown): unknown => committedData(data)
+
+/** True when `json` (canonical JSON of an event's data) may hold a personal wrapper. */
+export const mayHoldPersonal = (json: string): boolean => json.includes(`"${personalKey}"`)
+
+/** The link version an event's metadata names: 2 when it says so, otherwise 1. */
+export const linkVersionOf = (metadata: unknown): 1 | 2 =>
+  typeof metadata === "object" &&
+  metadata !== null &&
+  (metadata as Record<string, unknown>)[linkVersionKey] === 2
+    ? 2
+    : 1
 
 /**
  * Hashes a batch appended to `streamId` right after the event whose hash is `previousHash`;
@@ -379,7 +468,9 @@ export const verifyStream = (
           )
         )
       }
-      const dataJson = canonicalJson(event.data)
+      const dataJson = canonicalJson(
+        linkVersionOf(event.metadata) === 2 ? committedData(event.data) : event.data
+      )
       const metadataJson = canonicalJson(event.metadata)
       const expected =
         Either.isRight(dataJson) && Either.isRight(metadataJson)

@@ -237,3 +237,37 @@ describe("HashChain.verifyStream", () => {
     })
   )
 })
+
+describe("HashChain personal data (link version 2)", () => {
+  const data = {
+    reference: "r-1",
+    items: [{ holder: HashChain.personal("Ada Lovelace") }, { holder: null }],
+    billing: HashChain.personal({ street: "12 St James's Square" })
+  }
+
+  it("commits each wrapper as the digest of its salt and value; removal stores that digest, idempotently", () => {
+    const committed = HashChain.committedData(data) as Record<string, unknown>
+    expect(JSON.stringify(committed)).not.toContain("Lovelace")
+    expect(committed["reference"]).toBe("r-1")
+    expect(committed["billing"]).toEqual({
+      [HashChain.personalDigestKey]: expect.stringMatching(/^[0-9a-f]{64}$/)
+    })
+    const erased = HashChain.erasePersonal(data)
+    expect(erased).toEqual(committed)
+    expect(HashChain.committedData(erased)).toEqual(committed)
+    expect(HashChain.erasePersonal(erased)).toBe(erased)
+  })
+
+  it("salts the digest: the same value wrapped twice commits differently", () => {
+    expect(HashChain.committedData(HashChain.personal("Ada"))).not.toEqual(
+      HashChain.committedData(HashChain.personal("Ada"))
+    )
+  })
+
+  it("leaves data without a wrapper as it is (link version 1: stored chains unchanged)", () => {
+    const plain = { a: 1, b: [{ c: "$personal" }], d: { $personal: 1, other: 2 } }
+    expect(HashChain.committedData(plain)).toBe(plain)
+    expect(HashChain.linkVersionOf({})).toBe(1)
+    expect(HashChain.linkVersionOf({ [HashChain.linkVersionKey]: 2 })).toBe(2)
+  })
+})

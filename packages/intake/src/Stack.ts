@@ -22,7 +22,13 @@ import {
 import { DurableEngine, EngineWorker, type EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { SimulatorServer } from "@tillflow/simulator"
-import { PgEventStore, PgliteEventStore, PgliteLock, SqlExecutionQueue } from "@tillflow/store-sql"
+import {
+  EventArchive,
+  PgEventStore,
+  PgliteEventStore,
+  PgliteLock,
+  SqlExecutionQueue
+} from "@tillflow/store-sql"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -89,7 +95,10 @@ const instant = {
 export const storeLayer = (
   config: WorkerConfig.StoreConfig,
   holder: string
-): Layer.Layer<EventStore.EventStore | ExecutionQueue.ExecutionQueue | Store, StartupError> => {
+): Layer.Layer<
+  EventStore.EventStore | ExecutionQueue.ExecutionQueue | EventArchive.Archiver | Store,
+  StartupError
+> => {
   if (config._tag === "Postgres") {
     const pg = PgEventStore.layer({ url: config.url, maxConnections: config.poolSize }).pipe(
       Layer.mapError(startupError("PostgreSQL event store"))
@@ -100,6 +109,7 @@ export const storeLayer = (
       SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
         Layer.mapError(startupError("execution queue"))
       ),
+      EventArchive.layer,
       Layer.succeed(Store, { kind: "postgres" })
     ).pipe(
       Layer.provideMerge(pg),
@@ -117,6 +127,7 @@ export const storeLayer = (
     SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
       Layer.mapError(startupError("execution queue"))
     ),
+    EventArchive.layer,
     Layer.succeed(Store, { kind: "embedded", dataDir, warning: PgliteEventStore.durabilityWarning(dataDir) })
   ).pipe(Layer.provideMerge(pglite), Layer.provideMerge(lock))
 }

@@ -284,6 +284,35 @@ const appendAll = Effect.gen(function* () {
     $$`
 })
 
+// Retention (migration 9, issue 31): the archive, a table beside `events` with the same
+// columns. `EventArchive.run` moves the events of streams idle since before a cut-off out of
+// `events` into it, one statement (and so one transaction) per batch of streams: a crash
+// loses nothing and copies nothing twice. The stream rows (`streams`: version and last
+// hash, the chain heads) stay where they are, so an append to an archived stream chains onto
+// its head as before, and every read of events (a stream, the global log, verification)
+// reads the archive and `events` together (`Statements`). Why a table rather than files per
+// day: docs/event-store.md, "Retention and archive".
+const eventArchive = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE events_archive (
+      global_position bigint      NOT NULL,
+      transaction_id  xid8        NOT NULL,
+      stream_id       text        NOT NULL REFERENCES streams (stream_id),
+      version         bigint      NOT NULL CHECK (version >= 1),
+      event_id        uuid        NOT NULL,
+      type            text        NOT NULL,
+      schema_version  integer     NOT NULL CHECK (schema_version >= 1),
+      data            jsonb       NOT NULL,
+      metadata        jsonb       NOT NULL,
+      recorded_at     timestamptz NOT NULL,
+      hash            text        NOT NULL,
+      archived_at     timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (stream_id, version)
+    )`
+  yield* sql`CREATE UNIQUE INDEX events_archive_global_order ON events_archive (transaction_id, global_position)`
+})
+
 // Group commit of multi-stream appends (migration 8): several callers' all-or-nothing
 // appends (each a GROUP of entries, as `tillflow_append_all` takes them) in ONE statement
 // and transaction, each group still written all or none, independently of the others.
@@ -384,7 +413,8 @@ export const migrations = {
   "4_append_reporting_head": appendReportingHead,
   "5_append_many": appendMany,
   "6_append_all": appendAll,
-  "8_append_groups": appendGroups
+  "8_append_groups": appendGroups,
+  "9_event_archive": eventArchive
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

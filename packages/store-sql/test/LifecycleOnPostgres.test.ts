@@ -14,6 +14,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   Identifiers,
   LifecycleEvent,
+  LedgerProjection,
   Lifecycles,
   Money,
   PreAuthorizationWorkflow,
@@ -24,7 +25,8 @@ import {
 } from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import { EventStore } from "@tillflow/engine"
-import { PgEventStore, TestDatabase } from "@tillflow/store-sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { EventArchive, PgEventStore, TestDatabase } from "@tillflow/store-sql"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -224,5 +226,69 @@ it.layer(TestDatabase.layer)("lifecycles on the SQL event store", (it) => {
       expect(verified.broken).toEqual([])
       expect(verified.eventsChecked).toBe(9)
     })
+  )
+  it.scoped(
+    "archived (issue 31): an open pre-authorization's money rules, timeline and ledger answer as before",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(DateTime.toEpochMillis(start))
+        const guid = Identifiers.Guid.make("pa-archived")
+        const stream = LifecycleEvent.transactionStream(guid)
+        const store = yield* EventStore.EventStore
+        const sql = yield* SqlClient.SqlClient
+        const { control, service: cloud } = yield* ScriptedTerminalLessCloud.make
+        yield* control.seed({ guid, kind: "preAuthorization", amount: eur(10000n), reference })
+        yield* TransactionHistory.openPreAuthorization(store, {
+          guid,
+          amount: eur(10000n),
+          authorisedAt: start,
+          scheme: "MasterCard",
+          mcc: "7011",
+          transactionReference: reference
+        })
+        const context = yield* worker(store, cloud)
+        yield* TestClock.adjust("1 hours")
+        yield* PreAuthorizationWorkflow.Increase.execute({
+          requestId: "inc-1",
+          originalGuid: guid,
+          amount: eur(2500n)
+        }).pipe(Effect.provide(context))
+        const timelineBefore = yield* Timeline.read(stream)
+        const ledgerBefore = yield* LedgerProjection.rebuild()
+        expect(ledgerBefore.entries).toBeGreaterThan(0)
+
+        // Every stream idle before tomorrow (the database's clock): all of this history.
+        const report = yield* EventArchive.run({ before: new Date(Date.now() + 86_400_000) })
+        expect(report.streams).toBeGreaterThan(0)
+        const [hot] = yield* sql<{ readonly n: string }>`
+          SELECT count(*)::text AS n FROM events WHERE stream_id = ${stream}`
+        expect(hot?.n).toBe("0")
+
+        expect(yield* Timeline.read(stream)).toEqual(timelineBefore)
+        expect(yield* LedgerProjection.rebuild()).toEqual(ledgerBefore)
+        // The capture limit is 120 % of the hold as increased (125.00 EUR): read from the archive.
+        yield* TestClock.adjust("1 hours")
+        const over = yield* PreAuthorizationWorkflow.Capture.execute({
+          requestId: "cap-over",
+          originalGuid: guid,
+          amount: eur(15001n)
+        }).pipe(Effect.provide(context), Effect.flip)
+        expect(over._tag).toBe("CaptureOverTolerance")
+        yield* PreAuthorizationWorkflow.Capture.execute({
+          requestId: "cap-1",
+          originalGuid: guid,
+          amount: eur(15000n)
+        }).pipe(Effect.provide(context))
+        const again = yield* PreAuthorizationWorkflow.Capture.execute({
+          requestId: "cap-2",
+          originalGuid: guid,
+          amount: eur(100n)
+        }).pipe(Effect.provide(context), Effect.flip)
+        expect(again._tag).toBe("CaptureAlreadyDone")
+        expect(yield* control.count("preAuthorizationCapture")).toBe(1)
+        const verified = yield* store.verify(stream)
+        expect(verified.broken).toEqual([])
+        expect((yield* store.verify()).ok).toBe(true)
+      })
   )
 })

@@ -952,7 +952,8 @@ const sqlStoreSuite = <E>(
           "append_reporting_head",
           "append_many",
           "append_all",
-          "append_groups"
+          "append_groups",
+          "event_archive"
         ])
       })
     )

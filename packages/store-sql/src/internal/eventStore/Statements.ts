@@ -133,6 +133,17 @@ export const columns = (
       transaction_id::text AS transaction_id, event_id::text AS event_id, type, schema_version,
       data, metadata, recorded_at, hash`
 
+/**
+ * The stored columns of an event, the same in `events` and `events_archive` (migration 9):
+ * every read of events reads both, as the UNION ALL of the two, so that a stream, the
+ * global log and verification see archived events where they were. Each side is reached
+ * through its own index (`(stream_id, version)` or `(transaction_id, global_position)`), so
+ * the archive adds one index probe to a read, whatever its size.
+ */
+const stored = (sql: SqlClient.SqlClient) =>
+  sql`stream_id, version, global_position, transaction_id, event_id, type, schema_version, data, metadata,
+      recorded_at, hash`
+
 /** The head (version and last hash) of one stream: no row if it does not exist. */
 export const readHead = (sql: SqlClient.SqlClient, streamId: string) =>
   sql<{ readonly version: string; readonly last_hash: string }>`
@@ -224,8 +235,13 @@ export const streamVersion = (sql: SqlClient.SqlClient, streamId: string) =>
 
 /** The events of one stream from a version on, at most `maxCount` of them if given. */
 export const readStream = (sql: SqlClient.SqlClient, request: ReadRequest, maxCount: number | undefined) =>
-  sql`SELECT ${columns(sql)} FROM events
-        WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+  sql`SELECT ${columns(sql)} FROM (
+          SELECT ${stored(sql)} FROM events_archive
+          WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+          UNION ALL
+          SELECT ${stored(sql)} FROM events
+          WHERE stream_id = ${request.streamId} AND version >= ${request.fromVersion}
+        ) AS events
         ORDER BY events.version ${maxCount === undefined ? sql`` : sql`LIMIT ${maxCount}`}`
 
 /**
@@ -237,14 +253,17 @@ export const readStream = (sql: SqlClient.SqlClient, request: ReadRequest, maxCo
  * hash join over a scan of the whole `events` table whenever the table had no statistics
  * (never analysed, as with autovacuum off: an equality on `stream_id` is then costed at
  * 0.5 % of the table, and the wanted list at 100 rows), a read whose cost followed the
- * history stored (issue 29: 666 ms at 800,000 events).
+ * history stored (issue 29: 666 ms at 800,000 events). The archive is read the same way.
  */
 export const readMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<ReadRequest>) => {
   const wanted = JSON.stringify(requests.map((request) => [request.streamId, request.fromVersion]))
   return sql`SELECT ${columns(sql)}
           FROM jsonb_array_elements(${wanted}::jsonb) AS wanted
           CROSS JOIN LATERAL (
-            SELECT * FROM events
+            SELECT ${stored(sql)} FROM events_archive
+            WHERE events_archive.stream_id = wanted->>0 AND events_archive.version >= (wanted->>1)::bigint
+            UNION ALL
+            SELECT ${stored(sql)} FROM events
             WHERE events.stream_id = wanted->>0 AND events.version >= (wanted->>1)::bigint
             OFFSET 0
           ) AS events
@@ -253,19 +272,33 @@ export const readMany = (sql: SqlClient.SqlClient, requests: ReadonlyArray<ReadR
 
 /**
  * The global log after `checkpoint`, at most `maxCount` events, only of transactions
- * below the snapshot's xmin (see `Read.readAll`).
+ * below the snapshot's xmin (see `Read.readAll`): the first `maxCount` of the archive and
+ * of `events` after the checkpoint, each by its `(transaction_id, global_position)` index,
+ * merged. An archived event keeps its transaction id and position, so the log's order does
+ * not change when a day is archived, and one statement sees the archive and `events` in one
+ * snapshot: an event being moved is seen on one side, never both or neither.
  */
-export const readAll = (sql: SqlClient.SqlClient, checkpoint: EventStore.Checkpoint, maxCount: number) =>
-  sql`SELECT ${columns(sql)} FROM events
-        WHERE (transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+export const readAll = (sql: SqlClient.SqlClient, checkpoint: EventStore.Checkpoint, maxCount: number) => {
+  const after = sql`(transaction_id, global_position) > (${checkpoint.transactionId.toString()}::xid8, ${checkpoint.globalPosition.toString()}::bigint)
+            AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())`
+  return sql`SELECT ${columns(sql)} FROM (
+          (SELECT ${stored(sql)} FROM events_archive WHERE ${after}
+            ORDER BY transaction_id, global_position LIMIT ${maxCount})
+          UNION ALL
+          (SELECT ${stored(sql)} FROM events WHERE ${after}
+            ORDER BY transaction_id, global_position LIMIT ${maxCount})
+        ) AS events
         ORDER BY events.transaction_id, events.global_position
         LIMIT ${maxCount}`
+}
 
-/** Every event of the streams, by stream then version. */
+/** Every event of the streams, archived or not, by stream then version. */
 export const streamsEvents = (sql: SqlClient.SqlClient, streamIds: ReadonlyArray<string>) =>
-  sql`SELECT ${columns(sql)} FROM events
-          WHERE ${sql.in("stream_id", streamIds)}
+  sql`SELECT ${columns(sql)} FROM (
+            SELECT ${stored(sql)} FROM events_archive WHERE ${sql.in("stream_id", streamIds)}
+            UNION ALL
+            SELECT ${stored(sql)} FROM events WHERE ${sql.in("stream_id", streamIds)}
+          ) AS events
           ORDER BY events.stream_id, events.version`
 
 /** A page of stream heads, by stream id: one stream, or those after `after` (none: from the first). */

@@ -1,0 +1,115 @@
+/**
+ * `tillflow archive run`: moves the events of streams idle for longer than the hot retention
+ * (`--hot-days`, else `TILLFLOW_RETENTION_HOT_DAYS`, else 90) out of the hot table into the
+ * archive (`EventArchive`, docs/event-store.md). Idempotent, and safe to kill: a run moves
+ * whole batches of streams, each in one transaction, and the next run moves the rest.
+ * Reads, `audit verify`, `audit ledger` and the timelines read through the archive.
+ * `--dry-run` counts what would move.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Stack from "@tillflow/intake/Stack"
+import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
+import { EventArchive } from "@tillflow/store-sql"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { BackendError } from "../Backend.js"
+import * as Handler from "../Handler.js"
+import * as Output from "../Output.js"
+import { boundedInteger, common } from "../internal/options.js"
+
+const run = Command.make(
+  "run",
+  {
+    json: common.json,
+    dryRun: Options.boolean("dry-run").pipe(
+      Options.withDescription("count what would be archived, move nothing")
+    ),
+    hotDays: boundedInteger("hot-days", 0, 36_500).pipe(
+      Options.withDescription(
+        `days a stream stays hot after its last event, 0 to 36500 (else ${EventArchive.hotDaysVariable}, else 90)`
+      ),
+      Options.optional
+    ),
+    batchSize: boundedInteger("batch-size", 1, 10_000).pipe(
+      Options.withDescription(
+        `streams moved per transaction, 1 to 10000 (default ${EventArchive.defaultBatchSize})`
+      ),
+      Options.optional
+    )
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const config = yield* WorkerConfig.load.pipe(
+        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+      )
+      const days = Option.isSome(o.hotDays)
+        ? o.hotDays.value
+        : yield* EventArchive.hotDays.pipe(
+            Effect.mapError((error) => new Output.UsageError({ message: String(error) }))
+          )
+      const before = EventArchive.cutoff(new Date(), days)
+      const report = yield* Effect.flatMap(EventArchive.Archiver, (archiver) =>
+        archiver.run({ before, dryRun: o.dryRun, batchSize: Option.getOrUndefined(o.batchSize) })
+      ).pipe(
+        Effect.mapError((error) => new BackendError({ message: `archiving: ${error.message}` })),
+        Effect.provide(Stack.storeLayer(config.store, "cli archive")),
+        Effect.scoped
+      )
+      yield* Output.print(o.json, report, () => [
+        `${report.dryRun ? "would archive" : "archived"} ${report.events} events of ${report.streams} streams idle since before ${report.before.toISOString()} (${days} hot days)`
+      ])
+      return Output.ExitCode.ok
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "moves the events of streams idle for longer than the hot retention into the archive"
+  )
+)
+
+const erasePersonal = Command.make(
+  "erase-personal",
+  {
+    json: common.json,
+    days: boundedInteger("days", 0, 36_500).pipe(
+      Options.withDescription(
+        `days personal data is kept, 0 to 36500 (else ${EventArchive.personalDaysVariable}, else 180)`
+      ),
+      Options.optional
+    )
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const config = yield* WorkerConfig.load.pipe(
+        Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+      )
+      const days = Option.isSome(o.days)
+        ? o.days.value
+        : yield* EventArchive.personalDays.pipe(
+            Effect.mapError((error) => new Output.UsageError({ message: String(error) }))
+          )
+      const before = EventArchive.cutoff(new Date(), days)
+      const report = yield* Effect.flatMap(EventArchive.Archiver, (archiver) =>
+        archiver.erasePersonal({ before })
+      ).pipe(
+        Effect.mapError((error) => new BackendError({ message: `removing personal data: ${error.message}` })),
+        Effect.provide(Stack.storeLayer(config.store, "cli archive")),
+        Effect.scoped
+      )
+      yield* Output.print(o.json, report, () => [
+        `personal data removed from ${report.events} events recorded before ${report.before.toISOString()} (${days} days); every chain still verifies`
+      ])
+      return Output.ExitCode.ok
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "removes personal data older than its retention from hot and archived events, keeping every hash chain verifiable"
+  )
+)
+
+export const archive = Command.make("archive").pipe(
+  Command.withDescription("retention: the archive of the event log (read through by every read and audit)"),
+  Command.withSubcommands([run, erasePersonal])
+)
