@@ -61,6 +61,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   transactions: [
     `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`
   ],
+  "transactions act": [
+    `tillflow transactions act ${guid} --action refund --amount 15.00 --currency EUR --reason "customer returned the item" --operator alice`,
+    `tillflow transactions act ${guid} --action reverse --reason "sold twice by mistake" --yes --json`
+  ],
   "transactions resolve": [
     `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`,
     `tillflow transactions resolve ${guid} --request tip-7 --applied --reason "the receipt shows the tip" --operator bob --status-endpoint "SALE AUTHORISED" --json`
