@@ -7,51 +7,12 @@
  * reason, shown in its timeline; a viewer is refused (403). On PostgreSQL with
  * `DATABASE_URL`, on PGlite without (support's `TestDatabase`).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import { expect, layer } from "@effect/vitest"
-import { Operators } from "@tillflow/console"
 import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { call, layerWith } from "./support.js"
-
-const registry = await Effect.runPromise(
-  Effect.gen(function* () {
-    const entries = [
-      { name: "ana", role: "operator" as const, secret: yield* Operators.hash("ana-secret", 1000) },
-      { name: "vic", role: "viewer" as const, secret: yield* Operators.hash("vic-secret", 1000) }
-    ]
-    return Either.getOrThrow(Operators.parse(JSON.stringify(entries)))
-  })
-)
-
-/** A request with the console's session cookie (or none). */
-const send = (method: string, path: string, options: { readonly cookie?: string; readonly body?: unknown }) =>
-  Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Effect.promise(async () => {
-      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-        method,
-        headers: {
-          ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-      })
-      const text = await response.text()
-      return {
-        status: response.status,
-        cookie: (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        json: (text.startsWith("{") ? JSON.parse(text) : undefined) as any
-      }
-    })
-  )
-
-const login = (name: string, secret: string) =>
-  Effect.map(send("POST", "/console/login", { body: { name, secret } }), (r) => r.cookie)
+import { call, layerWith, login, operators, send } from "./support.js"
 
 const actions = (guid: string) => `/v1/transactions/${guid}/actions`
 
@@ -85,7 +46,7 @@ const historyOf = (guid: string) =>
 const actionEvents = (guid: string) =>
   Effect.map(historyOf(guid), (events) => events.filter((e) => e.type === "OperatorActionRequested"))
 
-layer(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices: true })(
+layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
   "POST /v1/transactions/{guid}/actions",
   (it) => {
     it.effect(

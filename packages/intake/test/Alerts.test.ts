@@ -7,8 +7,6 @@
  * (the scrape still passing promtool).
  */
 import { describe, expect, it, layer as layerOf } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
-import { Operators } from "@tillflow/console"
 import { EventStore } from "@tillflow/engine"
 import { Monitor, Stack } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
@@ -16,49 +14,7 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { spawnSync } from "node:child_process"
-import { call, layerWith } from "./support.js"
-
-const registry = await Effect.runPromise(
-  Effect.gen(function* () {
-    const entries = [
-      { name: "ana", role: "operator" as const, secret: yield* Operators.hash("ana-secret", 1000) },
-      { name: "vic", role: "viewer" as const, secret: yield* Operators.hash("vic-secret", 1000) }
-    ]
-    return Either.getOrThrow(Operators.parse(JSON.stringify(entries)))
-  })
-)
-
-const base = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
-)
-
-const send = (
-  method: string,
-  path: string,
-  options: { readonly cookie?: string; readonly body?: unknown } = {}
-) =>
-  Effect.flatMap(base, (url) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-      })
-      const text = await response.text()
-      return {
-        status: response.status,
-        cookie: (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
-        // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        json: (text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : undefined) as any
-      }
-    })
-  )
-
-const login = (name: string) =>
-  Effect.map(send("POST", "/console/login", { body: { name, secret: `${name}-secret` } }), (r) => r.cookie)
+import { call, layerWith, login, operators, send } from "./support.js"
 
 const sale = (idempotencyKey: string, serialNumber: string) => ({
   idempotencyKey,
@@ -88,7 +44,7 @@ const scrape = Effect.map(call("GET", "/metrics"), (r) => r.text)
 const promtool = spawnSync("promtool", ["--version"]).status === 0
 
 describe("alerts with a lifecycle", () => {
-  layerOf(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices: true })((it) => {
+  layerOf(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })((it) => {
     it.effect(
       "open → acknowledged → resolved with who and why, stored once, a viewer refused, resolved ones hidden",
       () =>

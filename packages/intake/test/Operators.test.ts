@@ -6,52 +6,10 @@
  * Retry-After).
  */
 import { describe, expect, layer as layerOf } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
-import { LoginLimiter, Operators } from "@tillflow/console"
+import { LoginLimiter } from "@tillflow/console"
 import { Stack } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { call, layerWith, token } from "./support.js"
-
-const registry = await Effect.runPromise(
-  Effect.gen(function* () {
-    const entries = [
-      { name: "ana", role: "operator" as const, secret: yield* Operators.hash("ana-secret", 1000) },
-      { name: "vic", role: "viewer" as const, secret: yield* Operators.hash("vic-secret", 1000) }
-    ]
-    return Either.getOrThrow(Operators.parse(JSON.stringify(entries)))
-  })
-)
-
-const base = Effect.map(HttpServer.HttpServer, (server) =>
-  server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : ""
-)
-
-const send = (
-  method: string,
-  path: string,
-  options: { readonly cookie?: string; readonly body?: unknown } = {}
-) =>
-  Effect.flatMap(base, (url) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: {
-          ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-      })
-      const text = await response.text()
-      return {
-        status: response.status,
-        retryAfter: response.headers.get("retry-after"),
-        cookie: (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
-        text,
-        json: text.startsWith("{") ? (JSON.parse(text) as Record<string, unknown>) : undefined
-      }
-    })
-  )
+import { call, layerWith, operators, send, token } from "./support.js"
 
 const sale = (idempotencyKey: string, serialNumber: string) => ({
   idempotencyKey,
@@ -59,7 +17,7 @@ const sale = (idempotencyKey: string, serialNumber: string) => ({
 })
 
 describe("named operators with roles", () => {
-  layerOf(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices: true })((it) => {
+  layerOf(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })((it) => {
     it.effect(
       "the login page asks for a name; the shared token opens no console session but still opens the API",
       () =>

@@ -5,16 +5,13 @@
  * doubt, 404 for an unknown transaction, 401 without the token; with named operators, a
  * viewer's session is refused (403) and an operator resolves in their own name only.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import { expect, layer } from "@effect/vitest"
-import { Operators } from "@tillflow/console"
 import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { call, layer as intake, layerWith } from "./support.js"
+import { call, layer as intake, layerWith, login, operators, send } from "./support.js"
 
 const eur = (minor: bigint) => Money.make(minor, "EUR")
 const resolve = (guid: string, body: unknown, token?: string | null) =>
@@ -78,46 +75,12 @@ layer(intake, { timeout: 60_000 })("POST /v1/transactions/{guid}/resolve", (it) 
   )
 })
 
-const registry = await Effect.runPromise(
-  Effect.gen(function* () {
-    const entries = [
-      { name: "ana", role: "operator" as const, secret: yield* Operators.hash("ana-secret", 1000) },
-      { name: "vic", role: "viewer" as const, secret: yield* Operators.hash("vic-secret", 1000) }
-    ]
-    return Either.getOrThrow(Operators.parse(JSON.stringify(entries)))
-  })
-)
-
-/** A request with the console's session cookie (or none). */
-const send = (method: string, path: string, options: { readonly cookie?: string; readonly body?: unknown }) =>
-  Effect.flatMap(HttpServer.HttpServer, (server) =>
-    Effect.promise(async () => {
-      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-        method,
-        headers: {
-          ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
-          ...(options.body === undefined ? {} : { "content-type": "application/json" })
-        },
-        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
-      })
-      const text = await response.text()
-      return {
-        status: response.status,
-        cookie: (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
-        json: text.startsWith("{") ? (JSON.parse(text) as Record<string, unknown>) : undefined
-      }
-    })
-  )
-
-layer(layerWith({ operators: registry }), { timeout: 60_000, excludeTestServices: true })(
+layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
   "resolve with named operators",
   (it) => {
     it.effect("a viewer is refused (403); an operator resolves in their own name only", () =>
       Effect.gen(function* () {
         yield* refundInDoubt("sale-o1", "terminal-o1")
-        const login = (name: string, secret: string) =>
-          Effect.map(send("POST", "/console/login", { body: { name, secret } }), (r) => r.cookie)
         const body = (operator: string) => ({
           requestId: "terminal-o1",
           resolution: "notApplied",

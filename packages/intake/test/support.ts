@@ -5,11 +5,13 @@
  * store holds, to show that a refused request wrote nothing.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
+import { Operators } from "@tillflow/console"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -123,6 +125,51 @@ export const call = (
       }
     })
   })
+
+/** Two named operators, `ana` (operator) and `vic` (viewer), each with secret `<name>-secret`. */
+export const operators = await Effect.runPromise(
+  Effect.gen(function* () {
+    const entries = [
+      { name: "ana", role: "operator" as const, secret: yield* Operators.hash("ana-secret", 1000) },
+      { name: "vic", role: "viewer" as const, secret: yield* Operators.hash("vic-secret", 1000) }
+    ]
+    return Either.getOrThrow(Operators.parse(JSON.stringify(entries)))
+  })
+)
+
+/** A request as the console sends it: no bearer token, the session's cookie (or none). */
+export const send = (
+  method: string,
+  path: string,
+  options: { readonly cookie?: string; readonly body?: unknown } = {}
+) =>
+  Effect.flatMap(HttpServer.HttpServer, (server) =>
+    Effect.promise(async () => {
+      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method,
+        headers: {
+          ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
+          ...(options.body === undefined ? {} : { "content-type": "application/json" })
+        },
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
+      })
+      const text = await response.text()
+      return {
+        status: response.status,
+        retryAfter: response.headers.get("retry-after"),
+        /** The session cookie the reply sets, as a `cookie` header sends it back. */
+        cookie: (response.headers.get("set-cookie") ?? "").split(";")[0] ?? "",
+        text,
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        json: parse(text) as any
+      }
+    })
+  )
+
+/** Logs `name` in to the console (secret `<name>-secret` unless given): the session's cookie. */
+export const login = (name: string, secret = `${name}-secret`) =>
+  Effect.map(send("POST", "/console/login", { body: { name, secret } }), (r) => r.cookie)
 
 /** How many executions and events the store holds. */
 export const written = Effect.gen(function* () {
