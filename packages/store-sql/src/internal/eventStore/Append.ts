@@ -76,34 +76,6 @@ const executeOne = (
     (rows) => rows[0]
   )
 
-// Several attempts (of different streams) as ONE statement and transaction:
-// `tillflow_append_many` (migration 5) runs `tillflow_append_chained` for each entry in
-// stream order and answers one row per entry, by index. A wrong guess inserts nothing
-// for its stream only; an error (a duplicate event id, a deadlock) rolls back all.
-const executeMany = (
-  sql: SqlClient.SqlClient,
-  pool: HotPool.HotPool["Type"] | undefined,
-  requests: ReadonlyArray<Statements.AppendRequest>
-): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
-  Effect.map(
-    pool === undefined
-      ? Statements.appendMany(sql, requests)
-      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
-          sql,
-          pool,
-          Statements.appendManyHot.name,
-          Statements.appendManyHot.text,
-          Statements.appendManyHot.values(requests)
-        ),
-    (rows) => {
-      const byEntry: Array<Statements.AppendRow | undefined> = new Array<Statements.AppendRow | undefined>(
-        requests.length
-      ).fill(undefined)
-      for (const row of rows) byEntry[Number(row.entry)] = row
-      return byEntry
-    }
-  )
-
 // The rows of a multi-stream statement by entry (its index), `count` entries from `first`.
 const rowsByEntry = (
   rows: ReadonlyArray<Statements.AppendRow & { readonly entry: number }>,
@@ -118,25 +90,46 @@ const rowsByEntry = (
   return byEntry
 }
 
-// One multi-stream append alone: `tillflow_append_all` (migration 6), in the caller's
-// transaction if it has one, otherwise through the pool (PostgreSQL).
-const executeAll = (
-  sql: SqlClient.SqlClient,
-  pool: HotPool.HotPool["Type"] | undefined,
-  requests: ReadonlyArray<Statements.AppendRequest>
-): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
-  Effect.map(
-    pool === undefined
-      ? Statements.appendAll(sql, requests)
-      : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
-          sql,
-          pool,
-          Statements.appendAllHot.name,
-          Statements.appendAllHot.text,
-          Statements.appendAllHot.values(requests)
-        ),
-    (rows) => rowsByEntry(rows, 0, requests.length)
-  )
+// A statement over several entries, each answered by its index: in the caller's
+// transaction if it has one (`plain`), otherwise through the pool (`hot`, PostgreSQL).
+const executeEntries =
+  (
+    plain: (
+      sql: SqlClient.SqlClient,
+      requests: ReadonlyArray<Statements.AppendRequest>
+    ) => Effect.Effect<ReadonlyArray<Statements.AppendRow & { readonly entry: number }>, SqlError>,
+    hot: {
+      readonly name: string
+      readonly text: string
+      readonly values: (requests: ReadonlyArray<Statements.AppendRequest>) => ReadonlyArray<unknown>
+    }
+  ) =>
+  (
+    sql: SqlClient.SqlClient,
+    pool: HotPool.HotPool["Type"] | undefined,
+    requests: ReadonlyArray<Statements.AppendRequest>
+  ): Effect.Effect<Array<Statements.AppendRow | undefined>, SqlError> =>
+    Effect.map(
+      pool === undefined
+        ? plain(sql, requests)
+        : HotPool.query<Statements.AppendRow & { readonly entry: number }>(
+            sql,
+            pool,
+            hot.name,
+            hot.text,
+            hot.values(requests)
+          ),
+      (rows) => rowsByEntry(rows, 0, requests.length)
+    )
+
+// Several attempts (of different streams) as ONE statement and transaction:
+// `tillflow_append_many` (migration 5) runs `tillflow_append_chained` for each entry in
+// stream order and answers one row per entry, by index. A wrong guess inserts nothing
+// for its stream only; an error (a duplicate event id, a deadlock) rolls back all.
+const executeMany = executeEntries(Statements.appendMany, Statements.appendManyHot)
+
+// One multi-stream append alone: `tillflow_append_all` (migration 6).
+const executeAll = executeEntries(Statements.appendAll, Statements.appendAllHot)
 
 // Several callers' multi-stream appends (no stream in two of them) as ONE statement and
 // transaction: `tillflow_append_groups` (migration 8) writes each group all or none,
