@@ -12,6 +12,29 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import * as Monitor from "./Monitor.js"
 
+/** The alert the acknowledge and resolve routes' examples show. */
+const acknowledgedExample: Monitor.AlertView = {
+  id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+  kind: "mismatch",
+  executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
+  at: 1767225600000,
+  message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+  state: "acknowledged",
+  acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 }
+}
+
+/** A step refused by the alert's state (409), with its example. */
+const AlertStateConflictExample = Monitor.AlertStateConflict.annotations({
+  examples: [
+    new Monitor.AlertStateConflict({
+      alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
+      state: "resolved",
+      message:
+        "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
+    })
+  ]
+})
+
 /** What an operator watches. */
 export class MonitorGroup extends HttpApiGroup.make("monitor")
   .add(
@@ -104,31 +127,10 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .setPayload(Monitor.AlertStepRequest.annotations({ examples: [{ reason: "calling the acquirer" }] }))
       .addSuccess(
         Monitor.AlertView.annotations({
-          examples: [
-            {
-              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
-              kind: "mismatch",
-              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
-              at: 1767225600000,
-              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
-              state: "acknowledged",
-              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 }
-            }
-          ]
+          examples: [acknowledgedExample]
         })
       )
-      .addError(
-        Monitor.AlertStateConflict.annotations({
-          examples: [
-            new Monitor.AlertStateConflict({
-              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
-              state: "resolved",
-              message:
-                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
-            })
-          ]
-        })
-      )
+      .addError(AlertStateConflictExample)
       .annotate(OpenApi.Summary, "Acknowledge an alert")
       .annotate(
         OpenApi.Description,
@@ -145,30 +147,14 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
         Monitor.AlertView.annotations({
           examples: [
             {
-              id: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
-              kind: "mismatch",
-              executionId: "3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f",
-              at: 1767225600000,
-              message: "a result says AUTHORISED but DECLINED was recorded (callback, attempt a1)",
+              ...acknowledgedExample,
               state: "resolved",
-              acknowledged: { operator: "ana", reason: "calling the acquirer", at: 1767225660000 },
               resolved: { operator: "ana", reason: "the acquirer confirms the decline", at: 1767226000000 }
             }
           ]
         })
       )
-      .addError(
-        Monitor.AlertStateConflict.annotations({
-          examples: [
-            new Monitor.AlertStateConflict({
-              alertId: "mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7",
-              state: "resolved",
-              message:
-                "alert mismatch.3c1e0f4e2b7d4f0a9d6e5b4a3c2d1e0f.7 is resolved (by ana): a resolved alert is not acknowledged"
-            })
-          ]
-        })
-      )
+      .addError(AlertStateConflictExample)
       .annotate(OpenApi.Summary, "Resolve an alert")
       .annotate(
         OpenApi.Description,
