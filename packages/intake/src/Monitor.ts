@@ -247,20 +247,12 @@ export const alertOf = (event: EventStore.RecordedEvent): RaisedAlert | undefine
  */
 export const alertStreamOf = (alertId: string): string => `alert-${alertId}`
 
+/** What a stored step holds: the alert, and who moved it on, why and when. */
+const stepFields = { alertId: Schema.String, ...AlertStep.fields }
 /** An operator acknowledged an alert: someone is on it. */
-export const AlertAcknowledged = Schema.TaggedStruct("AlertAcknowledged", {
-  alertId: Schema.String,
-  operator: Schema.String,
-  reason: Schema.String,
-  at: Schema.Number
-})
+export const AlertAcknowledged = Schema.TaggedStruct("AlertAcknowledged", stepFields)
 /** An operator resolved an alert: nothing is left to do about it. */
-export const AlertResolved = Schema.TaggedStruct("AlertResolved", {
-  alertId: Schema.String,
-  operator: Schema.String,
-  reason: Schema.String,
-  at: Schema.Number
-})
+export const AlertResolved = Schema.TaggedStruct("AlertResolved", stepFields)
 /** A step of an alert's lifecycle, as stored (`_tag` is the event's type). */
 export const AlertEvent = Schema.Union(AlertAcknowledged, AlertResolved)
 /** @see AlertEvent */
