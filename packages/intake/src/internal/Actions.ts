@@ -26,7 +26,7 @@ import {
   TipAdjustmentWorkflow,
   TransactionHistory
 } from "@tillflow/core"
-import { EventStore } from "@tillflow/engine"
+import { EventStore, HashChain } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -46,9 +46,6 @@ const amountRequired: ReadonlySet<LifecycleEvent.OperatorAction> = new Set([
   "tip"
 ])
 
-const hex = (bytes: ArrayBuffer): string =>
-  Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("")
-
 /**
  * The idempotency key of an action: `action-<kind>-` and the first 32 hex digits of the
  * SHA-256 of `kind|guid|minor units|currency|repeat` (`-` for an absent amount, repeat 1 by
@@ -62,21 +59,16 @@ export const keyOf = (input: {
   readonly repeat: number
 }): Effect.Effect<string> =>
   Effect.map(
-    Effect.promise(() =>
-      globalThis.crypto.subtle.digest(
-        "SHA-256",
-        new TextEncoder().encode(
-          [
-            input.action,
-            input.guid,
-            input.amount?.minorUnits.toString() ?? "-",
-            input.currency,
-            input.repeat
-          ].join("|")
-        )
-      )
+    HashChain.sha256Hex(
+      [
+        input.action,
+        input.guid,
+        input.amount?.minorUnits.toString() ?? "-",
+        input.currency,
+        input.repeat
+      ].join("|")
     ),
-    (digest) => `action-${input.action}-${hex(digest).slice(0, 32)}`
+    (digest) => `action-${input.action}-${digest.slice(0, 32)}`
   )
 
 const ruleOf = (refusal: { readonly _tag: string; readonly message: string }): Intake.ActionRefused =>
