@@ -23,8 +23,8 @@ export const atStart = TestClock.setTime(DateTime.toEpochMillis(start))
 export const advance = (duration: Duration.DurationInput) => TestClock.adjust(duration)
 
 /**
- * The hash chain's SHA-256 runs in WebCrypto, off the Effect scheduler (Node's thread pool): on a
- * loaded machine a digest can still be pending after any number of `yieldNow`s, and a fiber
+ * @effect/workflow derives each execution's id with a WebCrypto SHA-256 (`makeHashDigest`),
+ * which runs off the Effect scheduler (Node's thread pool): on a loaded machine a digest can still be pending after any number of `yieldNow`s, and a fiber
  * that has not reached its sleep when the TestClock moves would then sleep past the test's
  * last step and never wake. The digests in flight are counted here so that `settle` can wait
  * for them: the tests' timing stays deterministic however slow the machine is.
