@@ -1,7 +1,8 @@
 /**
  * Writes the golden files of stored events (`npm run goldens:update`): the stored form of
- * every sample of `@tillflow/engine/testing`'s `EngineEventSamples` and
- * `@tillflow/core/testing`'s `EventSamples` that has no file yet, and the golden hash chain
+ * every sample of `@tillflow/engine/testing`'s `EngineEventSamples`,
+ * `@tillflow/core/testing`'s `EventSamples` and the intake's `AlertEventSamples` that has no
+ * file yet, and the golden hash chain
  * when it has none. It never deletes a file, and never rewrites one whose content differs:
  * a file stands for logs already written in that form. It lists such files instead and
  * exits 1; `--replace <registry>/<file>` (or `--replace hash-chain`) rewrites one, for a
@@ -14,6 +15,7 @@ import { EventSamples } from "@tillflow/core/testing"
 import * as EngineEventSamples from "@tillflow/engine/testing/EngineEventSamples"
 import * as EventGoldens from "@tillflow/engine/testing/EventGoldens"
 import * as HashChainSamples from "@tillflow/engine/testing/HashChainSamples"
+import * as AlertEventSamples from "@tillflow/intake/testing/AlertEventSamples"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fs from "node:fs"
@@ -23,6 +25,7 @@ import { fileURLToPath } from "node:url"
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const engineGoldens = Path.join(root, "packages/engine/test/goldens")
 const coreGoldens = Path.join(root, "packages/core/test/goldens")
+const intakeGoldens = Path.join(root, "packages/intake/test/goldens")
 
 const replace = new Set<string>()
 for (let i = 2; i < process.argv.length; i++) {
@@ -40,7 +43,9 @@ for (let i = 2; i < process.argv.length; i++) {
 const dirOf = (registry: string) =>
   registry === EngineEventSamples.registry
     ? Path.join(engineGoldens, registry)
-    : Path.join(coreGoldens, registry)
+    : registry === AlertEventSamples.registry
+      ? Path.join(intakeGoldens, registry)
+      : Path.join(coreGoldens, registry)
 
 let written = 0
 let refused = 0
@@ -67,8 +72,16 @@ const put = (file: string, key: string, text: string, describe: () => ReadonlyAr
 }
 
 const program = Effect.gen(function* () {
-  const known = new Set([EngineEventSamples.registry, ...EventCatalog.registries.map((r) => r.name)])
-  const samples = [...EngineEventSamples.samples, ...(yield* EventSamples.samples)]
+  const known = new Set([
+    EngineEventSamples.registry,
+    AlertEventSamples.registry,
+    ...EventCatalog.registries.map((r) => r.name)
+  ])
+  const samples = [
+    ...EngineEventSamples.samples,
+    ...AlertEventSamples.samples,
+    ...(yield* EventSamples.samples)
+  ]
   for (const sample of samples) {
     if (!known.has(sample.registry))
       return yield* Effect.fail(new Error(`a sample of unknown registry ${sample.registry}`))

@@ -280,11 +280,23 @@ export const evolve = (lifecycle: Lifecycle, event: AlertEvent): Lifecycle => {
 
 const decodeAlertEvent = Schema.decodeUnknownOption(AlertEvent)
 
-/** The lifecycle step a stored event is, if it is one. */
-export const alertEventOf = (event: EventStore.RecordedEvent): AlertEvent | undefined => {
-  if (!event.streamId.startsWith("alert-") || !isObject(event.data)) return undefined
-  return Option.getOrUndefined(decodeAlertEvent({ ...event.data, _tag: event.type }))
+/**
+ * A step as it is stored: the tag is the event's type, the other fields its data (schema
+ * version 1). The stored form is pinned by the golden files under
+ * `packages/intake/test/goldens/alert`: a change to it fails their test.
+ */
+export const storedAlertEvent = (event: AlertEvent): EventStore.NewEvent => {
+  const { _tag, ...data } = event
+  return { type: _tag, data }
 }
+
+/** A stored step read back, if the type and data are one (the inverse of {@link storedAlertEvent}). */
+export const readAlertEvent = (type: string, data: unknown): AlertEvent | undefined =>
+  isObject(data) ? Option.getOrUndefined(decodeAlertEvent({ ...data, _tag: type })) : undefined
+
+/** The lifecycle step a stored event is, if it is one. */
+export const alertEventOf = (event: EventStore.RecordedEvent): AlertEvent | undefined =>
+  event.streamId.startsWith("alert-") ? readAlertEvent(event.type, event.data) : undefined
 
 /** A step the alert's state does not allow (acknowledging a resolved alert): 409 with its state. */
 export class AlertStateConflict extends Schema.TaggedError<AlertStateConflict>()(
@@ -497,10 +509,9 @@ export const make: Effect.Effect<
         tag === "AlertAcknowledged"
           ? AlertAcknowledged.make({ alertId, operator, reason: request.reason, at })
           : AlertResolved.make({ alertId, operator, reason: request.reason, at })
-      const { _tag, ...data } = event
       const version = stored.at(-1)?.version ?? 0
       yield* store.append(streamId, version === 0 ? EventStore.NoStream : EventStore.exactVersion(version), [
-        { type: _tag, data }
+        storedAlertEvent(event)
       ])
       apply(event)
       return withLifecycle(alert, evolve(lifecycle, event))
