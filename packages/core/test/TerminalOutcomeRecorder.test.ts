@@ -117,7 +117,19 @@ describe("Ledger: terminal-less facts", () => {
             reconciled: false
           })
         ])
+        // Histories as the rules write them: each opened first (the ledger folds the
+        // transaction's state, and a fact in a history never opened is not booked).
+        const opened = (guid: string, amount: bigint) =>
+          LifecycleEvent.PreAuthorizationOpened.make({
+            guid,
+            via: "moToPreAuthorization",
+            amount: eur(amount),
+            at: when,
+            scheme: "VISA",
+            mcc: "5812"
+          })
         yield* append("txn-g2", [
+          opened("g2", 10000n),
           LifecycleEvent.HoldIncreased.make({
             requestId: "i1",
             at: when,
@@ -137,7 +149,10 @@ describe("Ledger: terminal-less facts", () => {
             at: when,
             total: eur(10000n),
             reconciled: true
-          }),
+          })
+        ])
+        yield* append("txn-g4", [
+          opened("g4", 700n),
           LifecycleEvent.Reversed.make({
             requestId: "r2",
             at: when,
@@ -156,6 +171,12 @@ describe("Ledger: terminal-less facts", () => {
           })
         ])
         yield* append("txn-g3", [
+          LifecycleEvent.TransactionRecorded.make({
+            guid: "g3",
+            kind: "moToSale",
+            amount: eur(1200n),
+            at: when
+          }),
           LifecycleEvent.Refunded.make({ requestId: "f1", at: when, amount: eur(200n), reconciled: false })
         ])
         const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100 })
@@ -170,6 +191,7 @@ describe("Ledger: terminal-less facts", () => {
         expect(row?.tallies.refund).toEqual({ count: 1, amount: 200n })
         expect(row?.net).toBe(1200n + 10000n - 2500n - 200n)
         expect(ledger.entries).toBe(7)
+        expect(ledger.undecodable).toEqual([])
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
 })

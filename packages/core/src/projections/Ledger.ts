@@ -3,9 +3,11 @@
  * — sales, refunds, reversals, pre-authorizations, captures and declines, counted and
  * totalled as Money per currency, per day, terminal and merchant. Only outcome events
  * count — `PaymentAuthorised`, `PaymentDeclined` … of `PaymentEvents` for operations made on
- * terminals, and the facts of `LifecycleEvent` for those made without one (MOTO sales,
- * captures, reversals, refunds, hold changes) — never both for one fact: engine events,
- * attempts and reconciliation checks are how an outcome was reached, not money moved.
+ * terminals, and for those made without one the transactions' histories (`txn-<guid>`),
+ * folded through the same state the money rules decide from (`LedgerFold`): what an event
+ * moved is what it changed in that state (captures, reversals, refunds, hold changes, tips,
+ * an operator's resolution) — never both for one fact. Engine events, attempts and
+ * reconciliation checks are how an outcome was reached, not money moved.
  * Folding the same events always gives the same ledger, so a ledger rebuilt from the
  * first event can be compared with one maintained live (`LedgerProjection`).
  *
@@ -16,16 +18,18 @@
  */
 import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Currency from "../model/Currency.js"
-import * as LinkedTerminalRules from "../lifecycle/LinkedTerminalRules.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
+import type * as TransactionHistory from "../lifecycle/TransactionHistory.js"
 import * as Money from "../model/Money.js"
+import * as LedgerFold from "./LedgerFold.js"
 
 // ---------------------------------------------------------------------------------------
 // Entries
@@ -157,10 +161,20 @@ export const entryOf = (event: OutcomeEvent): Entry | undefined => {
   }
 }
 
-/** The terminal-less facts that move or hold money: the ledger books each one. */
+/**
+ * The MOTO sale's facts, in its attempt's stream (`moto-sale-<reference>`): the sale opens
+ * its transaction's history there, before the gateway gave it a guid, so they are booked
+ * from the facts themselves. Every other money fact is in a transaction's history and is
+ * booked by the fold of that history (`LedgerFold`).
+ */
+const motoSaleFactTypes: ReadonlySet<string> = new Set(["MotoSaleApproved", "MotoSaleDeclined"])
+
+/**
+ * The terminal-less facts that move or hold money (what `TerminalLessOutcomes` counts): the
+ * MOTO sale's, and those of transactions' histories, which the ledger books by folding them.
+ */
 export const lifecycleFactTypes: ReadonlySet<string> = new Set([
-  "MotoSaleApproved",
-  "MotoSaleDeclined",
+  ...motoSaleFactTypes,
   "PreAuthorizationCaptured",
   "HoldIncreased",
   "HoldDecreased",
@@ -170,53 +184,24 @@ export const lifecycleFactTypes: ReadonlySet<string> = new Set([
   "InDoubtResolved"
 ])
 
-/**
- * The entry of a terminal-less fact (`LifecycleEvent`): MOTO sales and their declines,
- * captures, hold changes, reversals, refunds and tip adjustments made without a terminal.
- * A fact on a transaction made on a terminal (a reversal of a terminal sale) is booked on
- * that terminal and its result's merchant (the fact names both); the others belong to no
- * terminal and no merchant ("-"). The facts of
- * operations made on terminals come from their outcome events instead, so nothing is
- * counted twice.
- */
-export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefined => {
-  // Folded from a linked operation sent to a terminal: its outcome event counts it, except
-  // what the outcome cannot tell. A terminal preAuthorizationReversal is booked by its outcome
-  // as a release (net 0); when the original's history shows it reversed a capture, the
-  // capture leaves the net here, as the capture's reversal.
-  // An operator's resolution is booked whatever sent the request: a terminal operation in
-  // doubt has no outcome event to count it.
-  if (
-    LinkedTerminalRules.isFromTerminal(event) &&
-    event.type !== "InDoubtResolved" &&
-    !(event.type === "Reversed" && event.data.target === "capture")
-  )
-    return undefined
-  const recorded = event.recorded
-  const { merchant, serialNumber: onTerminal } = event.data as {
-    readonly serialNumber?: string | undefined
-    readonly merchant?: string | undefined
-  }
-  const base = {
-    terminal: nonEmpty(onTerminal) ?? "-",
-    merchant: nonEmpty(merchant) ?? "-",
-    transactionReference: undefined,
-    streamId: recorded.streamId,
-    eventType: recorded.type,
-    position: positionOf(recorded.checkpoint),
-    original: recorded.streamId.startsWith(LifecycleEvent.transactionStreamPrefix)
-      ? recorded.streamId.slice(LifecycleEvent.transactionStreamPrefix.length)
-      : undefined
-  }
-  const when = (at: DateTime.Utc) => ({ at: at.epochMillis, day: dayOf(at.epochMillis) })
+const whereOf = (recorded: EventStore.RecordedEvent) => ({
+  transactionReference: undefined,
+  streamId: recorded.streamId,
+  eventType: recorded.type,
+  position: positionOf(recorded.checkpoint)
+})
+
+/** The entry of a MOTO sale's approval or decline (in its attempt's stream). */
+const entryOfMotoSale = (event: LifecycleEvent.Decoded): Entry | undefined => {
   switch (event.type) {
     case "MotoSaleApproved":
       return {
-        ...base,
-        // Its attempt's stream (`moto-sale-<reference>`) is not the transaction's: the fact names it.
+        ...whereOf(event.recorded),
         original: event.data.guid,
-        terminal: event.data.serialNumber ?? "-",
-        ...when(event.data.at),
+        terminal: nonEmpty(event.data.serialNumber) ?? "-",
+        merchant: "-",
+        at: event.data.at.epochMillis,
+        day: dayOf(event.data.at.epochMillis),
         kind: "sale",
         operation: "moto/sale",
         amount: event.data.amount,
@@ -225,176 +210,154 @@ export const entryOfLifecycle = (event: LifecycleEvent.Decoded): Entry | undefin
       }
     case "MotoSaleDeclined":
       return {
-        ...base,
-        ...when(event.data.at),
+        ...whereOf(event.recorded),
+        original: undefined,
+        terminal: "-",
+        merchant: "-",
+        at: event.data.at.epochMillis,
+        day: dayOf(event.data.at.epochMillis),
         kind: "decline",
         operation: "moto/sale",
         amount: undefined,
         finStatus: event.data.finStatus,
         reconciled: event.data.reconciled
       }
-    case "PreAuthorizationCaptured":
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: "capture",
-        operation: "preauthorization/capture",
-        amount: event.data.total,
-        finStatus: "CAPTURED",
-        reconciled: event.data.reconciled
-      }
-    case "HoldIncreased":
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: "increase",
-        operation: "preauthorization/increase",
-        amount: event.data.delta,
-        finStatus: "AUTHORISED",
-        reconciled: event.data.reconciled
-      }
-    case "HoldDecreased":
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: "increase",
-        operation: "preauthorization/increase",
-        amount: Money.negate(event.data.delta),
-        finStatus: "AUTHORISED",
-        reconciled: event.data.reconciled
-      }
-    case "Reversed":
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: event.data.target === "hold" ? "release" : "reversal",
-        operation: "reversal",
-        amount: event.data.amount,
-        finStatus: "REVERSED",
-        reconciled: event.data.reconciled
-      }
-    case "Refunded":
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: "refund",
-        operation: "moto/refund",
-        amount: event.data.amount,
-        finStatus: "REFUNDED",
-        reconciled: event.data.reconciled
-      }
-    case "TipAdjusted": {
-      const { tip, replaces } = event.data
-      return {
-        ...base,
-        ...when(event.data.at),
-        kind: "tip",
-        operation: "tip-adjustment",
-        // The adjustment replaces the standing tip: the net moves by the difference.
-        amount:
-          replaces === undefined || replaces.currency !== tip.currency
-            ? tip
-            : Money.make(tip.minorUnits - replaces.minorUnits, tip.currency),
-        finStatus: "AUTHORISED",
-        reconciled: false
-      }
-    }
-    case "InDoubtResolved":
-      return resolvedEntry(event.data, { ...base, ...when(event.data.at), reconciled: false })
     default:
       return undefined
   }
 }
-
-type ResolvedData = Extract<LifecycleEvent.Decoded, { readonly type: "InDoubtResolved" }>["data"]
 
 /**
- * The entry of an operator's `applied` resolution: the fact the request would have
- * recorded, by what it moved (`InDoubtResolution`); none for `notApplied` (nothing moved).
+ * The entries of one event of a transaction's history: what it moved, read off the
+ * transaction's state before and after it (`LedgerFold`), booked on the terminal and
+ * merchant the event names, else the transaction's.
  */
-const resolvedEntry = (
-  d: ResolvedData,
-  base: Omit<Entry, "kind" | "operation" | "amount" | "finStatus">
-): Entry | undefined => {
-  const amount = d.amount
-  if (d.resolution !== "applied" || amount === undefined) return undefined
-  switch (d.operation) {
-    case "capture":
-      return {
-        ...base,
-        kind: "capture",
-        operation: "preauthorization/capture",
-        amount,
-        finStatus: "CAPTURED"
-      }
-    case "increase":
-      return {
-        ...base,
-        kind: "increase",
-        operation: "preauthorization/increase",
-        amount,
-        finStatus: "AUTHORISED"
-      }
-    case "decrease":
-      return {
-        ...base,
-        kind: "increase",
-        operation: "preauthorization/increase",
-        amount: Money.negate(amount),
-        finStatus: "AUTHORISED"
-      }
-    case "reversal":
-    case "motoReversal":
-      return {
-        ...base,
-        kind: d.target === "hold" ? "release" : "reversal",
-        operation: "reversal",
-        amount,
-        finStatus: "REVERSED"
-      }
-    case "refund":
-    case "motoRefund":
-      return { ...base, kind: "refund", operation: "moto/refund", amount, finStatus: "REFUNDED" }
-    case "tipAdjustment":
-      return {
-        ...base,
-        kind: "tip",
-        operation: "tip-adjustment",
-        amount:
-          d.replaces === undefined || d.replaces.currency !== amount.currency
-            ? amount
-            : Money.make(amount.minorUnits - d.replaces.minorUnits, amount.currency),
-        finStatus: "AUTHORISED"
-      }
-    default:
-      return undefined
+const entriesOfHistory = (
+  before: Option.Option<TransactionHistory.State>,
+  after: TransactionHistory.State,
+  event: LifecycleEvent.Decoded
+): ReadonlyArray<Entry> => {
+  const moved = LedgerFold.deltas(before, after, event)
+  if (moved.length === 0) return []
+  const data = event.data as {
+    readonly at?: DateTime.Utc | undefined
+    readonly serialNumber?: string | undefined
+    readonly merchant?: string | undefined
+    readonly reconciled?: boolean | undefined
   }
+  const at = data.at?.epochMillis ?? event.recorded.recordedAt.epochMillis
+  const base = {
+    ...whereOf(event.recorded),
+    original: after.guid,
+    terminal: nonEmpty(data.serialNumber) ?? nonEmpty(after.serialNumber) ?? "-",
+    merchant: nonEmpty(data.merchant) ?? nonEmpty(after.merchant) ?? "-",
+    at,
+    day: dayOf(at),
+    reconciled: data.reconciled ?? false
+  }
+  return moved.map((delta) => ({ ...base, ...delta }))
 }
+
+/**
+ * The fold of a transaction's history just before `recorded`: kept in `cache` when the
+ * previous event of its stream was folded, else read from the store and folded (a read
+ * that starts in the middle of the log). `Left` names what could not be read.
+ */
+const foldBefore = (
+  recorded: EventStore.RecordedEvent,
+  cache: LedgerFold.Cache
+): Effect.Effect<
+  Either.Either<LedgerFold.Folded, string>,
+  EventStore.EventStoreError,
+  EventStore.EventStore
+> =>
+  Effect.gen(function* () {
+    const kept = cache.get(recorded.streamId)
+    if (kept !== undefined && kept.version === recorded.version - 1) return Either.right(kept)
+    let folded: LedgerFold.Folded = { version: 0, state: Option.none() }
+    if (recorded.version <= 1) return Either.right(folded)
+    const store = yield* EventStore.EventStore
+    const earlier = yield* store.readStream(recorded.streamId, {
+      fromVersion: 1,
+      maxCount: recorded.version - 1
+    })
+    for (const event of earlier) {
+      if (!LifecycleEvent.registry.has(event.type)) {
+        folded = { version: event.version, state: folded.state }
+        continue
+      }
+      const decoded = yield* Effect.either(LifecycleEvent.registry.decode(event))
+      if (Either.isLeft(decoded)) {
+        return Either.left(
+          `its history's event ${event.streamId}@${event.version} does not read: ${decoded.left.message}`
+        )
+      }
+      folded = { version: event.version, state: LedgerFold.step(folded.state, decoded.right) }
+    }
+    return Either.right(folded)
+  })
 
 /**
  * The entries of recorded events, in order. Events the ledger does not count are skipped;
- * a fact that does not decode is reported in `undecodable` (never dropped silently: the
- * audit must say it could not read a fact).
+ * a fact that does not decode, or whose transaction's history was never opened or cannot
+ * be read, is reported in `undecodable` (never dropped silently: the audit must say it
+ * could not read a fact). Events of transactions' histories are folded into `cache`, which
+ * a caller reading the log in pages passes from page to page; an event whose stream's
+ * earlier part is not in it has that part read from the store.
  */
 export const entriesOf = (
-  events: ReadonlyArray<EventStore.RecordedEvent>
-): Effect.Effect<{ readonly entries: ReadonlyArray<Entry>; readonly undecodable: ReadonlyArray<string> }> =>
+  events: ReadonlyArray<EventStore.RecordedEvent>,
+  cache: LedgerFold.Cache = new LedgerFold.Cache()
+): Effect.Effect<
+  { readonly entries: ReadonlyArray<Entry>; readonly undecodable: ReadonlyArray<string> },
+  EventStore.EventStoreError,
+  EventStore.EventStore
+> =>
   Effect.gen(function* () {
     const entries: Array<Entry> = []
     const undecodable: Array<string> = []
+    const unreadable = (recorded: EventStore.RecordedEvent, why: string) =>
+      undecodable.push(`${recorded.streamId}@${recorded.version}: ${why}`)
     for (const recorded of events) {
-      const outcome = isLedgerType(recorded.type)
-      if (!outcome && !lifecycleFactTypes.has(recorded.type)) continue
-      const decoded = outcome
-        ? yield* Effect.either(
-            Effect.map(PaymentEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))
-          )
-        : yield* Effect.either(Effect.map(LifecycleEvent.registry.decode(recorded), entryOfLifecycle))
-      if (decoded._tag === "Left") {
-        undecodable.push(`${recorded.streamId}@${recorded.version}: ${decoded.left.message}`)
+      if (isLedgerType(recorded.type)) {
+        const decoded = yield* Effect.either(
+          Effect.map(PaymentEvents.events.decode(recorded), (e) => entryOf(e as OutcomeEvent))
+        )
+        if (Either.isLeft(decoded)) unreadable(recorded, decoded.left.message)
+        else if (decoded.right !== undefined) entries.push(decoded.right)
         continue
       }
-      if (decoded.right !== undefined) entries.push(decoded.right)
+      if (recorded.streamId.startsWith(LifecycleEvent.transactionStreamPrefix)) {
+        if (!LifecycleEvent.registry.has(recorded.type)) continue
+        const before = yield* foldBefore(recorded, cache)
+        if (Either.isLeft(before)) {
+          cache.delete(recorded.streamId)
+          if (lifecycleFactTypes.has(recorded.type)) unreadable(recorded, before.left)
+          continue
+        }
+        const decoded = yield* Effect.either(LifecycleEvent.registry.decode(recorded))
+        if (Either.isLeft(decoded)) {
+          cache.delete(recorded.streamId)
+          unreadable(recorded, decoded.left.message)
+          continue
+        }
+        const after = LedgerFold.step(before.right.state, decoded.right)
+        cache.set(recorded.streamId, { version: recorded.version, state: after })
+        if (Option.isNone(after)) {
+          if (lifecycleFactTypes.has(recorded.type)) {
+            unreadable(recorded, "a fact in a transaction's history that was never opened: not booked")
+          }
+          continue
+        }
+        entries.push(...entriesOfHistory(before.right.state, after.value, decoded.right))
+        continue
+      }
+      if (!motoSaleFactTypes.has(recorded.type)) continue
+      const decoded = yield* Effect.either(
+        Effect.map(LifecycleEvent.registry.decode(recorded), entryOfMotoSale)
+      )
+      if (Either.isLeft(decoded)) unreadable(recorded, decoded.left.message)
+      else if (decoded.right !== undefined) entries.push(decoded.right)
     }
     return { entries, undecodable }
   })
@@ -480,9 +443,10 @@ export const addEntries = (ledger: Ledger, entries: ReadonlyArray<Entry>): Ledge
  */
 export const foldRecorded = (
   ledger: Ledger,
-  events: ReadonlyArray<EventStore.RecordedEvent>
-): Effect.Effect<Ledger> =>
-  Effect.map(entriesOf(events), ({ entries, undecodable }) => {
+  events: ReadonlyArray<EventStore.RecordedEvent>,
+  cache?: LedgerFold.Cache
+): Effect.Effect<Ledger, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.map(entriesOf(events, cache), ({ entries, undecodable }) => {
     const last = events[events.length - 1]
     const added = addEntries(ledger, entries)
     return {

@@ -18,6 +18,7 @@ import * as Stream from "effect/Stream"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as Ledger from "./Ledger.js"
+import * as LedgerFold from "./LedgerFold.js"
 
 /** The stream holding the snapshots. */
 export const snapshotStream = "projection-ledger"
@@ -56,13 +57,15 @@ export const replay = (options: {
     const store = yield* EventStore.EventStore
     let ledger = options.from ?? Ledger.empty
     const until = options.until
+    // The transactions' histories folded so far, from page to page.
+    const folds = new LedgerFold.Cache()
     while (true) {
       const page = yield* store.readAll(ledger.checkpoint, { maxCount: options.pageSize ?? 1000 })
       const events =
         until === undefined
           ? page.events
           : page.events.filter((e) => EventStore.checkpointOrder(e.checkpoint, until) <= 0)
-      ledger = yield* Ledger.foldRecorded(ledger, events)
+      ledger = yield* Ledger.foldRecorded(ledger, events, folds)
       if (page.caughtUp || events.length < page.events.length) return ledger
     }
   }).pipe(Effect.withSpan("LedgerProjection.replay"))
@@ -135,6 +138,8 @@ export const start = (
     const dirty = yield* Ref.make(false)
     const lastSnapshotAt = yield* Ref.make(0)
     const every = Duration.toMillis(Duration.decode(options.snapshotEvery ?? "5 seconds"))
+    // The transactions' histories folded so far, from batch to batch (bounded).
+    const folds = new LedgerFold.Cache()
 
     const snapshot = Effect.gen(function* () {
       if (!(yield* Ref.get(dirty))) return
@@ -162,7 +167,7 @@ export const start = (
           Stream.runForEach((chunk) =>
             Effect.gen(function* () {
               const events = Array.from(chunk)
-              const next = yield* Ledger.foldRecorded(yield* Ref.get(state), events)
+              const next = yield* Ledger.foldRecorded(yield* Ref.get(state), events, folds)
               yield* Ref.set(state, next)
               if (events.some((e) => e.streamId !== snapshotStream)) yield* Ref.set(dirty, true)
               if (options.tap !== undefined) yield* Effect.forEach(events, options.tap, { discard: true })

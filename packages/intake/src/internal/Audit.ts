@@ -3,7 +3,7 @@
  * snapshot), its entries page by page, a rebuild compared with the live ledger, the hash
  * chain and each transaction's money conservation verified, and one operation's timeline.
  */
-import { Conservation, Ledger, LedgerProjection, Money } from "@tillflow/core"
+import { Conservation, Ledger, LedgerFold, LedgerProjection, Money } from "@tillflow/core"
 import { type DurableEngine, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -116,11 +116,13 @@ export const make = (
       Effect.gen(function* () {
         let checkpoint = yield* checkpointOf(fromText)
         const out: Array<Intake.EntriesView["entries"][number]> = []
+        // The transactions' histories folded so far, from page to page.
+        const folds = new LedgerFold.Cache()
         while (out.length < limit) {
           const page = yield* store
             .readAll(checkpoint, { maxCount: 1000 })
             .pipe(Effect.mapError(unavailable("event store")))
-          const { entries: found } = yield* Ledger.entriesOf(page.events)
+          const { entries: found } = yield* withStore(Ledger.entriesOf(page.events, folds))
           for (const e of found) out.push(entryView(e))
           checkpoint = page.next
           if (page.caughtUp) break
