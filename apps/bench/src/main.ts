@@ -22,6 +22,7 @@ import * as Scratch from "./internal/Scratch.js"
 import type * as Section from "./internal/Section.js"
 import * as PeerBench from "./PeerBench.js"
 import * as QueueBench from "./QueueBench.js"
+import * as LedgerBench from "./LedgerBench.js"
 import * as ReplayBench from "./ReplayBench.js"
 import * as StoreBench from "./StoreBench.js"
 
@@ -29,6 +30,7 @@ const sections: ReadonlyArray<Section.Section> = [
   StoreBench.section,
   StoreBench.pgliteSection,
   ReplayBench.section,
+  LedgerBench.section,
   EngineBench.section,
   PeerBench.section,
   QueueBench.section,
