@@ -21,6 +21,7 @@ import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import { EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { atStart, environment, eur, inEnvironment, stepClock, typesOf } from "./support/lifecycle.js"
 
@@ -202,6 +203,61 @@ describe("an operator resolves a request in doubt outside a transaction", () => 
           const { entries } = yield* Ledger.entriesOf(page.events)
           expect(entries.filter((e) => e.kind === "sale").map((e) => e.amount?.minorUnits)).toEqual([4200n])
         })
+      )
+  )
+
+  it.effect(
+    "a MOTO sale resolved as applied is recorded on the merchant's virtual terminal: its reversal is refused once that terminal's batch closed",
+    () =>
+      run(
+        Effect.gen(function* () {
+          yield* atStart
+          const virtual = Identifiers.SerialNumber.make("V-9")
+          yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
+          yield* failChecks("transactionStatus")
+          const tag = yield* untilInDoubt(
+            MotoWorkflow.Sale.execute({
+              requestId: "sale-1",
+              cardToken: token,
+              amount: eur(4200n),
+              transactionReference: reference
+            })
+          )
+          expect(tag).toBe("OutcomeUnknown")
+          const guid = Identifiers.Guid.make("moto-on-virtual")
+          yield* InDoubtResolution.resolveAttempt({
+            on: { _tag: "motoSale", transactionReference: reference },
+            requestId: "sale-1",
+            resolution: "applied",
+            guid,
+            ...who
+          })
+          const [opened] = yield* Effect.flatMap(EventStore.EventStore, (store) =>
+            store.readStream(LifecycleEvent.transactionStream(guid))
+          )
+          expect(opened?.data).toMatchObject({ serialNumber: "V-9" })
+          yield* BatchWorkflow.Close.execute({
+            requestId: "close-v",
+            serialNumber: virtual,
+            terminalType: Identifiers.TerminalType.make("VIRTUAL"),
+            batchNumber: Identifiers.BatchNumber.make("1")
+          })
+          const refused = yield* Effect.flip(
+            MotoWorkflow.Reverse.execute({ requestId: "rev-1", originalGuid: guid })
+          )
+          expect(refused).toMatchObject({ _tag: "ReversalNotAllowed", rule: "moto-reversal-before-batch" })
+          expect(yield* (yield* control).count("motoReversal")).toBe(0)
+          // The ledger books the sale on that terminal.
+          const store = yield* EventStore.EventStore
+          const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 1000 })
+          const { entries } = yield* Ledger.entriesOf(page.events)
+          expect(entries.filter((e) => e.kind === "sale").map((e) => e.terminal)).toEqual(["V-9"])
+        }).pipe(
+          Effect.provideService(
+            MotoWorkflow.VirtualTerminal,
+            Option.some(Identifiers.SerialNumber.make("V-9"))
+          )
+        )
       )
   )
 

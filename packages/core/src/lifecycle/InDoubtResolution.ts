@@ -32,6 +32,7 @@ import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as MoneyRules from "./MoneyRules.js"
 import * as TransactionHistory from "./TransactionHistory.js"
+import { VirtualTerminal } from "./VirtualTerminal.js"
 
 /** The rule: only a request in doubt can be resolved by an operator. */
 export const RESOLVE_ONLY_IN_DOUBT = "resolve-only-in-doubt"
@@ -279,7 +280,9 @@ const attemptOperation: Record<Attempt["_tag"], LifecycleEvent.Operation> = {
 export const decideAttempt = (
   events: ReadonlyArray<LifecycleEvent.Decoded>,
   input: AttemptInput,
-  at: DateTime.Utc
+  at: DateTime.Utc,
+  /** The merchant's virtual terminal, on which an applied MOTO sale is booked. */
+  virtualTerminal?: string
 ): Either.Either<ReadonlyArray<LifecycleEvent.Event>, LifecycleError.ResolutionRefused> => {
   const streamId = attemptStream(input.on)
   const refuse = (rule: string, message: string) =>
@@ -332,13 +335,16 @@ export const decideAttempt = (
   const sale = requested.data as { readonly amount: Money.Money }
   return Either.right([
     resolved,
-    LifecycleEvent.MotoSaleApproved.make({
-      requestId: input.requestId,
-      at,
-      guid: (input.guid ?? "").trim(),
-      amount: sale.amount,
-      reconciled: false
-    })
+    LifecycleEvent.MotoSaleApproved.make(
+      defined({
+        requestId: input.requestId,
+        at,
+        guid: (input.guid ?? "").trim(),
+        amount: sale.amount,
+        serialNumber: virtualTerminal,
+        reconciled: false
+      })
+    )
   ])
 }
 
@@ -361,7 +367,8 @@ export const resolveAttempt = (
     for (let race = 0; ; race++) {
       const { events, version } = yield* Guarded.read(store, streamId)
       const at = yield* DateTime.now
-      const decided = yield* decideAttempt(events, input, at)
+      const virtualTerminal = Option.getOrUndefined(yield* VirtualTerminal)
+      const decided = yield* decideAttempt(events, input, at, virtualTerminal)
       const approved = decided.find((e) => e.type === "MotoSaleApproved")
       const guid = approved === undefined ? undefined : (approved.data as { readonly guid: string }).guid
       if (guid !== undefined) {
@@ -394,13 +401,18 @@ export const resolveAttempt = (
       const amount =
         approved === undefined ? undefined : (approved.data as { readonly amount: Money.Money }).amount
       if (guid !== undefined && amount !== undefined) {
-        const opened = LifecycleEvent.TransactionRecorded.make({
-          guid,
-          kind: "moToSale",
-          amount,
-          at,
-          transactionReference: (input.on as { readonly transactionReference: string }).transactionReference
-        })
+        const opened = LifecycleEvent.TransactionRecorded.make(
+          defined({
+            guid,
+            kind: "moToSale" as const,
+            amount,
+            at,
+            transactionReference: (input.on as { readonly transactionReference: string })
+              .transactionReference,
+            // Where the MOTO sale would have been booked: its batch ends its reversal window.
+            serialNumber: virtualTerminal
+          })
+        )
         const eventId = yield* Guarded.eventId(
           LifecycleEvent.transactionStream(guid),
           "resolve",

@@ -13,7 +13,6 @@
  */
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -42,23 +41,15 @@ import * as RemoteError from "../model/RemoteError.js"
 import * as ReversalWorkflow from "./ReversalWorkflow.js"
 import * as TerminalCloud from "../model/TerminalCloud.js"
 import * as TransactionHistory from "./TransactionHistory.js"
+import { VirtualTerminal } from "./VirtualTerminal.js"
 import { optional } from "../model/internal/Strict.js"
 
 // The rules live in `MotoRules`; this name stays here for the callers that know it.
 export { decideRefund } from "./MotoRules.js"
 
-/**
- * The merchant's virtual terminal (spec §1: the terminal that books terminal-less MOTO
- * payments), by serial: a MOTO sale given no `serialNumber` is recorded on it, so closing
- * its daily batch ends the sale's MOTO reversal window ("MOTO reversal only before the
- * batch"). None by default: an app provides it from its configuration (the worker's
- * `TILLFLOW_MOTO_TERMINAL`, else the built-in simulator's); without it that rule cannot
- * fire for a terminal-less sale, and only the 24-hour window holds.
- */
-export class VirtualTerminal extends Context.Reference<VirtualTerminal>()(
-  "tillflow/core/MotoWorkflow/VirtualTerminal",
-  { defaultValue: (): Option.Option<Identifiers.SerialNumber> => Option.none() }
-) {}
+// The merchant's virtual terminal lives in its own module (`InDoubtResolution` reads it too);
+// its name stays here for the callers that know it.
+export { VirtualTerminal }
 
 /** Every error of the MOTO workflows. */
 export const MotoError = Schema.Union(
