@@ -67,6 +67,22 @@ const closeInDoubt = Effect.gen(function* () {
   expect(held).toMatchObject({ _tag: "OperationInProgress", rule: "one-operation-at-a-time" })
 })
 
+/** A MOTO sale of 42.00 (`sale-1`) left in doubt: its answer lost, every status check failing. */
+const saleInDoubt = Effect.gen(function* () {
+  yield* atStart
+  yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
+  yield* failChecks("transactionStatus")
+  const tag = yield* untilInDoubt(
+    MotoWorkflow.Sale.execute({
+      requestId: "sale-1",
+      cardToken: token,
+      amount: eur(4200n),
+      transactionReference: reference
+    })
+  )
+  expect(tag).toBe("OutcomeUnknown")
+})
+
 describe("an operator resolves a request in doubt outside a transaction", () => {
   it.effect("a batch close resolved as not applied releases the terminal: the close is sent again", () =>
     run(
@@ -159,18 +175,7 @@ describe("an operator resolves a request in doubt outside a transaction", () => 
     () =>
       run(
         Effect.gen(function* () {
-          yield* atStart
-          yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
-          yield* failChecks("transactionStatus")
-          const tag = yield* untilInDoubt(
-            MotoWorkflow.Sale.execute({
-              requestId: "sale-1",
-              cardToken: token,
-              amount: eur(4200n),
-              transactionReference: reference
-            })
-          )
-          expect(tag).toBe("OutcomeUnknown")
+          yield* saleInDoubt
           const on = { _tag: "motoSale", transactionReference: reference } as const
           const noGuid = yield* Effect.flip(
             InDoubtResolution.resolveAttempt({ on, requestId: "sale-1", resolution: "applied", ...who })
@@ -211,19 +216,8 @@ describe("an operator resolves a request in doubt outside a transaction", () => 
     () =>
       run(
         Effect.gen(function* () {
-          yield* atStart
           const virtual = Identifiers.SerialNumber.make("V-9")
-          yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
-          yield* failChecks("transactionStatus")
-          const tag = yield* untilInDoubt(
-            MotoWorkflow.Sale.execute({
-              requestId: "sale-1",
-              cardToken: token,
-              amount: eur(4200n),
-              transactionReference: reference
-            })
-          )
-          expect(tag).toBe("OutcomeUnknown")
+          yield* saleInDoubt
           const guid = Identifiers.Guid.make("moto-on-virtual")
           yield* InDoubtResolution.resolveAttempt({
             on: { _tag: "motoSale", transactionReference: reference },
