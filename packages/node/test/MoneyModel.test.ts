@@ -5,8 +5,9 @@
  * the test's PostgreSQL database claiming executions beside the instance's own worker (none on
  * the embedded store; `MONEY_MODEL_WORKERS`). CI (`.ci/run`) runs a fixed seed and 200
  * sequences of up to 10 commands (`MONEY_MODEL_RUNS=200`); a local `npm test` runs 30, to stay
- * quick. Measured on the 2-core machine (seed 28028, PostgreSQL): 30 sequences ≈ 40 s with the
- * two workers; 200 sequences 171 s with them (230 s before the two last cuts below; 285 s
+ * quick. Measured on the 2-core machine (seed 28028, PostgreSQL): 200 sequences 53 s with the
+ * two workers on a quiet machine (load ≈ 1, after the ledger became the rules' fold); earlier,
+ * under other jobs' load: 30 sequences ≈ 40 s, 200 sequences 171 s (230 s before the two last cuts below; 285 s
  * before the poll cut), 173 s without workers before the last two cuts. Cuts made: a stream re-verified only when it grew,
  * the whole log verified once at the end and the ledger read once across sequences (both were
  * quadratic), a reconciliation never sleeping past its budget. A long run with any seed is
