@@ -9,7 +9,12 @@
  * modules of their own; `make` composes them.
  */
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { type PaymentProtocol, type TerminalCloud, TerminalOperations } from "@tillflow/core"
+import {
+  type PaymentProtocol,
+  type ReversalWorkflow,
+  type TerminalCloud,
+  TerminalOperations
+} from "@tillflow/core"
 import type { DurableEngine, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,6 +46,12 @@ export const lifecycleWorkflows: ReadonlyMap<string, LifecycleWorkflows.AnyWorkf
 export interface Options {
   /** The merchant's MCC, to open the histories of pre-authorizations made on terminals. */
   readonly merchantMcc?: Option.Option<string> | undefined
+  /**
+   * What the merchant's acquirer supports (partial reversals, capture reversals), as the
+   * reversal workflows are given it: an operator's reversal is checked against it before it
+   * starts. Default: the workflows' default.
+   */
+  readonly acquirer?: ReversalWorkflow.AcquirerCapabilities["Type"] | undefined
 }
 
 /** What the local intake runs on: the engine, the store and the remote service. */
@@ -56,7 +67,7 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const queries = yield* Queries.make(views, devices)
     const audit = yield* Audit.make(views)
     const resolutions = yield* Resolutions.make
-    const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none())
+    const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none(), options.acquirer)
     return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions })
   })
 

@@ -130,7 +130,10 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       )
       const engine = Stack.engineLayer
       const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
-      const services = Layer.merge(workflows, IntakeLocal.layer({ merchantMcc: config.merchantMcc }))
+      const services = Layer.merge(
+        workflows,
+        IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer })
+      )
       // The receiver is built before the server, whose callback route it serves; one memory
       // of the attempts this process registered, for its workflows and its receiver.
       const receiver = Stack.receiverLayer.pipe(

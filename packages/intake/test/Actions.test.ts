@@ -140,6 +140,41 @@ layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
       })
     )
 
+    it.effect(
+      "a reversal's rule is checked before it starts: 422 naming it, nothing started or recorded",
+      () =>
+        Effect.gen(function* () {
+          const guid = "8c3b2e4a-5d6f-4a7b-8c9d-0e1f2a3b4c5d"
+          yield* saleOnTerminal(guid)
+          const engine = yield* DurableEngine.DurableEngine
+          const before = (yield* engine.list({})).length
+          // A part of it, where the acquirer takes no partial reversal (the default).
+          const partial = yield* call("POST", actions(guid), {
+            body: JSON.stringify({ action: "reverse", amount: "10.00", currency: "EUR", reason: "one item" })
+          })
+          expect([partial.status, partial.json.rule]).toEqual([422, "acquirer-partial-reversal"])
+          // Already reversed in full: nothing is left to reverse.
+          const store = yield* EventStore.EventStore
+          const encoded = yield* LifecycleEvent.registry.encodeAll([
+            LifecycleEvent.Reversed.make({
+              requestId: "rev-by-api",
+              at: yield* DateTime.now,
+              target: "transaction",
+              amount: Money.make(5000n, "EUR"),
+              reconciled: false
+            })
+          ])
+          yield* store.append(LifecycleEvent.transactionStream(guid), EventStore.AnyVersion, encoded)
+          const again = yield* call("POST", actions(guid), {
+            body: JSON.stringify({ action: "reverse", reason: "customer cancelled" })
+          })
+          expect([again.status, again.json.rule]).toEqual([422, "reverse-once"])
+          expect(again.json.message).toContain("already reversed")
+          expect((yield* engine.list({})).length).toBe(before)
+          expect(yield* actionEvents(guid)).toHaveLength(0)
+        })
+    )
+
     it.effect("the amount is confirmed in the transaction's currency: 400 naming the field", () =>
       Effect.gen(function* () {
         const guid = "8c3b2e4a-5d6f-4a7b-8c8d-9e0f1a2b3c4d"

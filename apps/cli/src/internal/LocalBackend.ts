@@ -54,7 +54,10 @@ export const layer = (config: WorkerConfig.WorkerConfig, needs: Needs) => {
       }
     })
   )
-  return Layer.mergeAll(IntakeLocal.layer({ merchantMcc: config.merchantMcc }), describe).pipe(
+  return Layer.mergeAll(
+    IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer }),
+    describe
+  ).pipe(
     Layer.provideMerge(Layer.merge(workflows, engineWorker)),
     Layer.provideMerge(Stack.engineLayer),
     Layer.provideMerge(cloud),

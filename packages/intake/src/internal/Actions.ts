@@ -21,7 +21,9 @@ import {
   LifecycleEvent,
   Money,
   MoneyRules,
+  MotoRules,
   PreAuthorizationRules,
+  ReversalWorkflow,
   TerminalOutcomeRecorder,
   TipAdjustmentWorkflow,
   TransactionHistory
@@ -79,15 +81,18 @@ const ruleOf = (refusal: { readonly _tag: string; readonly message: string }): I
 
 /**
  * The operation's own rule for the action on the transaction as it stands, by the function
- * its workflow decides with; `undefined` when it may be sent (reversals are decided by the
- * workflow alone: their rules need the acquirer's capabilities and the batch).
+ * its workflow decides with; `undefined` when it may be sent. A reversal or release is
+ * decided as its workflow decides it (`ReversalWorkflow.decideTarget` with the acquirer's
+ * capabilities, `MotoRules.decideReversal` for a MOTO transaction); the batch rules, read
+ * from the terminal's batch history, are left to the workflow, which decides again anyway.
  */
 const refusalOf = (
   action: LifecycleEvent.OperatorAction,
   state: TransactionHistory.State,
   amount: Money.Money | undefined,
   requestId: string,
-  now: DateTime.Utc
+  now: DateTime.Utc,
+  capabilities: ReversalWorkflow.AcquirerCapabilities["Type"]
 ): Intake.ActionRefused | undefined => {
   const refused = (r: Option.Option<{ readonly _tag: string; readonly message: string }>) =>
     Option.isSome(r) ? ruleOf(r.value) : undefined
@@ -112,7 +117,7 @@ const refusalOf = (
       return amount === undefined ? undefined : refused(TipAdjustmentWorkflow.decideTip(state, amount))
     case "release":
       return state.preAuthorization?.status === "AUTHORISED"
-        ? undefined
+        ? decided(ReversalWorkflow.decideTarget(state, undefined, capabilities, now))
         : new Intake.ActionRefused({
             rule: "release-an-open-pre-authorization",
             message:
@@ -121,7 +126,9 @@ const refusalOf = (
                 : `pre-authorization ${state.guid} is ${state.preAuthorization.status}: only an open (AUTHORISED) hold is released`
           })
     case "reverse":
-      return undefined
+      return state.kind === "moToSale" || state.kind === "moToRefund"
+        ? refused(MotoRules.decideReversal(state, now))
+        : decided(ReversalWorkflow.decideTarget(state, amount, capabilities, now))
   }
 }
 
@@ -130,9 +137,12 @@ const minor = (m: Money.Money) => ({ amount: Money.toMinorUnitsString(m), curren
 /** The actions over the store in context, started through `commands`. */
 export const make = (
   commands: Commands.Commands,
-  merchantMcc: Option.Option<string>
+  merchantMcc: Option.Option<string>,
+  acquirer?: ReversalWorkflow.AcquirerCapabilities["Type"]
 ): Effect.Effect<Actions, never, EventStore.EventStore> =>
   Effect.gen(function* () {
+    // What the reversal workflows decide with: the deployment's, else their default.
+    const capabilities = acquirer ?? (yield* ReversalWorkflow.AcquirerCapabilities)
     const store = yield* EventStore.EventStore
 
     // The terminal operations approved so far become histories first (a sale made on a
@@ -262,7 +272,7 @@ export const make = (
           // Asked before: the same action, whatever the rules say of the state it left.
           if (recorded) return yield* operation.start
           const now = yield* DateTime.now
-          const refusal = refusalOf(input.action, state, amount, requestId, now)
+          const refusal = refusalOf(input.action, state, amount, requestId, now, capabilities)
           if (refusal !== undefined) return yield* refusal
           const encoded = yield* LifecycleEvent.registry
             .encodeAll([
