@@ -14,7 +14,7 @@
  * `npm run test:money-model -- --runs 5000 --seed N`, and a failure prints its seed and path,
  * replayed with `--seed N --path P`.
  */
-import { Identifiers, TerminalOperations } from "@tillflow/core"
+import { Identifiers, LedgerFold, TerminalOperations } from "@tillflow/core"
 import * as Exit from "effect/Exit"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
@@ -151,7 +151,11 @@ describe("the money model holds on random mixed sequences of both paths", () => 
     async () => {
       let sequence = 0
       // The ledger read so far, shared by the sequences: each reads only the log's new events.
-      const ledger: Real["ledger"] = { checkpoint: EventStore.Checkpoint.start, entries: [] }
+      const ledger: Real["ledger"] = {
+        checkpoint: EventStore.Checkpoint.start,
+        entries: [],
+        folds: new LedgerFold.Cache()
+      }
       const property = FastCheck.asyncProperty(sequences(maxCommands), async (cmds) => {
         const real: Real = {
           tf: h.tf,

@@ -13,6 +13,7 @@ import {
   Identifiers,
   InDoubtResolution,
   Ledger,
+  LedgerFold,
   LifecycleEvent,
   Money,
   MoneyRules,
@@ -79,7 +80,12 @@ export interface Model {
 export interface Real {
   readonly tf: Tillflow
   readonly terminals: ReadonlyArray<Device>
-  readonly ledger: { checkpoint: EventStore.Checkpoint; entries: Array<Ledger.Entry> }
+  readonly ledger: {
+    checkpoint: EventStore.Checkpoint
+    entries: Array<Ledger.Entry>
+    /** The transactions' histories folded so far, kept between reads. */
+    readonly folds: LedgerFold.Cache
+  }
   /** A card token of the simulator's card, for terminal-less MOTO sales. */
   readonly cardToken: string
   /** A fault to arm on the simulator before the next command (a 5xx or a dropped answer). */
@@ -814,7 +820,7 @@ const readLedger = (real: Real) =>
     const store = yield* EventStore.EventStore
     for (;;) {
       const page = yield* store.readAll(real.ledger.checkpoint, { maxCount: 1000 })
-      const { entries } = yield* Ledger.entriesOf(page.events)
+      const { entries } = yield* Ledger.entriesOf(page.events, real.ledger.folds)
       real.ledger.entries.push(...entries)
       real.ledger.checkpoint = page.next
       if (page.caughtUp) return
