@@ -68,20 +68,23 @@ const closeInDoubt = Effect.gen(function* () {
 })
 
 /** A MOTO sale of 42.00 (`sale-1`) left in doubt: its answer lost, every status check failing. */
-const saleInDoubt = Effect.gen(function* () {
-  yield* atStart
-  yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
-  yield* failChecks("transactionStatus")
-  const tag = yield* untilInDoubt(
-    MotoWorkflow.Sale.execute({
-      requestId: "sale-1",
-      cardToken: token,
-      amount: eur(4200n),
-      transactionReference: reference
-    })
-  )
-  expect(tag).toBe("OutcomeUnknown")
-})
+const saleInDoubtOn = (serialNumber?: Identifiers.SerialNumber) =>
+  Effect.gen(function* () {
+    yield* atStart
+    yield* (yield* control).next("motoSale", { _tag: "NotApplied503" })
+    yield* failChecks("transactionStatus")
+    const tag = yield* untilInDoubt(
+      MotoWorkflow.Sale.execute({
+        requestId: "sale-1",
+        cardToken: token,
+        amount: eur(4200n),
+        transactionReference: reference,
+        ...(serialNumber === undefined ? {} : { serialNumber })
+      })
+    )
+    expect(tag).toBe("OutcomeUnknown")
+  })
+const saleInDoubt = saleInDoubtOn()
 
 describe("an operator resolves a request in doubt outside a transaction", () => {
   it.effect("a batch close resolved as not applied releases the terminal: the close is sent again", () =>
@@ -246,6 +249,35 @@ describe("an operator resolves a request in doubt outside a transaction", () => 
           const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 1000 })
           const { entries } = yield* Ledger.entriesOf(page.events)
           expect(entries.filter((e) => e.kind === "sale").map((e) => e.terminal)).toEqual(["V-9"])
+        }).pipe(
+          Effect.provideService(
+            MotoWorkflow.VirtualTerminal,
+            Option.some(Identifiers.SerialNumber.make("V-9"))
+          )
+        )
+      )
+  )
+
+  it.effect(
+    "a MOTO sale sent on a terminal the caller named is resolved onto that terminal, not the virtual one",
+    () =>
+      run(
+        Effect.gen(function* () {
+          yield* saleInDoubtOn(Identifiers.SerialNumber.make("T-7"))
+          const guid = Identifiers.Guid.make("moto-on-named")
+          yield* InDoubtResolution.resolveAttempt({
+            on: { _tag: "motoSale", transactionReference: reference },
+            requestId: "sale-1",
+            resolution: "applied",
+            guid,
+            ...who
+          })
+          const store = yield* EventStore.EventStore
+          const [opened] = yield* store.readStream(LifecycleEvent.transactionStream(guid))
+          expect(opened?.data).toMatchObject({ serialNumber: "T-7" })
+          const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 1000 })
+          const { entries } = yield* Ledger.entriesOf(page.events)
+          expect(entries.filter((e) => e.kind === "sale").map((e) => e.terminal)).toEqual(["T-7"])
         }).pipe(
           Effect.provideService(
             MotoWorkflow.VirtualTerminal,

@@ -13,6 +13,7 @@ import {
 } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
@@ -115,6 +116,33 @@ describe("MotoWorkflow", () => {
           ])
         })
       )
+  )
+
+  it.effect("a declined MOTO sale is booked on the terminal it was sent on", () =>
+    run(
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        yield* atStart
+        const at = yield* DateTime.now
+        yield* store.append(
+          LifecycleEvent.motoSaleStream(reference),
+          EventStore.AnyVersion,
+          yield* LifecycleEvent.registry.encodeAll([
+            LifecycleEvent.MotoSaleDeclined.make({
+              requestId: "sale-1",
+              at,
+              finStatus: "DECLINED",
+              reason: "insufficient funds",
+              reconciled: false,
+              serialNumber: "V-1"
+            })
+          ])
+        )
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100 })
+        const { entries } = yield* Ledger.entriesOf(page.events)
+        expect(entries.map((e) => [e.kind, e.terminal])).toEqual([["decline", "V-1"]])
+      })
+    )
   )
 
   it.effect("a 5xx on a MOTO sale is reconciled through the status endpoint by its reference", () =>

@@ -332,7 +332,7 @@ export const decideAttempt = (
       APPLIED_MOTO_SALE_NEEDS_GUID,
       `an applied MOTO sale ${input.requestId} needs the guid the gateway gave it: its history opens under it`
     )
-  const sale = requested.data as { readonly amount: Money.Money }
+  const sale = requested.data as { readonly amount: Money.Money; readonly serialNumber?: string }
   return Either.right([
     resolved,
     LifecycleEvent.MotoSaleApproved.make(
@@ -341,7 +341,8 @@ export const decideAttempt = (
         at,
         guid: (input.guid ?? "").trim(),
         amount: sale.amount,
-        serialNumber: virtualTerminal,
+        // The terminal the sale was sent on; a log written before requests named it: the virtual one.
+        serialNumber: sale.serialNumber ?? virtualTerminal,
         reconciled: false
       })
     )
@@ -398,8 +399,10 @@ export const resolveAttempt = (
           return yield* Effect.fail(Guarded.storeFailure("append")(appended.left))
         continue
       }
-      const amount =
-        approved === undefined ? undefined : (approved.data as { readonly amount: Money.Money }).amount
+      const { amount, serialNumber } =
+        approved === undefined
+          ? { amount: undefined, serialNumber: undefined }
+          : (approved.data as { readonly amount: Money.Money; readonly serialNumber?: string })
       if (guid !== undefined && amount !== undefined) {
         const opened = LifecycleEvent.TransactionRecorded.make(
           defined({
@@ -409,8 +412,8 @@ export const resolveAttempt = (
             at,
             transactionReference: (input.on as { readonly transactionReference: string })
               .transactionReference,
-            // Where the MOTO sale would have been booked: its batch ends its reversal window.
-            serialNumber: virtualTerminal
+            // Where the MOTO sale was booked: its batch ends its reversal window.
+            serialNumber
           })
         )
         const eventId = yield* Guarded.eventId(

@@ -259,8 +259,16 @@ export const MotoSaleRequested = EventRegistry.define(
     transactionReference: Schema.String,
     amount: MoneyJson,
     cardToken: Schema.String,
-    customerReference: optional(Schema.String)
-  })
+    customerReference: optional(Schema.String),
+    /**
+     * The terminal it is booked on: the one the caller named, else the merchant's virtual
+     * terminal (absent in logs written before it was recorded, and when neither is known).
+     * An operator's resolution of the sale in doubt books it there.
+     */
+    serialNumber: optional(Schema.String)
+  }),
+  // Version 1 (before the serial was recorded) reads as a request with no serial.
+  { schemaVersion: 2, upcasters: { 1: (v1) => v1 } }
 )
 /** The MOTO sale was authorised; its own stream `txn-<guid>` is open. */
 export const MotoSaleApproved = EventRegistry.define(
@@ -278,7 +286,16 @@ export const MotoSaleApproved = EventRegistry.define(
 /** The MOTO sale was declined by the issuer or acquirer: not charged. */
 export const MotoSaleDeclined = EventRegistry.define(
   "MotoSaleDeclined",
-  Schema.Struct({ ...request, finStatus: Schema.String, reason: Schema.String, reconciled: Schema.Boolean })
+  Schema.Struct({
+    ...request,
+    finStatus: Schema.String,
+    reason: Schema.String,
+    reconciled: Schema.Boolean,
+    /** The terminal it was sent on, as its request names it (absent in older logs). */
+    serialNumber: optional(Schema.String)
+  }),
+  // Version 1 (before the serial was recorded) reads as a decline with no serial.
+  { schemaVersion: 2, upcasters: { 1: (v1) => v1 } }
 )
 /** Closing a batch of the terminal was decided and is about to be sent. */
 export const BatchCloseRequested = EventRegistry.define(

@@ -297,13 +297,16 @@ const saleAnswered = (
         streamId: sale.streamId,
         expected: "any",
         events: [
-          LifecycleEvent.MotoSaleDeclined.make({
-            requestId: sale.requestId,
-            at: now,
-            finStatus: response.finStatus ?? "UNDEFINED",
-            reason,
-            reconciled
-          })
+          LifecycleEvent.MotoSaleDeclined.make(
+            defined({
+              requestId: sale.requestId,
+              at: now,
+              finStatus: response.finStatus ?? "UNDEFINED",
+              reason,
+              reconciled,
+              serialNumber: sale.serialNumber
+            })
+          )
         ]
       }
     ],
@@ -379,7 +382,8 @@ const sale = (payload: Workflow.Workflow.Payload<typeof Sale>) =>
                   transactionReference: reference,
                   amount: payload.amount,
                   cardToken: payload.cardToken,
-                  customerReference: payload.customerReference
+                  customerReference: payload.customerReference,
+                  serialNumber: context.serialNumber
                 })
               )
             )

@@ -212,7 +212,7 @@ const entryOfMotoSale = (event: LifecycleEvent.Decoded): Entry | undefined => {
       return {
         ...whereOf(event.recorded),
         original: undefined,
-        terminal: "-",
+        terminal: nonEmpty(event.data.serialNumber) ?? "-",
         merchant: "-",
         at: event.data.at.epochMillis,
         day: dayOf(event.data.at.epochMillis),

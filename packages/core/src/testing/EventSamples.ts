@@ -416,7 +416,8 @@ const lifecycleSamples = [
       transactionReference: reference,
       amount: eur(4_200n),
       cardToken: "tok_9c1d2e3f4a5b",
-      customerReference: "order-1043"
+      customerReference: "order-1043",
+      serialNumber: "VIRTUAL-1"
     })
   ),
   lifecycle(
@@ -434,7 +435,8 @@ const lifecycleSamples = [
       ...request,
       finStatus: "DECLINED",
       reason: "issuer response 05",
-      reconciled: false
+      reconciled: false,
+      serialNumber: "VIRTUAL-1"
     })
   ),
   lifecycle(LifecycleEvent.BatchCloseRequested.make({ ...request, batchNumber: "17" })),
