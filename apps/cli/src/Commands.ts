@@ -10,6 +10,7 @@ import * as Command from "@effect/cli/Command"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { alerts } from "./commands/alerts.js"
 import { archive } from "./commands/archive.js"
+import { attempts } from "./commands/attempts.js"
 import { audit } from "./commands/audit.js"
 import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"
@@ -49,6 +50,7 @@ export const tillflow = Command.make("tillflow").pipe(
     device,
     status,
     transactions,
+    attempts,
     executions,
     events,
     alerts,

@@ -65,6 +65,14 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     `tillflow transactions act ${guid} --action refund --amount 15.00 --currency EUR --reason "customer returned the item" --operator alice`,
     `tillflow transactions act ${guid} --action reverse --reason "sold twice by mistake" --yes --json`
   ],
+  attempts: [
+    `tillflow attempts resolve --batch PAX-A920-0042 --request close-7 --not-applied --reason "no close on the acquirer's report" --operator alice`
+  ],
+  "attempts resolve": [
+    `tillflow attempts resolve --batch PAX-A920-0042 --request close-7 --not-applied --reason "no close on the acquirer's report" --operator alice`,
+    `tillflow attempts resolve --moto-sale 6c1f7a0e-2b4d-4e8a-9f3c-1d2e3f4a5b6c --request sale-7 --applied --guid ${guid} --reason "on the acquirer's report" --operator alice --json`,
+    `tillflow attempts resolve --device PAX-A920-0042 --request reboot-3 --not-applied --reason "the terminal did not restart" --operator bob`
+  ],
   "transactions resolve": [
     `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`,
     `tillflow transactions resolve ${guid} --request tip-7 --applied --reason "the receipt shows the tip" --operator bob --status-endpoint "SALE AUTHORISED" --json`

@@ -100,3 +100,72 @@ describe("tillflow transactions resolve", () => {
     240_000
   )
 })
+
+const attemptArgs = (on: ReadonlyArray<string>, resolution: ReadonlyArray<string>) => [
+  "attempts",
+  "resolve",
+  ...on,
+  "--request",
+  "close-1",
+  ...resolution,
+  "--reason",
+  "no close on the acquirer's report",
+  "--operator",
+  "alice",
+  "--json"
+]
+
+describe("tillflow attempts resolve", () => {
+  it("needs exactly one attempt (--batch, --moto-sale or --device): exit 2, nothing opened", () => {
+    const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
+    const two = cli(attemptArgs(["--batch", "T-1", "--device", "T-1"], ["--not-applied"]), {
+      TILLFLOW_DATA_DIR: dataDir
+    })
+    expect(two.status, two.stderr).toBe(2)
+    expect(two.stdout + two.stderr).toContain("exactly one of --batch")
+    const none = cli(attemptArgs([], ["--not-applied"]), { TILLFLOW_DATA_DIR: dataDir })
+    expect(none.status, none.stderr).toBe(2)
+    expect(Fs.existsSync(dataDir)).toBe(false)
+  }, 120_000)
+
+  it.effect(
+    "resolves a batch close in doubt as not applied on the terminal's batch stream; a second time is refused naming the rule",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = { DATABASE_URL: Redacted.value(database.url.value) }
+        const store = yield* EventStore.EventStore
+        const at = yield* DateTime.now
+        yield* store.append(
+          LifecycleEvent.batchStream("T-1"),
+          EventStore.AnyVersion,
+          yield* LifecycleEvent.registry.encodeAll([
+            LifecycleEvent.BatchCloseRequested.make({ requestId: "close-1", at, batchNumber: "7" }),
+            LifecycleEvent.OperationInDoubt.make({
+              requestId: "close-1",
+              at,
+              operation: "batchClose",
+              message: "reconciliation inconclusive"
+            })
+          ])
+        )
+        const run = cli(attemptArgs(["--batch", "T-1"], ["--not-applied"]), env)
+        expect(run.status, run.stderr).toBe(0)
+        expect(JSON.parse(run.stdout)).toMatchObject({
+          streamId: "batch-T-1",
+          requestId: "close-1",
+          operation: "batchClose",
+          resolution: "notApplied"
+        })
+        const events = yield* LifecycleEvent.registry.decodeAll(
+          yield* store.readStream(LifecycleEvent.batchStream("T-1"))
+        )
+        expect(events.at(-1)).toMatchObject({ type: "InDoubtResolved", data: { operator: "alice" } })
+        const again = cli(attemptArgs(["--batch", "T-1"], ["--applied"]), env)
+        expect(again.status).not.toBe(0)
+        expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    240_000
+  )
+})

@@ -687,6 +687,72 @@ export const ResolutionView = Schema.Struct({
 export type ResolutionView = typeof ResolutionView.Type
 
 // ---------------------------------------------------------------------------------------
+// An operator's resolution of a request in doubt outside a transaction
+
+/**
+ * The streams a request can stay in doubt on besides a transaction's history: a terminal's
+ * batch close (`batch`, keyed by serial: it holds every later close of the terminal), a MOTO
+ * sale attempt (`moto-sale`, keyed by its transactionReference: charged, maybe, under a guid
+ * tillflow never saw), a device command (`device`, keyed by serial: never resent).
+ */
+export const AttemptKind = Schema.Literal("batch", "moto-sale", "device").annotations({
+  identifier: "AttemptKind",
+  description:
+    "batch (key: the terminal's serial), moto-sale (key: its transactionReference), device (key: serial)"
+})
+/** @see AttemptKind */
+export type AttemptKind = typeof AttemptKind.Type
+
+/** What an operator says of a request in doubt on an attempt's stream. */
+export const ResolveAttempt = Schema.Struct({
+  ...ResolveInDoubt.fields,
+  /** An applied MOTO sale: the guid the gateway gave it (its history opens under it). */
+  guid: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(128)))
+}).annotations({
+  identifier: "ResolveAttempt",
+  examples: [
+    {
+      requestId: "sale-7",
+      resolution: "applied",
+      operator: "alice",
+      reason: "the acquirer's report shows the sale",
+      guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
+      statusEndpoint: "MOTO_SALE AUTHORISED"
+    }
+  ]
+})
+/** @see ResolveAttempt */
+export type ResolveAttempt = typeof ResolveAttempt.Type
+
+/** The resolution recorded on an attempt's stream (`InDoubtResolved`). */
+export const AttemptResolutionView = Schema.Struct({
+  /** The stream it was recorded on (`batch-<serial>`, `moto-sale-<reference>`, `device-<serial>`). */
+  streamId: Schema.String,
+  requestId: Schema.String,
+  operation: Schema.String,
+  resolution: Schema.Literal("applied", "notApplied"),
+  /** When it was recorded (ISO 8601 UTC). */
+  at: Schema.String,
+  /** An applied MOTO sale: the transaction opened, what it charged and its currency. */
+  guid: Schema.optional(Schema.String),
+  amount: Schema.optional(Schema.String),
+  currency: Schema.optional(Schema.String)
+}).annotations({
+  identifier: "AttemptResolutionView",
+  examples: [
+    {
+      streamId: "batch-PAX-A920-0042",
+      requestId: "close-7",
+      operation: "batchClose",
+      resolution: "notApplied",
+      at: "2026-03-01T10:00:00.000Z"
+    }
+  ]
+})
+/** @see AttemptResolutionView */
+export type AttemptResolutionView = typeof AttemptResolutionView.Type
+
+// ---------------------------------------------------------------------------------------
 // An operator's action on a transaction
 
 /**
@@ -809,6 +875,16 @@ export interface Service {
    * naming the rule when nothing is in doubt under it, 404 for an unknown transaction.
    */
   readonly resolve: (guid: string, input: ResolveInDoubt) => Effect.Effect<ResolutionView, IntakeError>
+  /**
+   * An operator resolves a request in doubt on a batch, MOTO sale attempt or device stream
+   * (`InDoubtResolution.resolveAttempt`): 400 naming the rule when nothing is in doubt under
+   * it; an applied MOTO sale needs the guid the gateway gave it and opens its history.
+   */
+  readonly resolveAttempt: (
+    kind: AttemptKind,
+    key: string,
+    input: ResolveAttempt
+  ) => Effect.Effect<AttemptResolutionView, IntakeError>
   /**
    * An operator's action on a transaction, through the operation any caller would start
    * (`start` or `lifecycle`) under an idempotency key derived from the action: 400 naming

@@ -116,6 +116,8 @@ const executionId = HttpApiSchema.param("executionId", Intake.Text)
 const serialNumber = HttpApiSchema.param("serialNumber", Intake.Text)
 const reference = HttpApiSchema.param("reference", Intake.Text)
 const guid = HttpApiSchema.param("guid", Intake.Text)
+const attemptKind = HttpApiSchema.param("kind", Intake.AttemptKind)
+const attemptKey = HttpApiSchema.param("key", Intake.Text.pipe(Schema.minLength(1), Schema.maxLength(128)))
 // The workflow names in the document; an unknown one is answered by the intake (404 listing them).
 const workflow = HttpApiSchema.param(
   "workflow",
@@ -250,6 +252,16 @@ export class OperationsGroup extends HttpApiGroup.make("operations")
       .annotate(
         OpenApi.Description,
         "An operator says what became of a request on a transaction whose outcome stayed unknown (applied or notApplied), with their name (a console session's operator: their own) and a reason; a viewer is refused (403): recorded as an audited InDoubtResolved on the transaction's history, which releases it. 400 naming the rule when that request is not in doubt; 404 for an unknown transaction."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolveAttempt")`/v1/attempts/${attemptKind}/${attemptKey}/resolve`
+      .setPayload(Intake.ResolveAttempt)
+      .addSuccess(Intake.AttemptResolutionView)
+      .annotate(OpenApi.Summary, "Resolve a request in doubt on a batch, MOTO sale or device")
+      .annotate(
+        OpenApi.Description,
+        "An operator says what became of a request in doubt outside a transaction's history: a batch close (kind batch, key the terminal's serial: it holds every later close of the terminal), a MOTO sale attempt (kind moto-sale, key its transactionReference) or a device command (kind device, key the serial). Applied or notApplied, with their name (a console session's operator: their own) and a reason; a viewer is refused (403). Recorded as an audited InDoubtResolved on the attempt's stream. An applied batch close counts as closed; not applied frees the terminal. An applied MOTO sale needs the guid the gateway gave it (from its report or the status endpoint): its history opens under that guid, booked on the terminal its request named. 400 naming the rule when that request is not in doubt, when the guid is missing, or when that guid already has a history."
       )
   )
   .add(

@@ -95,6 +95,8 @@ export const make = (options: Options) =>
       rebuild: call(client.audit.rebuild()),
       timeline: (reference) => call(client.audit.timeline({ path: { reference } })),
       resolve: (guid, payload) => call(client.operations.resolve({ path: { guid }, payload })),
+      resolveAttempt: (kind, key, payload) =>
+        call(client.operations.resolveAttempt({ path: { kind, key }, payload })),
       // The worker records its own caller (this client's token) as the actor.
       act: (guid, payload) => call(client.operations.act({ path: { guid }, payload })),
       ready: client.health.ready().pipe(

@@ -216,6 +216,21 @@ const HealthLive = HttpApiBuilder.group(IntakeApi, "health", (handlers) =>
   })
 )
 
+/**
+ * A resolution recorded in the name it gives: a console session's operator may give only
+ * their own (400 otherwise); a bearer-token caller names the operator.
+ */
+const inOwnName = <A, R>(operator: string, resolve: Effect.Effect<A, Intake.IntakeError, R>) =>
+  Effect.flatMap(CurrentOperator, (who) =>
+    who.via === "operator" && operator !== who.name
+      ? Effect.fail(
+          new Intake.InvalidRequest({
+            message: `operator: a resolution is recorded in the name of the operator logged in (${who.name}), not ${operator}`
+          })
+        )
+      : resolve
+  )
+
 const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) =>
   Effect.gen(function* () {
     const intake = yield* Intake.Intake
@@ -230,15 +245,10 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
         )
         // A console operator resolves in their own name; a token caller names the operator.
         .handle("resolve", ({ path, payload }) =>
-          Effect.flatMap(CurrentOperator, (who) =>
-            who.via === "operator" && payload.operator !== who.name
-              ? Effect.fail(
-                  new Intake.InvalidRequest({
-                    message: `operator: a resolution is recorded in the name of the operator logged in (${who.name}), not ${payload.operator}`
-                  })
-                )
-              : intake.resolve(path.guid, payload)
-          )
+          inOwnName(payload.operator, intake.resolve(path.guid, payload))
+        )
+        .handle("resolveAttempt", ({ path, payload }) =>
+          inOwnName(payload.operator, intake.resolveAttempt(path.kind, path.key, payload))
         )
         // Attributed to who asks: the session's operator, or the bearer token as such.
         .handle("act", ({ path, payload }) =>

@@ -75,6 +75,116 @@ layer(intake, { timeout: 60_000 })("POST /v1/transactions/{guid}/resolve", (it) 
   )
 })
 
+const resolveAttempt = (kind: string, key: string, body: unknown) =>
+  call("POST", `/v1/attempts/${kind}/${key}/resolve`, { body: JSON.stringify(body) })
+
+/** A request in doubt on an attempt's stream: what was asked, then no answer. */
+const attemptInDoubt = (
+  streamId: string,
+  requested: LifecycleEvent.Event,
+  operation: LifecycleEvent.Operation
+) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const at = yield* DateTime.now
+    yield* store.append(
+      streamId,
+      EventStore.AnyVersion,
+      yield* LifecycleEvent.registry.encodeAll([
+        requested,
+        LifecycleEvent.OperationInDoubt.make({
+          requestId: (requested.data as { readonly requestId: string }).requestId,
+          at,
+          operation,
+          message: "unknown"
+        })
+      ])
+    )
+  })
+
+layer(intake, { timeout: 60_000 })("POST /v1/attempts/{kind}/{key}/resolve", (it) => {
+  it.effect(
+    "a batch close in doubt resolved as not applied frees the terminal; nothing in doubt is 400 naming the rule",
+    () =>
+      Effect.gen(function* () {
+        const at = yield* DateTime.now
+        yield* attemptInDoubt(
+          LifecycleEvent.batchStream("T-41"),
+          LifecycleEvent.BatchCloseRequested.make({ requestId: "close-1", at, batchNumber: "7" }),
+          "batchClose"
+        )
+        const body = {
+          requestId: "close-1",
+          resolution: "notApplied",
+          operator: "alice",
+          reason: "no close on the report"
+        }
+        const reply = yield* resolveAttempt("batch", "T-41", body)
+        expect([reply.status, reply.json]).toMatchObject([
+          200,
+          { streamId: "batch-T-41", requestId: "close-1", operation: "batchClose", resolution: "notApplied" }
+        ])
+        const store = yield* EventStore.EventStore
+        const events = yield* LifecycleEvent.registry.decodeAll(yield* store.readStream("batch-T-41"))
+        expect(events.at(-1)).toMatchObject({
+          type: "InDoubtResolved",
+          data: { operator: "alice", requestId: "close-1" }
+        })
+        const again = yield* resolveAttempt("batch", "T-41", body)
+        expect(again.status).toBe(400)
+        expect(again.json.message).toContain("resolve-only-in-doubt")
+        const unknownKind = yield* resolveAttempt("printer", "T-41", body)
+        expect(unknownKind.status).toBe(400)
+        expect(JSON.stringify(unknownKind.json)).toContain("moto-sale")
+      })
+  )
+
+  it.effect(
+    "an applied MOTO sale needs the gateway's guid, opens its history on the terminal its request named",
+    () =>
+      Effect.gen(function* () {
+        const at = yield* DateTime.now
+        const reference = "6c1f7a0e-2b4d-4e8a-9f3c-1d2e3f4a5b6c"
+        yield* attemptInDoubt(
+          LifecycleEvent.motoSaleStream(reference),
+          LifecycleEvent.MotoSaleRequested.make({
+            requestId: "sale-1",
+            at,
+            transactionReference: reference,
+            amount: eur(4200n),
+            cardToken: "tok_1",
+            serialNumber: "V-1"
+          }),
+          "motoSale"
+        )
+        const body = {
+          requestId: "sale-1",
+          resolution: "applied",
+          operator: "alice",
+          reason: "on the acquirer's report"
+        }
+        const noGuid = yield* resolveAttempt("moto-sale", reference, body)
+        expect(noGuid.status).toBe(400)
+        expect(noGuid.json.message).toContain("applied-moto-sale-needs-guid")
+        const reply = yield* resolveAttempt("moto-sale", reference, { ...body, guid: "moto-found" })
+        expect([reply.status, reply.json]).toMatchObject([
+          200,
+          {
+            operation: "motoSale",
+            resolution: "applied",
+            guid: "moto-found",
+            amount: "42.00",
+            currency: "EUR"
+          }
+        ])
+        const state = Option.getOrThrow(
+          (yield* TransactionHistory.load(yield* EventStore.EventStore, "moto-found")).state
+        )
+        expect(state).toMatchObject({ serialNumber: "V-1" })
+      })
+  )
+})
+
 layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
   "resolve with named operators",
   (it) => {
@@ -105,6 +215,41 @@ layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
         )
         expect(events.at(-1)).toMatchObject({ type: "InDoubtResolved", data: { operator: "ana" } })
       })
+    )
+
+    it.effect(
+      "a viewer cannot resolve an attempt (403); an operator resolves it in their own name only",
+      () =>
+        Effect.gen(function* () {
+          const at = yield* DateTime.now
+          yield* attemptInDoubt(
+            LifecycleEvent.deviceStream("T-42"),
+            LifecycleEvent.DeviceCommandRequested.make({
+              requestId: "r-1",
+              at,
+              command: "reboot",
+              body: { force: false }
+            }),
+            "deviceCommand"
+          )
+          const body = (operator: string) => ({
+            requestId: "r-1",
+            resolution: "notApplied",
+            operator,
+            reason: "the terminal did not restart"
+          })
+          const path = "/v1/attempts/device/T-42/resolve"
+          const viewer = yield* send("POST", path, {
+            cookie: yield* login("vic", "vic-secret"),
+            body: body("vic")
+          })
+          expect(viewer.status).toBe(403)
+          const ana = yield* login("ana", "ana-secret")
+          const asAnother = yield* send("POST", path, { cookie: ana, body: body("bob") })
+          expect(asAnother.status).toBe(400)
+          const own = yield* send("POST", path, { cookie: ana, body: body("ana") })
+          expect([own.status, own.json?.["streamId"]]).toEqual([200, "device-T-42"])
+        })
     )
   }
 )

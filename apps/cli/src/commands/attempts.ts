@@ -1,0 +1,111 @@
+/**
+ * `tillflow attempts resolve`: an operator resolves a request in doubt outside a
+ * transaction's history — a terminal's batch close (`--batch <serial>`: it holds every later
+ * close of the terminal), a MOTO sale attempt (`--moto-sale <transactionReference>`: charged,
+ * maybe, under a guid tillflow never saw) or a device command (`--device <serial>`) — as
+ * applied or not applied, with their name and a reason, through the intake's
+ * `POST /v1/attempts/{kind}/{key}/resolve` (`InDoubtResolution.resolveAttempt`). An applied
+ * MOTO sale needs `--guid`, the guid the gateway gave it: its history opens under it.
+ * Recorded as an audited `InDoubtResolved`; refused naming the rule when nothing is in doubt.
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import type * as Intake from "@tillflow/intake/Intake"
+import * as IntakeService from "@tillflow/intake/Intake"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Backend from "../Backend.js"
+import * as Handler from "../Handler.js"
+import * as Output from "../Output.js"
+import { common } from "../internal/options.js"
+
+const resolve = Command.make(
+  "resolve",
+  {
+    ...common,
+    batch: Options.text("batch").pipe(
+      Options.withDescription("a batch close in doubt: the terminal's serial"),
+      Options.optional
+    ),
+    motoSale: Options.text("moto-sale").pipe(
+      Options.withDescription("a MOTO sale in doubt: its transactionReference"),
+      Options.optional
+    ),
+    device: Options.text("device").pipe(
+      Options.withDescription("a device command in doubt: the terminal's serial"),
+      Options.optional
+    ),
+    request: Options.text("request").pipe(
+      Options.withDescription("the requestId of the request in doubt (see `tillflow audit timeline`)")
+    ),
+    applied: Options.boolean("applied").pipe(Options.withDescription("the request was applied")),
+    notApplied: Options.boolean("not-applied").pipe(Options.withDescription("the request was not applied")),
+    guid: Options.text("guid").pipe(
+      Options.withDescription(
+        "an applied MOTO sale: the guid the gateway gave it (from its report or status)"
+      ),
+      Options.optional
+    ),
+    reason: Options.text("reason").pipe(Options.withDescription("why: what the operator knows")),
+    operator: Options.text("operator").pipe(Options.withDescription("who resolves it")),
+    statusEndpoint: Options.text("status-endpoint").pipe(
+      Options.withDescription("what the status endpoint said, if it was asked"),
+      Options.optional
+    )
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const named: ReadonlyArray<readonly [Intake.AttemptKind, Option.Option<string>]> = [
+        ["batch", o.batch],
+        ["moto-sale", o.motoSale],
+        ["device", o.device]
+      ]
+      const given = named.filter(([, key]) => Option.isSome(key))
+      if (given.length !== 1) {
+        return yield* new Output.UsageError({
+          message:
+            "give exactly one of --batch <serial>, --moto-sale <transactionReference> or --device <serial>"
+        })
+      }
+      if (o.applied === o.notApplied) {
+        return yield* new Output.UsageError({ message: "give exactly one of --applied or --not-applied" })
+      }
+      const [kind, key] = given[0]!
+      return yield* Backend.provide(
+        o,
+        { cloud: false, worker: false },
+        Effect.gen(function* () {
+          const resolved = yield* (yield* IntakeService.Intake).resolveAttempt(kind, Option.getOrThrow(key), {
+            requestId: o.request,
+            resolution: o.applied ? "applied" : "notApplied",
+            operator: o.operator,
+            reason: o.reason,
+            ...(Option.isSome(o.guid) ? { guid: o.guid.value } : {}),
+            ...(Option.isSome(o.statusEndpoint) ? { statusEndpoint: o.statusEndpoint.value } : {})
+          })
+          yield* Output.print(o.json, resolved, () => [
+            `${resolved.operation} request ${resolved.requestId} on ${resolved.streamId} resolved as ` +
+              `${resolved.resolution === "applied" ? "applied" : "not applied"}` +
+              (resolved.guid === undefined
+                ? ""
+                : `: transaction ${resolved.guid} opened (${resolved.amount ?? "?"} ${resolved.currency ?? ""})`) +
+              ` at ${resolved.at}`
+          ])
+          return Output.ExitCode.ok
+        })
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "resolve a request in doubt on a batch close, a MOTO sale attempt or a device command as applied or not applied, with the operator's name and a reason (audited)"
+  )
+)
+
+/** `tillflow attempts`: requests in doubt outside a transaction's history. */
+export const attempts = Command.make("attempts").pipe(
+  Command.withDescription(
+    "requests in doubt outside a transaction's history: batch closes, MOTO sales, device commands"
+  ),
+  Command.withSubcommands([resolve])
+)
