@@ -109,4 +109,77 @@ describe("money conservation per transaction (audit verify)", () => {
         ])
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
+
+  it.effect(
+    "a fact stating another amount than its history says it moved is a disagreement: release, capture reversal, hold change, replaced tip",
+    () =>
+      Effect.gen(function* () {
+        const opened = (guid: string) =>
+          LifecycleEvent.PreAuthorizationOpened.make({
+            guid,
+            via: "preAuthorization",
+            amount: eur(9000n),
+            at,
+            scheme: "VISA",
+            mcc: "7011"
+          })
+        const increased = (requestId: string, delta: Money.Money, hold: Money.Money) =>
+          LifecycleEvent.HoldIncreased.make({ requestId, at, delta, hold, reconciled: false })
+        // The hold grew to 100.00 though the increase says 5.00; released as 90.00.
+        yield* write("hold", [
+          opened("hold"),
+          increased("i1", eur(500n), eur(10000n)),
+          LifecycleEvent.Reversed.make({
+            requestId: "v1",
+            at,
+            target: "hold",
+            amount: eur(9000n),
+            reconciled: false
+          })
+        ])
+        // Captured 80.00, its reversal says 70.00.
+        yield* write("cap", [
+          opened("cap"),
+          LifecycleEvent.PreAuthorizationCaptured.make({
+            requestId: "c1",
+            at,
+            total: eur(8000n),
+            reconciled: false
+          }),
+          LifecycleEvent.Reversed.make({
+            requestId: "v2",
+            at,
+            target: "capture",
+            amount: eur(7000n),
+            reconciled: false
+          })
+        ])
+        // A tip that says it replaces 2.00 where 3.00 stands.
+        yield* write("tip", [
+          sale("tip", eur(2000n)),
+          tipped("t1", eur(300n)),
+          LifecycleEvent.TipAdjusted.make({ requestId: "t2", at, tip: eur(500n), replaces: eur(200n) })
+        ])
+        // Agreeing facts: an increase whose delta is the difference, a release of the hold as it stood.
+        yield* write("agrees", [
+          opened("agrees"),
+          increased("i2", eur(1000n), eur(10000n)),
+          LifecycleEvent.Reversed.make({
+            requestId: "v3",
+            at,
+            target: "hold",
+            amount: eur(10000n),
+            reconciled: false
+          })
+        ])
+        const report = yield* Conservation.checkStore(yield* EventStore.EventStore)
+        expect(report.broken).toEqual([])
+        expect(report.disagreements.map(Conservation.describeDisagreement)).toEqual([
+          "transaction hold: the hold increase at version 2 (HoldIncreased) states 5.00 EUR, where the history says 10.00 EUR",
+          "transaction hold: the release at version 3 (Reversed) states 90.00 EUR, where the history says 100.00 EUR",
+          "transaction cap: the capture reversal at version 3 (Reversed) states 70.00 EUR, where the history says 80.00 EUR",
+          "transaction tip: the replaced tip at version 3 (TipAdjusted) states 2.00 EUR, where the history says 3.00 EUR"
+        ])
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
 })

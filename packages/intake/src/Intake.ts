@@ -428,6 +428,25 @@ export const VerifyView = Schema.Struct({
           message: Schema.String
         })
       ),
+      disagreements: Schema.optional(
+        Schema.Array(
+          Schema.Struct({
+            guid: Schema.String,
+            version: Schema.Int,
+            eventType: Schema.String,
+            what: Schema.String,
+            stated: Schema.String.annotations({ description: "the amount the fact states, major units" }),
+            folded: Schema.optional(
+              Schema.String.annotations({ description: "what the transaction's history says, major units" })
+            ),
+            currency: Schema.String,
+            message: Schema.String
+          })
+        ).annotations({
+          description:
+            "Facts whose stated amount differs from what the transaction's history says they moved (a release or capture reversal of another amount than the hold or capture, a hold change whose delta is not the holds' difference, a tip replacing another than the standing one): the ledger books the history's figure."
+        })
+      ),
       undecodable: Schema.Array(Schema.String)
     }).annotations({
       description:

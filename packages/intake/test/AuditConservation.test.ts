@@ -72,4 +72,54 @@ layer(intake, { timeout: 60_000 })("audit verify checks money conservation per t
       expect(one.json).toMatchObject({ ok: false, conservation: { transactionsChecked: 1 } })
     })
   )
+
+  it.effect("a release stating another amount than the hold it ended is a disagreement: not ok, named", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const at = DateTime.unsafeMake("2026-03-01T10:00:00Z")
+      const events = yield* Effect.forEach(
+        [
+          LifecycleEvent.PreAuthorizationOpened.make({
+            guid: "hold-off",
+            via: "preAuthorization",
+            amount: eur(9000n),
+            at,
+            scheme: "VISA",
+            mcc: "7011"
+          }),
+          LifecycleEvent.Reversed.make({
+            requestId: "v1",
+            at,
+            target: "hold",
+            amount: eur(5000n),
+            reconciled: false
+          })
+        ],
+        (e) => LifecycleEvent.registry.encode(e)
+      )
+      const streamId = LifecycleEvent.transactionStream("hold-off")
+      yield* store.append(streamId, EventStore.NoStream, events)
+      const reply = yield* call("GET", `/v1/audit/verify?stream=${streamId}`)
+      expect(reply.json).toMatchObject({
+        ok: false,
+        broken: [],
+        conservation: {
+          broken: [],
+          disagreements: [
+            {
+              guid: "hold-off",
+              version: 2,
+              eventType: "Reversed",
+              what: "release",
+              stated: "50.00",
+              folded: "90.00",
+              currency: "EUR",
+              message:
+                "transaction hold-off: the release at version 2 (Reversed) states 50.00 EUR, where the history says 90.00 EUR"
+            }
+          ]
+        }
+      })
+    })
+  )
 })

@@ -42,6 +42,12 @@ const verify = Command.make(
                   ? `OK: ${money.transactionsChecked} transactions, none credited back above what it charged`
                   : `MONEY NOT CONSERVED: ${money.broken.length} of ${money.transactionsChecked} transactions credited back above what they charged`,
                 ...money.broken.map((b) => `  ${b.message}`),
+                ...((money.disagreements ?? []).length === 0
+                  ? []
+                  : [
+                      `DISAGREEMENTS: ${(money.disagreements ?? []).length} facts state another amount than their transaction's history`
+                    ]),
+                ...(money.disagreements ?? []).map((d) => `  ${d.message}`),
                 ...money.undecodable.map((u) => `  unreadable: ${u}`)
               ])
         ])
@@ -51,7 +57,7 @@ const verify = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "verifies the hash chains of the event log (reporting the first broken link) and each transaction's money conservation (credited back ≤ charged, per currency)"
+    "verifies the hash chains of the event log (reporting the first broken link), each transaction's money conservation (credited back ≤ charged, per currency) and that every fact's stated amount agrees with its transaction's history"
   )
 )
 

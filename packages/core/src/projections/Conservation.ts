@@ -9,6 +9,12 @@
  * other way (an old version, a hand-made repair, a tampered row whose chain was rebuilt)
  * is caught.
  *
+ * It also reports **disagreements**: a fact whose stated amount is not what the model's fold
+ * says it moved — a release (`Reversed` of the hold) or a capture's reversal stating another
+ * amount than the hold or capture it ended, a hold change whose `delta` is not the difference
+ * of the holds, a tip whose `replaces` is not the standing tip. The ledger books what the
+ * fold says, so a disagreement means the log and the ledger tell two stories about it.
+ *
  * @example
  * const report = yield* Conservation.checkStore(store)
  * if (report.broken.length > 0) console.log(report.broken.map(Conservation.describe))
@@ -32,10 +38,24 @@ export interface Break {
   readonly credited: bigint
 }
 
+/** A fact whose stated amount differs from what the model's fold says it moved. */
+export interface Disagreement {
+  readonly guid: string
+  /** The fact's version in the transaction's stream. */
+  readonly version: number
+  readonly eventType: string
+  /** What the amount is: `release`, `capture reversal`, `hold increase`, `hold decrease`, `replaced tip`. */
+  readonly what: string
+  readonly stated: Money.Money
+  /** What the fold says; none when it has nothing there (a release of no hold). */
+  readonly folded: Money.Money | undefined
+}
+
 /** What the check read and found. */
 export interface Report {
   readonly transactionsChecked: number
   readonly broken: ReadonlyArray<Break>
+  readonly disagreements: ReadonlyArray<Disagreement>
   /** Events of transaction streams that could not be read (`stream@version: why`). */
   readonly undecodable: ReadonlyArray<string>
 }
@@ -79,14 +99,90 @@ const breaksOf = (guid: string, events: ReadonlyArray<LifecycleEvent.Decoded>): 
   return out
 }
 
+const sameMoney = (a: Money.Money, b: Money.Money | undefined): boolean =>
+  b !== undefined && a.currency === b.currency && a.minorUnits === b.minorUnits
+
+/** What the fold says one fact moved, beside what it states, where it states an amount. */
+const statedAndFolded = (
+  before: TransactionHistory.State,
+  after: TransactionHistory.State,
+  event: LifecycleEvent.Decoded
+):
+  | { readonly what: string; readonly stated: Money.Money; readonly folded: Money.Money | undefined }
+  | undefined => {
+  const pre = before.preAuthorization
+  const post = after.preAuthorization
+  switch (event.type) {
+    case "Reversed":
+      return event.data.target === "hold"
+        ? { what: "release", stated: event.data.amount, folded: pre?.hold }
+        : event.data.target === "capture"
+          ? { what: "capture reversal", stated: event.data.amount, folded: pre?.capture?.total }
+          : undefined
+    case "HoldIncreased":
+    case "HoldDecreased": {
+      if (pre === undefined || post === undefined || pre.hold.currency !== post.hold.currency)
+        return {
+          what: event.type === "HoldIncreased" ? "hold increase" : "hold decrease",
+          stated: event.data.delta,
+          folded: undefined
+        }
+      const moved =
+        event.type === "HoldIncreased"
+          ? post.hold.minorUnits - pre.hold.minorUnits
+          : pre.hold.minorUnits - post.hold.minorUnits
+      return {
+        what: event.type === "HoldIncreased" ? "hold increase" : "hold decrease",
+        stated: event.data.delta,
+        folded: Money.make(moved, post.hold.currency)
+      }
+    }
+    case "TipAdjusted":
+      return event.data.replaces === undefined
+        ? undefined
+        : {
+            what: "replaced tip",
+            stated: event.data.replaces,
+            folded: TransactionHistory.standingTip(before)?.tip
+          }
+    default:
+      return undefined
+  }
+}
+
+/** The disagreements of one transaction's stream, folded event by event. */
+const disagreementsOf = (
+  guid: string,
+  events: ReadonlyArray<LifecycleEvent.Decoded>
+): ReadonlyArray<Disagreement> => {
+  const out: Array<Disagreement> = []
+  let state: Option.Option<TransactionHistory.State> = Option.none()
+  for (const event of events) {
+    const next = Option.isNone(state)
+      ? TransactionHistory.fold([event])
+      : Option.some(TransactionHistory.apply(state.value, event))
+    if (Option.isSome(state) && Option.isSome(next)) {
+      const found = statedAndFolded(state.value, next.value, event)
+      if (found !== undefined && !sameMoney(found.stated, found.folded))
+        out.push({ guid, version: event.recorded.version, eventType: event.type, ...found })
+    }
+    state = next
+  }
+  return out
+}
+
 /** Checks the decoded events of transaction streams, grouped by stream in log order. */
 export const check = (
   streams: ReadonlyMap<string, ReadonlyArray<LifecycleEvent.Decoded>>
 ): Omit<Report, "undecodable"> => {
   const broken: Array<Break> = []
-  for (const [streamId, events] of streams)
-    broken.push(...breaksOf(streamId.slice(LifecycleEvent.transactionStreamPrefix.length), events))
-  return { transactionsChecked: streams.size, broken }
+  const disagreements: Array<Disagreement> = []
+  for (const [streamId, events] of streams) {
+    const guid = streamId.slice(LifecycleEvent.transactionStreamPrefix.length)
+    broken.push(...breaksOf(guid, events))
+    disagreements.push(...disagreementsOf(guid, events))
+  }
+  return { transactionsChecked: streams.size, broken, disagreements }
 }
 
 /**
@@ -100,7 +196,7 @@ export const checkStore = Effect.fn("Conservation.checkStore")(function* (
   const recorded: Array<EventStore.RecordedEvent> = []
   if (streamId !== undefined) {
     if (!streamId.startsWith(LifecycleEvent.transactionStreamPrefix))
-      return { transactionsChecked: 0, broken: [], undecodable: [] } satisfies Report
+      return { transactionsChecked: 0, broken: [], disagreements: [], undecodable: [] } satisfies Report
     recorded.push(...(yield* store.readStream(streamId)))
   } else {
     let checkpoint = EventStore.Checkpoint.start
@@ -134,3 +230,8 @@ const format = (minor: bigint, currency: string): string =>
 /** One line saying what a break is. */
 export const describe = (b: Break): string =>
   `transaction ${b.guid} credited back ${format(b.credited, b.currency)}, above the ${format(b.charged, b.currency)} it charged`
+
+/** One line saying what a disagreement is. */
+export const describeDisagreement = (d: Disagreement): string =>
+  `transaction ${d.guid}: the ${d.what} at version ${d.version} (${d.eventType}) states ${d.stated}, ` +
+  (d.folded === undefined ? "where the history has none" : `where the history says ${d.folded}`)

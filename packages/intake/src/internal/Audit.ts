@@ -70,7 +70,7 @@ export const make = (
           Effect.mapError(unavailable("event store"))
         )
         return {
-          ok: r.ok && money.broken.length === 0,
+          ok: r.ok && money.broken.length === 0 && money.disagreements.length === 0,
           streamsChecked: r.streamsChecked,
           eventsChecked: r.eventsChecked,
           broken: r.broken.map((b) => ({
@@ -88,6 +88,16 @@ export const make = (
               charged: b.charged.toString(),
               credited: b.credited.toString(),
               message: Conservation.describe(b)
+            })),
+            disagreements: money.disagreements.map((d) => ({
+              guid: d.guid,
+              version: d.version,
+              eventType: d.eventType,
+              what: d.what,
+              stated: Money.toMajorUnitsString(d.stated),
+              ...(d.folded === undefined ? {} : { folded: Money.toMajorUnitsString(d.folded) }),
+              currency: d.stated.currency,
+              message: Conservation.describeDisagreement(d)
             })),
             undecodable: money.undecodable
           }
