@@ -120,6 +120,20 @@ describe("the worker as a process", () => {
         })
         expect(bad.status).toBe(400)
         expect(bad.text).toContain("minor units")
+        // The sale's history opens by itself (the worker follows the log), with no later
+        // operation asking for it: the audit's conservation check sees the transaction.
+        const firstGuid = (first.body as { result?: { value?: { facts?: { efttransactionID?: string } } } })
+          .result?.value?.facts?.efttransactionID
+        expect(firstGuid).toEqual(expect.any(String))
+        let checked = 0
+        for (let i = 0; i < 100 && checked === 0; i++) {
+          const verified = yield* http(`${intake}/v1/audit/verify?stream=txn-${firstGuid}`, { headers: auth })
+          checked =
+            (verified.body as { conservation?: { transactionsChecked?: number } }).conservation
+              ?.transactionsChecked ?? 0
+          if (checked === 0) yield* Effect.sleep("100 millis")
+        }
+        expect(checked).toBe(1)
         // The simulator charged once for the two identical requests.
         const counters = yield* http(`${simulator}/_sim/counters`)
         expect(JSON.stringify(counters.body)).toContain('"charges":1')

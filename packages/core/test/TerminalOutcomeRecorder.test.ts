@@ -194,4 +194,43 @@ describe("Ledger: terminal-less facts", () => {
         expect(ledger.undecodable).toEqual([])
       }).pipe(Effect.provide(MemoryEventStore.layer()))
   )
+
+  it.live(
+    "followed as the log grows: a terminal sale's history opens without any later operation asking, and the checkpoint is stored",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        yield* appendOutcome("payment-before", facts({ efttransactionID: "g-before" }))
+        const opened = (guid: string) =>
+          Effect.gen(function* () {
+            for (let i = 0; i < 200; i++) {
+              if ((yield* store.streamVersion(LifecycleEvent.transactionStream(guid))) > 0) return true
+              yield* Effect.sleep("10 millis")
+            }
+            return false
+          })
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* TerminalOutcomeRecorder.follow({
+              mcc: Option.some("7011"),
+              checkpointEvery: "20 millis",
+              pollInterval: "10 millis"
+            })
+            expect(yield* opened("g-before")).toBe(true)
+            // A sale approved while the worker runs: its history opens by itself.
+            yield* appendOutcome("payment-live", facts({ efttransactionID: "g-live" }))
+            expect(yield* opened("g-live")).toBe(true)
+            yield* Effect.sleep("60 millis")
+          })
+        )
+        // Stored, so a restart resumes after what was recorded.
+        const stored = yield* TerminalOutcomeRecorder.checkpoint
+        expect(stored.version).toBeGreaterThan(0)
+        const last = (yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 100 })).events.filter(
+          (e) => e.streamId === "payment-live"
+        )[0]
+        expect(EventStore.checkpointOrder(stored.checkpoint, last!.checkpoint)).toBeGreaterThanOrEqual(0)
+        expect(yield* TerminalOutcomeRecorder.catchUp({ mcc: Option.some("7011") })).toBe(0)
+      }).pipe(Effect.provide(MemoryEventStore.layer()))
+  )
 })

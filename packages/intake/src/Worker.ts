@@ -9,7 +9,13 @@
  * durable before its 200); the receiver's forwardings drain; the store closes.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
-import { CallbackRegistration, LedgerProjection, LogMetrics, ProtocolSettings } from "@tillflow/core"
+import {
+  CallbackRegistration,
+  LedgerProjection,
+  LogMetrics,
+  ProtocolSettings,
+  TerminalOutcomeRecorder
+} from "@tillflow/core"
 import { Redaction } from "@tillflow/http"
 import { PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
@@ -151,6 +157,9 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
         )
       )
 
+      // Every approved terminal outcome opens its transaction's history as the log grows.
+      const outcomes = Layer.scopedDiscard(TerminalOutcomeRecorder.follow({ mcc: config.merchantMcc }))
+
       const engineWorker = Stack.workerLayer({ ...config.worker, id: Option.some(workerId) })
 
       const announce = Layer.scopedDiscard(
@@ -196,7 +205,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       // 503 from then on), then the engine worker, the projection, the services, the cloud;
       // then the server closes (callbacks in flight finish), the receiver's forwardings
       // drain, and the engine and the store close.
-      const running = Layer.mergeAll(engineWorker, projection)
+      const running = Layer.mergeAll(engineWorker, projection, outcomes)
       const http = IntakeHttp.serve(token, {
         console: config.intake.console ? {} : false,
         operators: config.intake.operators

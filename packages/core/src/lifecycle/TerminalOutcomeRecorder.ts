@@ -8,6 +8,12 @@
  * once, or a replay, record nothing twice. An outcome that moved no money (DECLINED,
  * CANCELLED, FAILED) opens no history; it is noted under its guid (`declined-<guid>`), so
  * an operation asked of it is refused at once, naming why.
+ *
+ * A worker runs it as the log grows (`follow`): a terminal transaction's history opens a
+ * moment after its outcome, so the audit's conservation check, the timelines and the
+ * operators' actions see every approved terminal transaction — not only those a later
+ * operation asked for (`catchUpFor`, which still waits for an outcome the follower has not
+ * reached yet).
  */
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -15,7 +21,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Order from "effect/Order"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
@@ -203,6 +214,94 @@ export const catchUp = (
     }
     return recorded
   }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))
+
+/** Appends `position` as the recorder's checkpoint when it is past the stored one. */
+const storeCheckpoint = (
+  position: EventStore.Checkpoint
+): Effect.Effect<void, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const stored = yield* checkpoint
+    if (!Order.greaterThan(EventStore.checkpointOrder)(position, stored.checkpoint)) return
+    yield* store
+      .append(checkpointStream, EventStore.exactVersion(stored.version), [
+        {
+          type: OutcomesRecordedUpTo.type,
+          data: Schema.encodeSync(CheckpointJson)({
+            transactionId: position.transactionId,
+            globalPosition: position.globalPosition
+          })
+        }
+      ])
+      .pipe(
+        // Another process (or a `catchUp`) moved it meanwhile: the next save compares again.
+        Effect.catchAll((error) => (error._tag === "EventStoreError" ? Effect.fail(error) : Effect.void))
+      )
+  })
+
+/** Options of {@link follow}. */
+export interface FollowOptions extends Options {
+  /** How often the checkpoint is stored while outcomes are recorded (default 5 s). */
+  readonly checkpointEvery?: Duration.DurationInput | undefined
+  /** How often the log is polled when no notification wakes it (the store's default otherwise). */
+  readonly pollInterval?: Duration.DurationInput | undefined
+}
+
+/**
+ * Records every approved outcome as it reaches the log, from the recorder's checkpoint on,
+ * for as long as the scope lasts: a fiber follows the log (`subscribe`) and records each
+ * event (idempotently: another worker following too, or a `catchUp`, records nothing
+ * twice); the checkpoint is stored every `checkpointEvery` when it moved, and when the scope
+ * closes. A store error is logged and the follower resumes from its stored checkpoint, with
+ * back-off; it never fails the worker.
+ */
+export const follow = (
+  options: FollowOptions
+): Effect.Effect<void, never, EventStore.EventStore | Scope.Scope> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    // Recorded up to here, not stored yet.
+    const reached = yield* Ref.make(Option.none<EventStore.Checkpoint>())
+    const save = Effect.gen(function* () {
+      const position = yield* Ref.get(reached)
+      if (Option.isNone(position)) return
+      yield* storeCheckpoint(position.value)
+      yield* Ref.update(reached, (now) =>
+        Option.isSome(now) && now.value === position.value ? Option.none() : now
+      )
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.logWarning(`terminal outcomes: checkpoint not stored: ${error.message}`)
+      )
+    )
+    const run = Effect.gen(function* () {
+      const from = Option.getOrElse(yield* Ref.get(reached), () => EventStore.Checkpoint.start)
+      const start = Order.max(EventStore.checkpointOrder)(from, (yield* checkpoint).checkpoint)
+      yield* store
+        .subscribe(start, options.pollInterval === undefined ? {} : { pollInterval: options.pollInterval })
+        .pipe(
+          Stream.runForEach((event) =>
+            event.streamId === checkpointStream
+              ? Effect.void
+              : recordEvent(event, options).pipe(
+                  Effect.zipRight(Ref.set(reached, Option.some(event.checkpoint)))
+                )
+          )
+        )
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.logWarning(`terminal outcomes: interrupted by the store: ${error.message}`)
+      ),
+      Effect.retry({
+        schedule: Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
+      }),
+      Effect.orDie
+    )
+    const every = Duration.decode(options.checkpointEvery ?? "5 seconds")
+    yield* Effect.forkScoped(run)
+    yield* Effect.forkScoped(Effect.sleep(every).pipe(Effect.zipRight(save), Effect.forever))
+    yield* Effect.addFinalizer(() => save)
+  }).pipe(Effect.withSpan("TerminalOutcomeRecorder.follow"))
 
 /**
  * How long `catchUpFor` waits for an original's history: a transaction older than the
