@@ -326,6 +326,17 @@ export const committedData = (data: unknown): unknown => mapPersonal(data, diges
 /** The data with its personal data removed: what {@link committedData} gives, to store in its place. */
 export const erasePersonal = (data: unknown): unknown => committedData(data)
 
+/**
+ * The data with every personal wrapper replaced by the value it holds (a removed one's
+ * digest is kept): what two writes of the same data have in common, their salts aside.
+ */
+export const personalValues = (data: unknown): unknown =>
+  mapPersonal(data, (inner) =>
+    typeof inner === "object" && inner !== null && "value" in inner
+      ? (inner as { readonly value: unknown }).value
+      : inner
+  )
+
 /** True when `json` (canonical JSON of an event's data) may hold a personal wrapper. */
 export const mayHoldPersonal = (json: string): boolean => json.includes(`"${personalKey}"`)
 

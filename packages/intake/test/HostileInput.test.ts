@@ -282,6 +282,20 @@ describe("hostile input", () => {
                 "payload.amount"
               ],
               [
+                "a MOTO sale whose billing is given in a stored form (a removal's digest)",
+                "POST",
+                "/v1/lifecycle/Moto.Sale",
+                {
+                  payload: {
+                    requestId: "moto-stored-form",
+                    cardToken: "tok_1234",
+                    amount: { amount: "100", currency: "EUR" },
+                    billing: { $personalDigest: "00" }
+                  }
+                },
+                "not an input"
+              ],
+              [
                 "a MOTO refund of 0",
                 "POST",
                 "/v1/lifecycle/Moto.Refund",

@@ -29,6 +29,7 @@ import * as Ops from "./internal/transactionOps.js"
 import * as LifecycleError from "./LifecycleError.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
+import * as Personal from "../model/Personal.js"
 import * as MotoRules from "./MotoRules.js"
 import {
   MotoReversalRequest,
@@ -109,8 +110,11 @@ export const Sale = Workflow.make({
      * sale is recorded on it, so its batch closing ends the MOTO reversal window.
      */
     serialNumber: optional(Identifiers.SerialNumber),
-    /** Address verification data (spec 2.2 rule 3), sent as given. */
-    billing: optional(Schema.Struct(Billing.fields))
+    /**
+     * Address verification data (spec 2.2 rule 3), sent as given. Personal data: stored
+     * wrapped, removable after its retention (`Personal`); absent once removed.
+     */
+    billing: Personal.optional(Schema.Struct(Billing.fields))
   },
   success: SaleOutcome,
   error: MotoError,

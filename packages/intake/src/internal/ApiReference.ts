@@ -8,7 +8,7 @@
  * intake decodes them with the model's schemas, whose messages name the field and say what
  * is allowed, and fills in what it may (a fresh `transactionReference`, the terminal type).
  */
-import { Lifecycles, TransactionRequest } from "@tillflow/core"
+import { Lifecycles, Personal, TransactionRequest } from "@tillflow/core"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 
@@ -79,7 +79,8 @@ const reshape = (
         (ps) =>
           new AST.PropertySignature(
             ps.name,
-            describe(ps.name, ps.type),
+            // A personal field is documented in its plain form: the wrapper is how it is stored.
+            describe(ps.name, Personal.plainOf(ps.type) ?? ps.type),
             ps.isOptional || (options.optional ?? []).includes(String(ps.name)),
             ps.isReadonly,
             ps.annotations

@@ -6,7 +6,7 @@
  * answers the execution's view, at once or once it ended within the caller's wait.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Identifiers, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
+import { Identifiers, Personal, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -116,6 +116,11 @@ export const make = (
         const keyProblem = typeof requestId === "string" ? Intake.idempotencyKeyProblem(requestId) : undefined
         if (keyProblem !== undefined) {
           return yield* new Intake.InvalidRequest({ message: `payload.requestId: ${keyProblem}` })
+        }
+        if (Personal.holdsStoredForm(input.payload)) {
+          return yield* new Intake.InvalidRequest({
+            message: `payload: "$personal" and "$personalDigest" are how tillflow stores personal data, not an input: send the value itself`
+          })
         }
         const json = { requestId: `req-${globalThis.crypto.randomUUID()}`, ...input.payload }
         // Strict at the edge: a field the workflow does not take is refused, not dropped.

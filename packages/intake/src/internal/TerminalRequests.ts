@@ -108,7 +108,8 @@ export const transactionReference = (
 /** An encoded request or payload in a form to compare, without its reference when it was generated. */
 export const comparable = (encoded: unknown, dropReference: boolean): string => {
   const { transactionReference: _reference, ...rest } = encoded as Record<string, unknown>
-  const canonical = HashChain.canonicalJson(dropReference ? rest : encoded)
+  // Personal data is stored with a fresh salt each time it is encoded: compared by its value.
+  const canonical = HashChain.canonicalJson(HashChain.personalValues(dropReference ? rest : encoded))
   return Either.isRight(canonical) ? canonical.right : JSON.stringify(encoded)
 }
 

@@ -1,0 +1,79 @@
+/**
+ * Personal data in a stored payload (issue 31): a field declared with {@link optional} is
+ * stored wrapped, `{ "$personal": { "salt": <uuid>, "value": … } }` (`HashChain.personal`),
+ * so the event store links it by a digest (link version 2) and `tillflow archive
+ * erase-personal` can remove it later without breaking the chain. It reads all three forms
+ * a log holds:
+ *
+ * - the wrapper: its value;
+ * - the digest a removal left (`{ "$personalDigest": … }`): absent, as if never given;
+ * - the plain value, as logs written before the field was wrapped hold it.
+ *
+ * Only what is stored changes: the decoded value is the field's own type, and what is sent
+ * on the wire is built from it as before.
+ *
+ * @example
+ * const Payload = Schema.Struct({ billing: Personal.optional(Billing) })
+ * Schema.encodeSync(Payload)({ billing }) // { billing: { $personal: { salt, value: {...} } } }
+ */
+import * as HashChain from "@tillflow/engine/HashChain"
+import * as Option from "effect/Option"
+import type * as AST from "effect/SchemaAST"
+import * as Schema from "effect/Schema"
+
+/**
+ * Annotates the stored forms of a personal field with the plain form's AST: what an API
+ * document shows and a caller sends (the wrapper is how it is stored, not an input).
+ */
+export const PlainAnnotationId: unique symbol = Symbol.for("tillflow/Personal/plain")
+
+/** The plain form of a personal field's stored forms, if `ast` is one. */
+export const plainOf = (ast: AST.AST): AST.AST | undefined => {
+  const plain = ast.annotations[PlainAnnotationId]
+  return plain === undefined ? undefined : (plain as AST.AST)
+}
+
+/** Whether a caller's JSON holds a member only storage writes (a wrapper, or a removal's digest). */
+export const holdsStoredForm = (json: unknown): boolean => {
+  const text = JSON.stringify(json) ?? ""
+  return text.includes(`"${HashChain.personalKey}"`) || text.includes(`"${HashChain.personalDigestKey}"`)
+}
+
+/** The stored forms of a personal field whose plain encoded form is `I`. */
+const storedForms = <I>(plain: Schema.Schema<I, I>) =>
+  Schema.Union(
+    Schema.Struct({ [HashChain.personalDigestKey]: Schema.String }),
+    Schema.Struct({ [HashChain.personalKey]: Schema.Struct({ salt: Schema.String, value: plain }) }),
+    plain
+  ).annotations({ [PlainAnnotationId]: plain.ast })
+
+type Stored<I> =
+  | { readonly [HashChain.personalDigestKey]: string }
+  | { readonly [HashChain.personalKey]: { readonly salt: string; readonly value: I } }
+  | I
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** The value a stored form holds: none once removed. */
+const read = <I>(stored: Stored<I>): Option.Option<I> => {
+  if (isRecord(stored) && HashChain.personalDigestKey in stored) return Option.none()
+  if (isRecord(stored) && HashChain.personalKey in stored)
+    return Option.some(
+      (stored as { readonly [HashChain.personalKey]: { readonly value: I } })[HashChain.personalKey].value
+    )
+  return Option.some(stored as I)
+}
+
+/**
+ * An optional field holding personal data: stored wrapped with a fresh salt, read from the
+ * wrapper, the plain form, or as absent once removed.
+ */
+export const optional = <A, I>(schema: Schema.Schema<A, I, never>) =>
+  Schema.optionalToOptional(
+    storedForms(Schema.encodedSchema(schema)) as Schema.Schema<Stored<I>, Stored<I>>,
+    schema,
+    {
+      decode: (stored) => Option.flatMap(stored, read),
+      encode: (value) => Option.map(value, (plain) => HashChain.personal(plain) as Stored<I>)
+    }
+  )
