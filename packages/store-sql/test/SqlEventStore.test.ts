@@ -953,7 +953,8 @@ const sqlStoreSuite = <E>(
           "append_many",
           "append_all",
           "append_groups",
-          "event_archive"
+          "event_archive",
+          "archived_event_ids"
         ])
       })
     )
