@@ -1,7 +1,8 @@
 /**
  * The standalone worker as one layer: the store, the remote service (or the built-in
  * simulator), the engine with its workflows and an engine worker, the callback receiver,
- * the live ledger projection feeding the metrics, and the intake API on one HTTP server.
+ * the live ledger projection feeding the metrics, the periodic archive run (retention), and
+ * the intake API on one HTTP server.
  * Releasing the layer (SIGTERM) stops in this order: the intake's routes answer 503;
  * the engine worker stops claiming, lets runs in flight finish for the shutdown timeout
  * and gives back the rest; the ledger takes a last snapshot; the HTTP server stops
@@ -17,7 +18,7 @@ import {
   TerminalOutcomeRecorder
 } from "@tillflow/core"
 import { Redaction } from "@tillflow/http"
-import { PgliteLock } from "@tillflow/store-sql"
+import { EventArchive, PgliteLock } from "@tillflow/store-sql"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -162,6 +163,12 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
 
       const engineWorker = Stack.workerLayer({ ...config.worker, id: Option.some(workerId) })
 
+      // Retention on the store's Archiver (every store of a worker is SQL): an archive run
+      // every TILLFLOW_RETENTION_INTERVAL, a failed one logged and tried again next time.
+      const retention = EventArchive.periodicConfig.pipe(
+        Layer.mapError((error) => new Stack.StartupError({ message: `configuration: ${error.message}` }))
+      )
+
       const announce = Layer.scopedDiscard(
         Effect.gen(function* () {
           const http = yield* HttpServer.HttpServer
@@ -202,10 +209,11 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       )
 
       // Built bottom-up, released top-down: the intake's app first (its requests answered
-      // 503 from then on), then the engine worker, the projection, the services, the cloud;
+      // 503 from then on), then the engine worker, the projection, the periodic archive
+      // run, the services, the cloud;
       // then the server closes (callbacks in flight finish), the receiver's forwardings
       // drain, and the engine and the store close.
-      const running = Layer.mergeAll(engineWorker, projection, outcomes)
+      const running = Layer.mergeAll(engineWorker, projection, outcomes, retention)
       const http = IntakeHttp.serve(token, {
         console: config.intake.console ? {} : false,
         operators: config.intake.operators

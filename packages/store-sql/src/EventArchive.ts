@@ -15,6 +15,9 @@
  *   engine reads and appends to it); every other stream idle since before the cut-off is
  *   archived. A still-open transaction's streams need no exception: they are read through
  *   the archive.
+ * - A worker runs it by itself ({@link periodic}, {@link periodicConfig}): every
+ *   `TILLFLOW_RETENTION_INTERVAL` with the cut-off `now − TILLFLOW_RETENTION_HOT_DAYS`, a
+ *   failed run logged and tried again at the next interval.
  *
  * @example
  * const report = yield* EventArchive.run({ before: EventArchive.cutoff(new Date(), 30) })
@@ -22,10 +25,16 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EventStore, HashChain } from "@tillflow/engine"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { storeError } from "./internal/eventStore/Rows.js"
 
@@ -225,4 +234,114 @@ export const layer: Layer.Layer<Archiver, never, SqlClient.SqlClient> = Layer.ef
     erasePersonal: (options: { readonly before: Date }) =>
       Effect.provideService(erasePersonal(options), SqlClient.SqlClient, sql)
   }))
+)
+
+/** The environment variable naming how often a worker archives. */
+export const intervalVariable = "TILLFLOW_RETENTION_INTERVAL"
+
+/**
+ * How often a worker archives: `TILLFLOW_RETENTION_INTERVAL`, a duration (`"1 hour"`,
+ * `"15 minutes"`), default 1 hour; `0` or `off` turns the periodic run off (None).
+ */
+export const interval: Config.Config<Option.Option<Duration.Duration>> = Config.string(intervalVariable).pipe(
+  Config.withDescription(
+    "time between two archive runs of a worker (a duration such as 1 hour; 0 or off: none)"
+  ),
+  Config.withDefault("1 hour"),
+  Config.mapOrFail((text) => {
+    const trimmed = text.trim().toLowerCase()
+    if (trimmed === "off" || trimmed === "0") return Either.right(Option.none())
+    // A negative duration decodes as zero: refused rather than read as "off".
+    const decoded = trimmed.startsWith("-") ? Option.none() : Duration.decodeUnknown(trimmed)
+    return Option.match(decoded, {
+      onNone: () =>
+        Either.left(
+          ConfigError.InvalidData(
+            [intervalVariable],
+            `${intervalVariable} must be a duration such as "1 hour" or "30 minutes", or 0 / off, got "${text}"`
+          )
+        ),
+      onSome: (every) => Either.right(Duration.isZero(every) ? Option.none() : Option.some(every))
+    })
+  })
+)
+
+/** Options of {@link periodic}. */
+export interface PeriodicOptions {
+  /** The time between two runs; the first run comes one interval after the start. */
+  readonly interval: Duration.DurationInput
+  /** Days a stream stays hot: each run archives what is idle since `now − hotDays`. */
+  readonly hotDays: number
+}
+
+/** What a failed run's cause says, in one line. */
+const reasonOf = (cause: Cause.Cause<EventStore.EventStoreError>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onSome: (error) => error.message,
+    onNone: () => {
+      const squashed = Cause.squash(cause)
+      return squashed instanceof Error ? squashed.message : String(squashed)
+    }
+  })
+
+/**
+ * One scheduled run: the cut-off from the clock, its report logged; a failure (the
+ * database unreachable, a statement refused) logged with its reason, never raised, so the
+ * next interval tries again.
+ */
+const runOnce = (archiver: Service, options: PeriodicOptions) =>
+  Effect.gen(function* () {
+    const before = cutoff(new Date(yield* Clock.currentTimeMillis), options.hotDays)
+    const report = yield* archiver.run({ before })
+    yield* Effect.logInfo(
+      `retention: archived ${report.streams} streams, ${report.events} events idle since before ${before.toISOString()}`
+    ).pipe(Effect.annotateLogs({ streams: report.streams, events: report.events }))
+  }).pipe(
+    // A defect too (the fiber must outlive any one run); the cause goes with the line.
+    Effect.catchAllCause((cause) =>
+      Effect.logError(
+        `retention: the archive run failed (${reasonOf(cause)}); next try in ${Duration.format(options.interval)}`,
+        cause
+      )
+    ),
+    Effect.withSpan("EventArchive.periodic")
+  )
+
+/**
+ * Archives every `options.interval` (the first run one interval after the layer is built)
+ * with the cut-off `now − hotDays`, on a fiber of the layer's scope: released (the worker
+ * stopping), it is interrupted, a run in flight with it (a batch is one statement, so it is
+ * moved whole or not at all). A run that fails is logged and does not stop the next.
+ *
+ * @example
+ * // a worker's layers, over the store's Archiver
+ * EventArchive.periodic({ interval: "1 hour", hotDays: 90 }).pipe(Layer.provide(EventArchive.layer))
+ */
+export const periodic = (options: PeriodicOptions): Layer.Layer<never, never, Archiver> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const archiver = yield* Archiver
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.zipRight(Effect.sleep(options.interval), runOnce(archiver, options)))
+      )
+    })
+  )
+
+/**
+ * {@link periodic} as configured: every `TILLFLOW_RETENTION_INTERVAL` (default 1 hour; `0` or
+ * `off`: nothing scheduled), cut-off `TILLFLOW_RETENTION_HOT_DAYS` (default 90) days back.
+ */
+export const periodicConfig: Layer.Layer<never, ConfigError.ConfigError, Archiver> = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const every = yield* interval
+    const days = yield* hotDays
+    if (Option.isNone(every)) {
+      yield* Effect.logInfo(`retention: no periodic archive run (${intervalVariable} is off)`)
+      return Layer.empty
+    }
+    yield* Effect.logInfo(
+      `retention: archiving every ${Duration.format(every.value)}, streams idle for more than ${days} days`
+    )
+    return periodic({ interval: every.value, hotDays: days })
+  })
 )

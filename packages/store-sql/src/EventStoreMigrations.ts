@@ -313,6 +313,45 @@ const eventArchive = Effect.gen(function* () {
   yield* sql`CREATE UNIQUE INDEX events_archive_global_order ON events_archive (transaction_id, global_position)`
 })
 
+// An archived event's id stays taken (migration 10): `events.event_id` is UNIQUE, but an
+// event moved to `events_archive` (migration 9) left that index, and an append of the same
+// id was accepted as new — a retried step, a late callback recorded twice. Every append
+// function inserts into `events`, so one check there covers them all: a statement-level
+// trigger joins the rows the statement inserted (its transition table) with the archive's
+// `event_id` index, one probe per event whatever the archive's size, and raises the
+// unique violation a duplicate in `events` raises (SQLSTATE 23505, the detail naming the
+// id), under the archive index's name, so the store answers `DuplicateEventId` and the
+// statement writes nothing, exactly as for a duplicate in `events`. The index also keeps
+// the archive itself free of duplicates.
+//
+// A race with the archiver cannot let a duplicate through: an append of an id the archiver
+// is moving waits on `events`' unique index for the mover's commit, and the trigger's
+// query, run after that under READ COMMITTED, sees the moved row in the archive.
+const archivedEventIds = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE UNIQUE INDEX events_archive_event_id_key ON events_archive (event_id)`
+  yield* sql`
+    CREATE FUNCTION tillflow_refuse_archived_event_ids() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      taken uuid;
+    BEGIN
+      SELECT appended.event_id INTO taken
+        FROM appended JOIN events_archive ON events_archive.event_id = appended.event_id
+        LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'duplicate key value violates unique constraint "events_archive_event_id_key"'
+          USING ERRCODE = 'unique_violation', CONSTRAINT = 'events_archive_event_id_key',
+            TABLE = 'events', DETAIL = format('Key (event_id)=(%s) already exists.', taken);
+      END IF;
+      RETURN NULL;
+    END
+    $$`
+  yield* sql`
+    CREATE TRIGGER events_refuse_archived_ids AFTER INSERT ON events
+    REFERENCING NEW TABLE AS appended
+    FOR EACH STATEMENT EXECUTE FUNCTION tillflow_refuse_archived_event_ids()`
+})
+
 // Group commit of multi-stream appends (migration 8): several callers' all-or-nothing
 // appends (each a GROUP of entries, as `tillflow_append_all` takes them) in ONE statement
 // and transaction, each group still written all or none, independently of the others.
@@ -414,7 +453,8 @@ export const migrations = {
   "5_append_many": appendMany,
   "6_append_all": appendAll,
   "8_append_groups": appendGroups,
-  "9_event_archive": eventArchive
+  "9_event_archive": eventArchive,
+  "10_archived_event_ids": archivedEventIds
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

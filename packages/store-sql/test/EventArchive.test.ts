@@ -49,6 +49,10 @@ const age = (streams: ReadonlyArray<string>, days: number) =>
       WHERE ${sql.in("stream_id", streams)}`
   })
 
+/** The error an effect failed with, or "appended" if it succeeded. */
+const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.match(effect, { onFailure: (error): E | "appended" => error, onSuccess: () => "appended" as const })
+
 const hotDays = 30
 const cutoffNow = () => EventArchive.cutoff(new Date(), hotDays)
 
@@ -122,6 +126,67 @@ const archiveSuite = <E>(
         expect(report.ok).toBe(true)
         expect(report.eventsChecked).toBe(3)
       })
+    )
+
+    it.effect(
+      "an archived event's id is still taken: appending it again (one stream, its own stream, several streams) is DuplicateEventId and writes nothing",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const archived = freshStream("archived-ids")
+          const eventId = globalThis.crypto.randomUUID()
+          yield* store.append(archived, EventStore.NoStream, [{ ...happened(1), eventId }, happened(2)])
+          yield* age([archived], hotDays + 1)
+          yield* EventArchive.run({ before: cutoffNow() })
+          expect(yield* countIn("events_archive", [archived])).toBe(2)
+          expect(yield* countIn("events", [archived])).toBe(0)
+
+          const other = freshStream("archived-ids-again")
+          expect(
+            yield* refusal(
+              store.append(other, EventStore.NoStream, [happened(1), { ...happened(2), eventId }])
+            )
+          ).toEqual(new EventStore.DuplicateEventId({ streamId: other, eventId }))
+          expect(yield* store.streamVersion(other)).toBe(0)
+
+          // The retry of an append already made (the idempotent path): refused, the stream unchanged.
+          expect(
+            yield* refusal(
+              store.append(archived, EventStore.exactVersion(2), [
+                { ...happened(3), eventId: eventId.toUpperCase() }
+              ])
+            )
+          ).toEqual(new EventStore.DuplicateEventId({ streamId: archived, eventId }))
+          expect(yield* store.streamVersion(archived)).toBe(2)
+
+          const first = freshStream("archived-ids-multi")
+          const second = freshStream("archived-ids-multi")
+          const multi = yield* refusal(
+            store.appendStreams([
+              { streamId: first, expectedVersion: EventStore.NoStream, events: [happened(1)] },
+              {
+                streamId: second,
+                expectedVersion: EventStore.NoStream,
+                events: [{ ...happened(1), eventId }]
+              }
+            ])
+          )
+          expect(multi).toMatchObject({ _tag: "DuplicateEventId", eventId })
+          expect(yield* store.streamVersion(first)).toBe(0)
+          expect(yield* store.streamVersion(second)).toBe(0)
+
+          // The same append inside a caller's transaction (its own statement, not the pool's).
+          const sql = yield* SqlClient.SqlClient
+          expect(
+            yield* refusal(
+              store
+                .append(other, EventStore.NoStream, [{ ...happened(1), eventId }])
+                .pipe(sql.withTransaction)
+            )
+          ).toEqual(new EventStore.DuplicateEventId({ streamId: other, eventId }))
+          expect(yield* store.streamVersion(other)).toBe(0)
+          expect((yield* store.verify(archived)).ok).toBe(true)
+        })
     )
 
     it.effect("verification reads the archive: an archived event altered is reported at its version", () =>

@@ -7,7 +7,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { EventStore, HashChain } from "@tillflow/engine"
-import { EventStoreMigrations, PgliteEventStore, SqlEventStore, TestDatabase } from "@tillflow/store-sql"
+import {
+  EventArchive,
+  EventStoreMigrations,
+  PgliteEventStore,
+  SqlEventStore,
+  TestDatabase
+} from "@tillflow/store-sql"
 import * as Arr from "effect/Array"
 import * as Deferred from "effect/Deferred"
 import * as Cause from "effect/Cause"
@@ -88,6 +94,23 @@ const whileSlotTaken = <A, E, R>(
     const unblocked = yield* Fiber.join(blocked)
     expect(unblocked.nextVersion).toBe(2)
     return launched
+  })
+
+/**
+ * Where the event id an append reuses is stored: in `events`, or moved to `events_archive`
+ * (migration 10 makes the second refused exactly as the first).
+ */
+const idHomes = ["hot", "archived"] as const
+
+/** Moves `stream`'s events to the archive (`EventArchive.run`, the stream made idle first). */
+const archive = (stream: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE streams SET updated_at = now() - interval '2 days' WHERE stream_id = ${stream}`
+    yield* EventArchive.run({ before: new Date(Date.now() - 86_400_000) })
+    const [row] = yield* sql<{ readonly n: string }>`
+      SELECT count(*)::text AS n FROM events_archive WHERE stream_id = ${stream}`
+    expect(row?.n).toBe("1")
   })
 
 /** The transaction ids of a stream's events. */
@@ -451,51 +474,55 @@ const sqlStoreSuite = <E>(
       )
     }
 
-    it.scoped(
-      "group commit of multi-stream appends: a duplicate event id fails only its caller; the statement's other calls land alone",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
-          const used = globalThis.crypto.randomUUID()
-          yield* writer.append(freshStream("used"), EventStore.NoStream, [{ ...happened(0), eventId: used }])
-          const pairs = Arr.range(0, 2).map(() => [freshStream("dup"), freshStream("dup")] as const)
-          const { result: fibers, sent } = yield* statementsOf(
-            whileSlotTaken(
-              writer,
-              Effect.forEach(pairs, ([a, b], i) =>
-                Effect.fork(
-                  Effect.either(
-                    writer.appendStreams([
-                      { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(i)] },
-                      {
-                        streamId: b,
-                        expectedVersion: EventStore.NoStream,
-                        events: [i === 1 ? { ...happened(i), eventId: used } : happened(i)]
-                      }
-                    ])
+    for (const where of idHomes) {
+      it.scoped(
+        `group commit of multi-stream appends: a duplicate event id (${where}) fails only its caller; the statement's other calls land alone`,
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const writer = yield* SqlEventStore.make({ maxInFlight: 1, multiStreamGroupCommit: true })
+            const used = globalThis.crypto.randomUUID()
+            const owner = freshStream("used")
+            yield* writer.append(owner, EventStore.NoStream, [{ ...happened(0), eventId: used }])
+            if (where === "archived") yield* archive(owner)
+            const pairs = Arr.range(0, 2).map(() => [freshStream("dup"), freshStream("dup")] as const)
+            const { result: fibers, sent } = yield* statementsOf(
+              whileSlotTaken(
+                writer,
+                Effect.forEach(pairs, ([a, b], i) =>
+                  Effect.fork(
+                    Effect.either(
+                      writer.appendStreams([
+                        { streamId: a, expectedVersion: EventStore.NoStream, events: [happened(i)] },
+                        {
+                          streamId: b,
+                          expectedVersion: EventStore.NoStream,
+                          events: [i === 1 ? { ...happened(i), eventId: used } : happened(i)]
+                        }
+                      ])
+                    )
                   )
-                )
-              ),
-              true
+                ),
+                true
+              )
             )
-          )
-          const results = yield* Effect.forEach(fibers, Fiber.join)
-          expect(sent.filter((kind) => kind === "groups")).toHaveLength(1)
-          expect(results[1]).toMatchObject({
-            _tag: "Left",
-            left: { _tag: "DuplicateEventId", eventId: used }
-          })
-          for (const stream of pairs[1]) expect(yield* store.streamVersion(stream)).toBe(0)
-          for (const i of [0, 2]) {
-            expect(results[i]).toMatchObject({
-              _tag: "Right",
-              right: [{ nextVersion: 1 }, { nextVersion: 1 }]
+            const results = yield* Effect.forEach(fibers, Fiber.join)
+            expect(sent.filter((kind) => kind === "groups")).toHaveLength(1)
+            expect(results[1]).toMatchObject({
+              _tag: "Left",
+              left: { _tag: "DuplicateEventId", eventId: used }
             })
-            for (const stream of pairs[i]) expect(yield* store.streamVersion(stream)).toBe(1)
-          }
-        })
-    )
+            for (const stream of pairs[1]) expect(yield* store.streamVersion(stream)).toBe(0)
+            for (const i of [0, 2]) {
+              expect(results[i]).toMatchObject({
+                _tag: "Right",
+                right: [{ nextVersion: 1 }, { nextVersion: 1 }]
+              })
+              for (const stream of pairs[i]) expect(yield* store.streamVersion(stream)).toBe(1)
+            }
+          })
+      )
+    }
 
     it.scoped(
       "an append is one statement without a head read: Any or NoStream on a new stream, Any on a stream another instance moved, conflicts",
@@ -706,54 +733,59 @@ const sqlStoreSuite = <E>(
         })
     )
 
-    it.scoped(
-      "group commit: a duplicate event id fails only its caller with DuplicateEventId; the statement's other entries land alone",
-      () =>
-        Effect.gen(function* () {
-          const store = yield* EventStore.EventStore
-          const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
-          const used = globalThis.crypto.randomUUID()
-          yield* writer.append(freshStream("first-use"), EventStore.NoStream, [
-            { ...happened(0), eventId: used }
-          ])
-          const before = freshStream("alone")
-          const duplicate = freshStream("duplicate")
-          const after = freshStream("alone")
-          const { result: fibers, sent } = yield* statementsOf(
-            whileSlotTaken(
-              writer,
-              Effect.forEach(
-                [before, duplicate, after],
-                (stream) =>
-                  Effect.fork(
-                    Effect.either(
-                      writer.append(stream, EventStore.NoStream, [
-                        happened(1),
-                        stream === duplicate ? { ...happened(2), eventId: used } : happened(2)
-                      ])
-                    )
-                  ),
-                { concurrency: 1 }
+    for (const where of idHomes) {
+      it.scoped(
+        `group commit: a duplicate event id (${where}) fails only its caller with DuplicateEventId; the statement's other entries land alone`,
+        () =>
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const writer = yield* SqlEventStore.make({ maxInFlight: 1 })
+            const used = globalThis.crypto.randomUUID()
+            const owner = freshStream("first-use")
+            yield* writer.append(owner, EventStore.NoStream, [{ ...happened(0), eventId: used }])
+            if (where === "archived") yield* archive(owner)
+            const before = freshStream("alone")
+            const duplicate = freshStream("duplicate")
+            const after = freshStream("alone")
+            const { result: fibers, sent } = yield* statementsOf(
+              whileSlotTaken(
+                writer,
+                Effect.forEach(
+                  [before, duplicate, after],
+                  (stream) =>
+                    Effect.fork(
+                      Effect.either(
+                        writer.append(stream, EventStore.NoStream, [
+                          happened(1),
+                          stream === duplicate ? { ...happened(2), eventId: used } : happened(2)
+                        ])
+                      )
+                    ),
+                  { concurrency: 1 }
+                )
               )
             )
-          )
-          const [landed, refused, alsoLanded] = yield* Effect.forEach(fibers, Fiber.join)
-          // One coalesced statement failed as a whole; its three entries then went alone.
-          expect(sent.filter((kind) => kind === "coalesced")).toHaveLength(1)
-          expect(sent.filter((kind) => kind === "append")).toHaveLength(2 + 3)
-          expect(landed).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
-          expect(alsoLanded).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
-          expect(refused).toMatchObject({
-            _tag: "Left",
-            left: { _tag: "DuplicateEventId", streamId: duplicate, eventId: used }
+            const [landed, refused, alsoLanded] = yield* Effect.forEach(fibers, Fiber.join)
+            // One coalesced statement failed as a whole; its three entries then went alone.
+            expect(sent.filter((kind) => kind === "coalesced")).toHaveLength(1)
+            expect(sent.filter((kind) => kind === "append")).toHaveLength(2 + 3)
+            expect(landed).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+            expect(alsoLanded).toMatchObject({ _tag: "Right", right: { nextVersion: 2 } })
+            expect(refused).toMatchObject({
+              _tag: "Left",
+              left: { _tag: "DuplicateEventId", streamId: duplicate, eventId: used }
+            })
+            expect(yield* store.streamVersion(duplicate)).toBe(0)
+            for (const stream of [before, after]) {
+              expect((yield* store.readStream(stream)).map((event) => event.data)).toEqual([
+                { n: 1 },
+                { n: 2 }
+              ])
+              expect((yield* store.verify(stream)).ok).toBe(true)
+            }
           })
-          expect(yield* store.streamVersion(duplicate)).toBe(0)
-          for (const stream of [before, after]) {
-            expect((yield* store.readStream(stream)).map((event) => event.data)).toEqual([{ n: 1 }, { n: 2 }])
-            expect((yield* store.verify(stream)).ok).toBe(true)
-          }
-        })
-    )
+      )
+    }
 
     it.scoped(
       "group commit: two waiting appends to one stream go in two statements: both land in order under Any, the second conflicts under an exact version",
@@ -953,7 +985,8 @@ const sqlStoreSuite = <E>(
           "append_many",
           "append_all",
           "append_groups",
-          "event_archive"
+          "event_archive",
+          "archived_event_ids"
         ])
       })
     )

@@ -33,11 +33,15 @@ interface DatabaseErrorFields {
 const databaseErrorOf = (error: SqlError): DatabaseErrorFields =>
   typeof error.cause === "object" && error.cause !== null ? (error.cause as DatabaseErrorFields) : {}
 
+// The unique keys of an event id: in `events`, and in `events_archive`, which migration 10's
+// trigger checks an append against (an archived event's id is taken, as a hot one is).
+const eventIdKeys: ReadonlySet<string> = new Set(["events_event_id_key", "events_archive_event_id_key"])
+
 const mapAppendSqlError =
   (streamId: string, prepared: ReadonlyArray<EventStore.PreparedEvent>) =>
   (error: SqlError): EventStore.DuplicateEventId | EventStore.EventStoreError => {
     const db = databaseErrorOf(error)
-    if (db.code === "23505" && db.constraint === "events_event_id_key") {
+    if (db.code === "23505" && typeof db.constraint === "string" && eventIdKeys.has(db.constraint)) {
       const fromDetail =
         typeof db.detail === "string" ? /\(event_id\)=\(([^)]+)\)/.exec(db.detail)?.[1] : undefined
       return new EventStore.DuplicateEventId({
