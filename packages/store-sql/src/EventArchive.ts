@@ -36,6 +36,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as EventStoreMigrations from "./EventStoreMigrations.js"
 import { storeError } from "./internal/eventStore/Rows.js"
 
 /** Options of {@link run}. */
@@ -116,6 +117,13 @@ export const run = (
       const [counts] = yield* decodeCounts(rows)
       return report(true, counts?.streams ?? 0, counts?.events ?? 0)
     }
+
+    // An archived event's id stays taken: the check is installed before the first event
+    // moves (migration 10 installs it for an archive that already holds events).
+    const [installed] = yield* sql<{ readonly present: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM pg_trigger
+        WHERE tgname = 'events_refuse_archived_ids' AND tgrelid = 'events'::regclass) AS present`
+    if (installed?.present !== true) yield* sql.unsafe(EventStoreMigrations.installArchivedIdsTrigger)
 
     let streams = 0
     let events = 0
@@ -272,6 +280,11 @@ export interface PeriodicOptions {
   readonly interval: Duration.DurationInput
   /** Days a stream stays hot: each run archives what is idle since `now − hotDays`. */
   readonly hotDays: number
+  /**
+   * Days personal data is kept: each run also removes the personal data recorded before
+   * `now − personalDays` ({@link erasePersonal}); none removed when absent.
+   */
+  readonly personalDays?: number | undefined
 }
 
 /** What a failed run's cause says, in one line. */
@@ -296,6 +309,13 @@ const runOnce = (archiver: Service, options: PeriodicOptions) =>
     yield* Effect.logInfo(
       `retention: archived ${report.streams} streams, ${report.events} events idle since before ${before.toISOString()}`
     ).pipe(Effect.annotateLogs({ streams: report.streams, events: report.events }))
+    if (options.personalDays !== undefined) {
+      const personalBefore = cutoff(new Date(yield* Clock.currentTimeMillis), options.personalDays)
+      const erased = yield* archiver.erasePersonal({ before: personalBefore })
+      yield* Effect.logInfo(
+        `retention: removed the personal data of ${erased.events} events recorded before ${personalBefore.toISOString()}`
+      ).pipe(Effect.annotateLogs({ events: erased.events }))
+    }
   }).pipe(
     // A defect too (the fiber must outlive any one run); the cause goes with the line.
     Effect.catchAllCause((cause) =>
@@ -329,19 +349,21 @@ export const periodic = (options: PeriodicOptions): Layer.Layer<never, never, Ar
 
 /**
  * {@link periodic} as configured: every `TILLFLOW_RETENTION_INTERVAL` (default 1 hour; `0` or
- * `off`: nothing scheduled), cut-off `TILLFLOW_RETENTION_HOT_DAYS` (default 90) days back.
+ * `off`: nothing scheduled), cut-off `TILLFLOW_RETENTION_HOT_DAYS` (default 90) days back,
+ * personal data removed after `TILLFLOW_RETENTION_PERSONAL_DAYS` (default 180).
  */
 export const periodicConfig: Layer.Layer<never, ConfigError.ConfigError, Archiver> = Layer.unwrapEffect(
   Effect.gen(function* () {
     const every = yield* interval
     const days = yield* hotDays
+    const personal = yield* personalDays
     if (Option.isNone(every)) {
       yield* Effect.logInfo(`retention: no periodic archive run (${intervalVariable} is off)`)
       return Layer.empty
     }
     yield* Effect.logInfo(
-      `retention: archiving every ${Duration.format(every.value)}, streams idle for more than ${days} days`
+      `retention: archiving every ${Duration.format(every.value)}, streams idle for more than ${days} days; personal data kept ${personal} days`
     )
-    return periodic({ interval: every.value, hotDays: days })
+    return periodic({ interval: every.value, hotDays: days, personalDays: personal })
   })
 )

