@@ -32,6 +32,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Tracer from "effect/Tracer"
+import * as ExitAttributesBackfill from "./internal/ExitAttributesBackfill.js"
 import * as IntakeHttp from "./IntakeHttp.js"
 import * as IntakeLocal from "./IntakeLocal.js"
 import * as Stack from "./Stack.js"
@@ -161,6 +162,9 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       // Every approved terminal outcome opens its transaction's history as the log grows.
       const outcomes = Layer.scopedDiscard(TerminalOutcomeRecorder.follow({ mcc: config.merchantMcc }))
 
+      // Executions that ended before they gained their outcome attributes gain them, once.
+      const backfill = Layer.scopedDiscard(Effect.forkScoped(ExitAttributesBackfill.once))
+
       const engineWorker = Stack.workerLayer({ ...config.worker, id: Option.some(workerId) })
 
       // Retention on the store's Archiver (every store of a worker is SQL): an archive run
@@ -213,7 +217,7 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       // run, the services, the cloud;
       // then the server closes (callbacks in flight finish), the receiver's forwardings
       // drain, and the engine and the store close.
-      const running = Layer.mergeAll(engineWorker, projection, outcomes, retention)
+      const running = Layer.mergeAll(engineWorker, projection, outcomes, retention, backfill)
       const http = IntakeHttp.serve(token, {
         console: config.intake.console ? {} : false,
         operators: config.intake.operators
