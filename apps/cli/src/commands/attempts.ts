@@ -60,8 +60,9 @@ const resolve = Command.make(
         ["moto-sale", o.motoSale],
         ["device", o.device]
       ]
-      const given = named.filter(([, key]) => Option.isSome(key))
-      if (given.length !== 1) {
+      const given = named.flatMap(([kind, key]) => (Option.isSome(key) ? [[kind, key.value] as const] : []))
+      const only = given.length === 1 ? given[0] : undefined
+      if (only === undefined) {
         return yield* new Output.UsageError({
           message:
             "give exactly one of --batch <serial>, --moto-sale <transactionReference> or --device <serial>"
@@ -70,12 +71,12 @@ const resolve = Command.make(
       if (o.applied === o.notApplied) {
         return yield* new Output.UsageError({ message: "give exactly one of --applied or --not-applied" })
       }
-      const [kind, key] = given[0]!
+      const [kind, key] = only
       return yield* Backend.provide(
         o,
         { cloud: false, worker: false },
         Effect.gen(function* () {
-          const resolved = yield* (yield* IntakeService.Intake).resolveAttempt(kind, Option.getOrThrow(key), {
+          const resolved = yield* (yield* IntakeService.Intake).resolveAttempt(kind, key, {
             requestId: o.request,
             resolution: o.applied ? "applied" : "notApplied",
             operator: o.operator,
