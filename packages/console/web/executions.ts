@@ -7,6 +7,8 @@
  * history on demand).
  */
 import * as Actions from "./actions.js"
+import * as Resolve from "./resolve.js"
+import * as Stop from "./stop.js"
 import { get } from "./api.js"
 import { h, replace } from "./dom.js"
 import * as Money from "./money.js"
@@ -255,6 +257,8 @@ export const execution: Page = (main, route) => {
   const id = route.path[1] ?? ""
   const head = h("div", {}, h("p", {}, "Loading…"))
   const actions = h("div", {})
+  const resolving = h("div", {})
+  const stopping = h("div", {})
   const story = h("ol", { class: "timeline", id: "timeline" })
   const notes = h("div", {})
   const raw = h("div", { id: "raw-history" })
@@ -281,6 +285,8 @@ export const execution: Page = (main, route) => {
     h("h1", {}, "Execution ", h("code", {}, id)),
     head,
     actions,
+    stopping,
+    resolving,
     h("h2", {}, "Timeline"),
     story,
     h("h2", {}, "Late results and mismatches"),
@@ -298,6 +304,16 @@ export const execution: Page = (main, route) => {
     )
     // The actions that fit its transaction (module of their own: actions.ts).
     if (actions.childElementCount === 0) replace(actions, await Actions.panel(e, () => void load()))
+    // A terminal operation in flight: stopped here by an operator (stop.ts); gone once it ended.
+    if (Stop.stoppable(e) === undefined) replace(stopping)
+    else if (stopping.childElementCount === 0)
+      replace(
+        stopping,
+        Stop.panel(e, await Actions.currentSession(), () => void load())
+      )
+    // A terminal-less request left in doubt: resolved here by an operator (resolve.ts).
+    if (resolving.childElementCount === 0)
+      replace(resolving, await Resolve.panel(e, await Actions.currentSession(), () => void load()))
     const [timeline, history] = await Promise.all([
       get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
         lines: []

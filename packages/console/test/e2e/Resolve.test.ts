@@ -1,0 +1,168 @@
+/**
+ * An operator resolves a request left in doubt from the console, in Chromium against a real
+ * worker on the built-in simulator: a terminal-less reversal of a sale whose first request
+ * the simulator answers 503 without applying it, reconciled for a short budget
+ * (`TILLFLOW_TERMINAL_LESS_BUDGET`) and left in doubt; ana opens its execution, says it was
+ * not applied with the status endpoint's answer and a reason, and the resolution is
+ * recorded on the sale's history in her name; a second one is refused with the rule.
+ */
+import type { BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Chromium from "../../src/testing/Chromium.js"
+import * as ActionsScenario from "./ActionsScenario.js"
+import { client, inCi, requireBrowser } from "./Scenario.js"
+import * as Worker from "./Worker.js"
+
+describe.skipIf(!Chromium.available() && !inCi)(
+  "resolving a request in doubt in the console (Chromium)",
+  () => {
+    let worker: Worker.Worker
+    let browser: Chromium.Launched
+    let context: BrowserContext
+    let page: Page
+    let sale: { executionId: string; guid: string }
+    let reversal: string
+
+    beforeAll(async () => {
+      requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
+      worker = await Worker.start({
+        TILLFLOW_CALLBACK_FALLBACK: "1 second",
+        TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds",
+        TILLFLOW_OPERATORS: await ActionsScenario.operators()
+      })
+      browser = await Chromium.launch()
+      context = browser.context
+      page = context.pages()[0] ?? (await context.newPage())
+      sale = await ActionsScenario.sale(worker)
+      const { api } = client(worker)
+      // The reversal's first request: 503, nothing applied; the status endpoint cannot tell in time.
+      expect(
+        (
+          await api(
+            "POST",
+            `${worker.admin}/faults`,
+            { kind: "error-before", method: "POST", host: "main", times: 1 },
+            false
+          )
+        ).status
+      ).toBe(201)
+      const started = await api("POST", `${worker.base}/v1/lifecycle/Reversal.Reverse`, {
+        payload: { requestId: "rev-in-doubt", originalGuid: sale.guid },
+        waitSeconds: 60
+      })
+      const view = (await started.json()) as { executionId: string; report?: { verdict: string } }
+      expect(view.report?.verdict).toBe("unresolved")
+      reversal = view.executionId
+      await api("DELETE", `${worker.admin}/faults`, undefined, false)
+    }, 240_000)
+
+    afterAll(async () => {
+      await browser?.close()
+      await worker?.stop()
+    }, 60_000)
+
+    it("ana resolves the reversal as not applied: recorded on the sale's history in her name; a second time is refused", async () => {
+      await page.goto(`${worker.base}/console`)
+      await page.fill("#name", "ana")
+      await page.fill("#token", "ana-secret")
+      await page.click("button[type=submit]")
+      await page.locator("nav").waitFor()
+      await page.goto(`${worker.base}/console#/executions/${reversal}`)
+      await page.locator("#resolve-open").click()
+      await page.locator("#resolve-dialog").waitFor()
+      // Neither chosen: said so, nothing sent.
+      await page.fill("#resolve-reason", "the acquirer's report shows no reversal")
+      await page.click("#resolve-send")
+      expect(await page.locator("#resolve-error").textContent()).toContain("applied or not")
+      await page.check("#resolve-not-applied")
+      await page.fill("#resolve-status", "NOT FOUND")
+      await page.click("#resolve-send")
+      await expect
+        .poll(() => page.locator("#resolve-notice").textContent())
+        .toContain("recorded in ana's name")
+      await expect
+        .poll(async () => (await ActionsScenario.timeline(worker, sale.guid)).join("\n"), { timeout: 30_000 })
+        .toContain(
+          "[rev-in-doubt] reversal resolved by ana as not applied: the acquirer's report shows no reversal; the status endpoint said: NOT FOUND"
+        )
+
+      await page.locator("#resolve-open").click()
+      await page.check("#resolve-applied")
+      await page.fill("#resolve-reason", "again")
+      await page.click("#resolve-send")
+      await expect.poll(() => page.locator("#resolve-error").textContent()).toContain("resolve-only-in-doubt")
+    }, 120_000)
+  }
+)
+
+describe.skipIf(!Chromium.available() && !inCi)(
+  "stopping a terminal's operation from the console (Chromium)",
+  () => {
+    let worker: Worker.Worker
+    let browser: Chromium.Launched
+    let page: Page
+
+    beforeAll(async () => {
+      requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
+      worker = await Worker.start({
+        TILLFLOW_CALLBACK_FALLBACK: "1 second",
+        TILLFLOW_OPERATORS: await ActionsScenario.operators()
+      })
+      browser = await Chromium.launch()
+      page = browser.context.pages()[0] ?? (await browser.context.newPage())
+    }, 240_000)
+
+    afterAll(async () => {
+      await browser?.close()
+      await worker?.stop()
+    }, 60_000)
+
+    it("ana stops a sale waiting for its card: confirmed with what it stops, sent once, the sale ends cancelled", async () => {
+      const { api, cardOnFirstTerminal } = client(worker)
+      const serial = await cardOnFirstTerminal()
+      // The terminal waits a minute for the card: the sale stays in flight.
+      expect(
+        (
+          await api(
+            "PATCH",
+            `${worker.admin}/terminals/${serial}`,
+            { timings: { WaitingForCard: 60_000 } },
+            false
+          )
+        ).status
+      ).toBe(200)
+      const started = await api("POST", `${worker.base}/v1/operations`, {
+        idempotencyKey: `stop-me-${Date.now()}`,
+        request: { operation: "sale", serial_number: serial, amount: "1250", currency: "EUR" }
+      })
+      const { executionId } = (await started.json()) as { executionId: string }
+
+      await page.goto(`${worker.base}/console`)
+      await page.fill("#name", "ana")
+      await page.fill("#token", "ana-secret")
+      await page.click("button[type=submit]")
+      await page.locator("nav").waitFor()
+      await page.goto(`${worker.base}/console#/executions/${executionId}`)
+      await page.locator("#stop-open").click()
+      expect(await page.locator("#stop-confirm").textContent()).toBe(
+        `Stop the sale of 12.50 EUR on terminal ${serial}?`
+      )
+      await page.dblclick("#stop-send")
+      await page.locator("#stop-notice a").waitFor()
+      const ended = async () =>
+        (
+          (await (await api("GET", `${worker.base}/v1/executions/${executionId}`)).json()) as {
+            report?: { verdict: string }
+          }
+        ).report?.verdict
+      await expect.poll(ended, { timeout: 60_000 }).toBe("cancelled")
+      // One stop for the double click: its key is the execution's.
+      const stops = (await (
+        await api("GET", `${worker.base}/v1/executions?operation=stopCurrentTransaction`)
+      ).json()) as ReadonlyArray<unknown>
+      expect(stops).toHaveLength(1)
+      // Ended: nothing left to stop.
+      await expect.poll(() => page.locator("#stop-open").count(), { timeout: 30_000 }).toBe(0)
+    }, 120_000)
+  }
+)

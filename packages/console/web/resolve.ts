@@ -1,0 +1,264 @@
+/**
+ * An operator resolves a terminal-less request left in doubt (its execution's outcome is
+ * `unresolved`: the service's answer was lost and reconciliation could not tell), from the
+ * execution's page: applied or not applied, with what the status endpoint said and a
+ * reason, in the operator's own name — through the same routes as the CLI and any caller
+ * (`POST /v1/transactions/{guid}/resolve` for a request on a transaction,
+ * `POST /v1/attempts/{kind}/{key}/resolve` for a batch close, a MOTO sale or a device
+ * command). Where the request is resolved comes from the workflow and its payload
+ * ({@link targetOf}, pure); the server decides and records (`InDoubtResolved`), and a
+ * refusal shows its rule in the dialog.
+ */
+import { h, replace } from "./dom.js"
+import type { Execution } from "./views.js"
+
+/** Where a request in doubt is resolved, and what the dialog says it is. */
+export interface Target {
+  readonly path: string
+  readonly requestId: string
+  /** What the request is, for the dialog ("the batch close of terminal T1"). */
+  readonly what: string
+  /** An applied MOTO sale needs the guid the gateway gave it. */
+  readonly needsGuid: boolean
+}
+
+const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)
+
+/**
+ * The target of an execution's request in doubt, from its workflow, payload (as
+ * `WorkflowStarted` stored it) and report; none when the execution is not one that can be
+ * resolved this way (a terminal operation, or a payload without what is needed).
+ */
+export const targetOf = (
+  workflow: string,
+  payload: Readonly<Record<string, unknown>>,
+  report?: { readonly transactionReference?: string | undefined }
+): Target | undefined => {
+  const requestId = text(payload["requestId"])
+  if (requestId === undefined) return undefined
+  const at = (kind: string, key: string) => `/v1/attempts/${kind}/${encodeURIComponent(key)}/resolve`
+  const serial = text(payload["serialNumber"])
+  if (workflow === "Batch.Close")
+    return serial === undefined
+      ? undefined
+      : {
+          path: at("batch", serial),
+          requestId,
+          what: `the batch close of terminal ${serial}`,
+          needsGuid: false
+        }
+  if (workflow === "DeviceCommand.Send")
+    return serial === undefined
+      ? undefined
+      : { path: at("device", serial), requestId, what: `the command to terminal ${serial}`, needsGuid: false }
+  if (workflow === "Moto.Sale") {
+    const reference = text(payload["transactionReference"]) ?? text(report?.transactionReference)
+    return reference === undefined
+      ? undefined
+      : { path: at("moto-sale", reference), requestId, what: `the MOTO sale ${reference}`, needsGuid: true }
+  }
+  const guid = text(payload["originalGuid"])
+  return guid === undefined
+    ? undefined
+    : {
+        path: `/v1/transactions/${encodeURIComponent(guid)}/resolve`,
+        requestId,
+        what: `the ${workflow} request on transaction ${guid}`,
+        needsGuid: false
+      }
+}
+
+/** The payload an execution started with, from its history (`GET /v1/executions/{id}/history`). */
+const payloadOf = async (executionId: string): Promise<Record<string, unknown> | undefined> => {
+  const response = await fetch(`/v1/executions/${encodeURIComponent(executionId)}/history`, {
+    credentials: "same-origin",
+    headers: { accept: "application/json" }
+  })
+  if (!response.ok) return undefined
+  const history = (await response.json()) as {
+    readonly engine: ReadonlyArray<{ readonly type: string; readonly data: unknown }>
+  }
+  const started = history.engine.find((e) => e.type === "WorkflowStarted")?.data as
+    { readonly payload?: unknown } | undefined
+  const payload = started?.payload
+  return typeof payload === "object" && payload !== null ? (payload as Record<string, unknown>) : undefined
+}
+
+/** An answer of a resolve route: what was recorded, or the refusal's message. */
+const send = async (path: string, body: unknown): Promise<{ ok: true } | { ok: false; message: string }> => {
+  const response = await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(body)
+  })
+  if (response.ok) return { ok: true }
+  const parsed: unknown = await response.json().catch(() => undefined)
+  const message =
+    typeof parsed === "object" && parsed !== null && "message" in parsed && typeof parsed.message === "string"
+      ? parsed.message
+      : `${response.status} ${response.statusText}`
+  return { ok: false, message }
+}
+
+/** The dialog that resolves `target` in `operator`'s name; `done` once it was recorded. */
+const dialog = (target: Target, operator: string, done: () => void): HTMLDialogElement => {
+  const applied = h("input", { type: "radio", id: "resolve-applied", name: "resolution", value: "applied" })
+  const notApplied = h("input", {
+    type: "radio",
+    id: "resolve-not-applied",
+    name: "resolution",
+    value: "notApplied"
+  })
+  const guid = h("input", { id: "resolve-guid", name: "guid" }) as HTMLInputElement
+  const statusEndpoint = h("input", { id: "resolve-status", name: "statusEndpoint" }) as HTMLInputElement
+  const reason = h("textarea", {
+    id: "resolve-reason",
+    name: "reason",
+    required: true,
+    rows: 2
+  }) as HTMLTextAreaElement
+  const error = h("p", { id: "resolve-error", class: "error", role: "alert" })
+  const confirm = h(
+    "button",
+    { type: "submit", id: "resolve-send" },
+    "Record the resolution"
+  ) as HTMLButtonElement
+  const element = h(
+    "dialog",
+    { id: "resolve-dialog", "aria-labelledby": "resolve-title" },
+    h(
+      "form",
+      {
+        method: "dialog",
+        onsubmit: (event: Event) => {
+          event.preventDefault()
+          if (confirm.disabled) return
+          const resolution = (applied as HTMLInputElement).checked
+            ? "applied"
+            : (notApplied as HTMLInputElement).checked
+              ? "notApplied"
+              : undefined
+          if (resolution === undefined) {
+            error.textContent = "Say whether the request was applied or not."
+            return
+          }
+          confirm.disabled = true
+          error.textContent = ""
+          void send(target.path, {
+            requestId: target.requestId,
+            resolution,
+            operator,
+            reason: reason.value,
+            ...(statusEndpoint.value.trim() === "" ? {} : { statusEndpoint: statusEndpoint.value.trim() }),
+            ...(target.needsGuid && guid.value.trim() !== "" ? { guid: guid.value.trim() } : {})
+          })
+            .then((answer) => {
+              if (answer.ok) {
+                element.close()
+                element.remove()
+                done()
+              } else {
+                error.textContent = answer.message
+                confirm.disabled = false
+              }
+            })
+            .catch((e: unknown) => {
+              error.textContent = e instanceof Error ? e.message : String(e)
+              confirm.disabled = false
+            })
+        }
+      },
+      h("h2", { id: "resolve-title" }, "Resolve the request in doubt"),
+      h("p", {}, `What became of ${target.what} (request ${target.requestId})?`),
+      h(
+        "p",
+        {},
+        applied,
+        h("label", { for: "resolve-applied" }, " Applied "),
+        notApplied,
+        h("label", { for: "resolve-not-applied" }, " Not applied")
+      ),
+      target.needsGuid
+        ? h(
+            "p",
+            {},
+            h("label", { for: "resolve-guid" }, "The guid the gateway gave it (when applied) "),
+            guid
+          )
+        : null,
+      h(
+        "p",
+        {},
+        h("label", { for: "resolve-status" }, "What the status endpoint said (optional) "),
+        statusEndpoint
+      ),
+      h("p", {}, h("label", { for: "resolve-reason" }, "Reason (recorded with your name) "), reason),
+      error,
+      h(
+        "p",
+        {},
+        confirm,
+        " ",
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary",
+            onclick: () => {
+              element.close()
+              element.remove()
+            }
+          },
+          "Cancel"
+        )
+      )
+    )
+  ) as HTMLDialogElement
+  return element
+}
+
+/**
+ * The resolve panel of an execution's page: a button for an unresolved terminal-less
+ * execution whose request can be resolved, for an operator or an admin; nothing otherwise.
+ */
+export const panel = async (
+  e: Execution,
+  who: { readonly name: string; readonly role: string } | undefined,
+  reload: () => void
+): Promise<HTMLElement | null> => {
+  if (e.report?.verdict !== "unresolved" || e.workflow === "TerminalOperation") return null
+  if (who === undefined || who.role === "viewer") return null
+  const payload = await payloadOf(e.executionId)
+  const target = payload === undefined ? undefined : targetOf(e.workflow, payload, e.report)
+  if (target === undefined) return null
+  const notice = h("p", { id: "resolve-notice", role: "status" })
+  const box = h("section", { id: "resolve", "aria-label": "Resolve" })
+  replace(
+    box,
+    h("h2", {}, "In doubt"),
+    h(
+      "p",
+      {},
+      `The service's answer to ${target.what} was lost and reconciliation could not tell whether it was applied. `,
+      h(
+        "button",
+        {
+          type: "button",
+          id: "resolve-open",
+          onclick: () => {
+            const d = dialog(target, who.name, () => {
+              replace(notice, `Resolution recorded in ${who.name}'s name.`)
+              reload()
+            })
+            document.body.append(d)
+            d.showModal()
+          }
+        },
+        "Resolve…"
+      )
+    ),
+    notice
+  )
+  return box
+}

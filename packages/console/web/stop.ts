@@ -1,0 +1,120 @@
+/**
+ * Stopping a terminal's operation from the console (`POST /v1/terminals/{serial}/stop`,
+ * the route the CLI's `tillflow stop` and any caller use): offered on the page of a
+ * terminal operation still in flight, to an operator or an admin. Confirmed first, with
+ * what it stops; sent under a key derived from the execution (`console-stop-<id>`), so a
+ * double click or a second confirmation asks the terminal once. What stopping does is the
+ * terminal's: a card already read may still complete the payment (the outcome says).
+ */
+import { h, replace } from "./dom.js"
+import type { Execution } from "./views.js"
+import { executionLink } from "./views.js"
+
+/** Whether an execution is a terminal operation still in flight that a stop could end. */
+export const stoppable = (e: Execution): string | undefined => {
+  if (e.workflow !== "TerminalOperation") return undefined
+  if (e.status !== "pending" && e.status !== "running" && e.status !== "suspended") return undefined
+  const serial = e.attributes["serialNumber"]
+  const operation = e.attributes["operation"]
+  if (serial === undefined || serial === "" || operation === "stopCurrentTransaction") return undefined
+  return serial
+}
+
+/** The key a stop of this execution is sent under: one stop per execution. */
+export const stopKey = (executionId: string): string => `console-stop-${executionId}`
+
+const describe = (e: Execution, serial: string): string => {
+  const operation = e.attributes["operation"] ?? "operation"
+  const amount = e.attributes["amount"]
+  const currency = e.attributes["currency"] ?? ""
+  return `the ${operation}${amount === undefined ? "" : ` of ${amount} ${currency}`} on terminal ${serial}`
+}
+
+/** The stop panel of an execution's page, or nothing when it does not fit. */
+export const panel = (
+  e: Execution,
+  who: { readonly name: string; readonly role: string } | undefined,
+  reload: () => void
+): HTMLElement | null => {
+  const serial = stoppable(e)
+  if (serial === undefined || who === undefined || who.role === "viewer") return null
+  const what = describe(e, serial)
+  const notice = h("p", { id: "stop-notice", role: "status" })
+  const error = h("p", { id: "stop-error", class: "error", role: "alert" })
+  const confirm = h("button", { type: "submit", id: "stop-send" }, "Stop it") as HTMLButtonElement
+  const dialog = h(
+    "dialog",
+    { id: "stop-dialog", "aria-labelledby": "stop-title" },
+    h(
+      "form",
+      {
+        method: "dialog",
+        onsubmit: (event: Event) => {
+          event.preventDefault()
+          if (confirm.disabled) return
+          confirm.disabled = true
+          error.textContent = ""
+          void fetch(`/v1/terminals/${encodeURIComponent(serial)}/stop`, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "content-type": "application/json", accept: "application/json" },
+            body: JSON.stringify({ idempotencyKey: stopKey(e.executionId) })
+          })
+            .then(async (response) => {
+              const body = (await response.json().catch(() => undefined)) as
+                { readonly executionId?: string; readonly message?: string } | undefined
+              if (!response.ok) {
+                error.textContent = body?.message ?? `${response.status} ${response.statusText}`
+                confirm.disabled = false
+                return
+              }
+              dialog.close()
+              replace(
+                notice,
+                `Stop sent to terminal ${serial}: execution `,
+                executionLink(body?.executionId ?? ""),
+                ". What the terminal does with it shows in the outcome."
+              )
+              reload()
+            })
+            .catch((cause: unknown) => {
+              error.textContent = cause instanceof Error ? cause.message : String(cause)
+              confirm.disabled = false
+            })
+        }
+      },
+      h("h2", { id: "stop-title" }, "Stop the terminal's operation"),
+      h("p", { id: "stop-confirm" }, `Stop ${what}?`),
+      error,
+      h(
+        "p",
+        {},
+        confirm,
+        " ",
+        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel")
+      )
+    )
+  ) as HTMLDialogElement
+  return h(
+    "section",
+    { id: "stop", "aria-label": "Stop" },
+    h(
+      "p",
+      {},
+      h(
+        "button",
+        {
+          type: "button",
+          id: "stop-open",
+          class: "secondary",
+          onclick: () => {
+            if (!dialog.isConnected) document.body.append(dialog)
+            dialog.showModal()
+          }
+        },
+        "Stop the terminal's operation…"
+      )
+    ),
+    notice
+  )
+}
