@@ -56,3 +56,22 @@ export const refundExecutions = async (worker: Worker.Worker): Promise<number> =
       await client(worker).api("GET", `${worker.base}/v1/executions?operation=refund`)
     ).json()) as ReadonlyArray<unknown>
   ).length
+
+/** An approved pre-authorization of `amount` (minor units) EUR on the first terminal: its execution and guid. */
+export const preAuthorization = async (
+  worker: Worker.Worker,
+  amount = "1000"
+): Promise<{ executionId: string; guid: string }> => {
+  const { api, cardOnFirstTerminal } = client(worker)
+  const serial = await cardOnFirstTerminal()
+  const reply = await api("POST", `${worker.base}/v1/operations`, {
+    idempotencyKey: `actions-preauth-${Date.now()}-${Math.random()}`,
+    request: { operation: "preAuthorization", serial_number: serial, amount, currency: "EUR" },
+    waitSeconds: 60
+  })
+  const view = (await reply.json()) as { executionId: string; report?: { verdict: string }; result?: unknown }
+  expect(view.report?.verdict).toBe("approved")
+  const guid = (view.result as { value: { facts: { efttransactionID: string } } }).value.facts
+    .efttransactionID
+  return { executionId: view.executionId, guid }
+}
