@@ -70,8 +70,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   ],
   "attempts resolve": [
     `tillflow attempts resolve --batch PAX-A920-0042 --request close-7 --not-applied --reason "no close on the acquirer's report" --operator alice`,
-    `tillflow attempts resolve --moto-sale 6c1f7a0e-2b4d-4e8a-9f3c-1d2e3f4a5b6c --request sale-7 --applied --guid ${guid} --reason "on the acquirer's report" --operator alice --json`,
-    `tillflow attempts resolve --device PAX-A920-0042 --request reboot-3 --not-applied --reason "the terminal did not restart" --operator bob`
+    `tillflow attempts resolve --moto-sale 6c1f7a0e-2b4d-4e8a-9f3c-1d2e3f4a5b6c --request sale-7 --applied --guid ${guid} --reason "on the acquirer's report" --operator alice --json`
   ],
   "transactions resolve": [
     `tillflow transactions resolve ${guid} --request terminal-5f1c0e3a --not-applied --reason "no capture on the acquirer's report" --operator alice`,

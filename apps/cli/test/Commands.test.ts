@@ -372,7 +372,7 @@ describe("tillflow against a worker: executions, events, audit", () => {
   it("audit: verify, ledger and a payment's timeline", async () => {
     const done = await sale("6.00")
     const verify = await worker.cli(["audit", "verify"])
-    expect(verify.status, verify.stderr).toBe(0)
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0)
     const ledger = await worker.cli(["audit", "ledger"])
     expect(ledger.status, ledger.stderr).toBe(0)
     const timeline = await worker.cli(["audit", "timeline", String(done["executionId"])])

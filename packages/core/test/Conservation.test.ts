@@ -123,8 +123,15 @@ describe("money conservation per transaction (audit verify)", () => {
             scheme: "VISA",
             mcc: "7011"
           })
-        const increased = (requestId: string, delta: Money.Money, hold: Money.Money) =>
-          LifecycleEvent.HoldIncreased.make({ requestId, at, delta, hold, reconciled: false })
+        const increased = (requestId: string, delta: Money.Money, hold: Money.Money, tip?: Money.Money) =>
+          LifecycleEvent.HoldIncreased.make({
+            requestId,
+            at,
+            delta,
+            hold,
+            reconciled: false,
+            ...(tip === undefined ? {} : { tip })
+          })
         // The hold grew to 100.00 though the increase says 5.00; released as 90.00.
         yield* write("hold", [
           opened("hold"),
@@ -164,11 +171,13 @@ describe("money conservation per transaction (audit verify)", () => {
         yield* write("agrees", [
           opened("agrees"),
           increased("i2", eur(1000n), eur(10000n)),
+          // An increase with a tip raises the hold by both: 8.00 + 2.00 from 100.00 to 110.00.
+          increased("i3", eur(800n), eur(11000n), eur(200n)),
           LifecycleEvent.Reversed.make({
             requestId: "v3",
             at,
             target: "hold",
-            amount: eur(10000n),
+            amount: eur(11000n),
             reconciled: false
           })
         ])

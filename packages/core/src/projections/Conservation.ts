@@ -11,8 +11,8 @@
  *
  * It also reports **disagreements**: a fact whose stated amount is not what the model's fold
  * says it moved — a release (`Reversed` of the hold) or a capture's reversal stating another
- * amount than the hold or capture it ended, a hold change whose `delta` is not the difference
- * of the holds, a tip whose `replaces` is not the standing tip. The ledger books what the
+ * amount than the hold or capture it ended, a hold change whose `delta` (with the tip of an
+ * increase) is not the difference of the holds, a tip whose `replaces` is not the standing tip. The ledger books what the
  * fold says, so a disagreement means the log and the ledger tell two stories about it.
  *
  * @example
@@ -131,9 +131,15 @@ const statedAndFolded = (
         event.type === "HoldIncreased"
           ? post.hold.minorUnits - pre.hold.minorUnits
           : pre.hold.minorUnits - post.hold.minorUnits
+      // An increase with a tip (spec: preAuthorizationIncrease's tip) raises the hold by both.
+      const tip = event.type === "HoldIncreased" ? event.data.tip : undefined
+      const stated =
+        tip === undefined || tip.currency !== event.data.delta.currency
+          ? event.data.delta
+          : Money.make(event.data.delta.minorUnits + tip.minorUnits, event.data.delta.currency)
       return {
         what: event.type === "HoldIncreased" ? "hold increase" : "hold decrease",
-        stated: event.data.delta,
+        stated,
         folded: Money.make(moved, post.hold.currency)
       }
     }
