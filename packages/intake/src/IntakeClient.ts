@@ -24,7 +24,7 @@ import type * as Monitor from "./Monitor.js"
 /**
  * How the client authenticates: the intake's bearer token (machines, attributed to
  * `token`), or a named operator's session from {@link login} (attributed to the operator,
- * and allowed what their role allows).
+ * and allowed what their role allows; `operator` names them in messages, "" when unknown).
  */
 export type Credential =
   | { readonly _tag: "Token"; readonly token: Redacted.Redacted<string> }
@@ -71,13 +71,23 @@ const messageOf = (error: unknown, fallback: string): string =>
 const tagOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
 
-/** What a refused credential is told: the token to set, or the operator to log in again. */
-const refusedCredential = (options: Options): string =>
-  options.credential._tag === "Token"
-    ? `the worker at ${options.baseUrl} refused the token (set TILLFLOW_INTAKE_TOKEN to its token)`
-    : `the worker at ${options.baseUrl} does not know operator ${options.credential.operator}'s session ` +
-      `(it expired, was logged out, or the worker restarted): log in again ` +
-      `(tillflow login --worker ${options.baseUrl} --operator ${options.credential.operator})`
+/**
+ * What a refused credential is told: the token to set, or to log in again. A session's
+ * operator is "" when only the session is known (`TILLFLOW_OPERATOR_SESSION`).
+ */
+const refusedCredential = (options: Options): string => {
+  const credential = options.credential
+  if (credential._tag === "Token") {
+    return `the worker at ${options.baseUrl} refused the token (set TILLFLOW_INTAKE_TOKEN to its token)`
+  }
+  const named = credential.operator !== ""
+  return (
+    `the worker at ${options.baseUrl} does not know the session ` +
+    `${named ? `of operator ${credential.operator}` : "of TILLFLOW_OPERATOR_SESSION"} ` +
+    `(it expired, was logged out, or the worker restarted): log in again ` +
+    `(tillflow login --worker ${options.baseUrl} --operator ${named ? credential.operator : "NAME"})`
+  )
+}
 
 /**
  * A call of the worker's API with its failures as the intake's errors; `action` says what

@@ -111,7 +111,7 @@ layer(layerWith({ operators }), { timeout: 60_000, excludeTestServices: true })(
         yield* IntakeClient.logout(url, session.session)
         const after = yield* Effect.flip(intake.list({}))
         expect(after._tag).toBe("InvalidRequest")
-        expect(after.message).toContain("does not know operator ana's session")
+        expect(after.message).toContain("does not know the session of operator ana")
         expect(after.message).toContain(`tillflow login --worker ${url} --operator ana`)
       })
     )
