@@ -1,11 +1,14 @@
 /**
- * An operator's secret, read where no one else sees it: an environment variable, else typed
- * without echo on a terminal, else standard input (`… | tillflow login`). Never an argument,
- * which the shell's history and `ps` would show; held as `Redacted` from the moment it is read.
+ * An operator's secret, read where no one else sees it: a setting (through `Config`, the
+ * environment), else typed without echo on a terminal, else standard input
+ * (`… | tillflow login`). Never an argument, which the shell's history and `ps` would show;
+ * held as `Redacted` from the moment it is read.
  */
 import * as Prompt from "@effect/cli/Prompt"
 import type * as Terminal from "@effect/platform/Terminal"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
 /** Standard input to its end, without the last line break. */
@@ -23,8 +26,13 @@ export const read = (
   variable?: string
 ): Effect.Effect<Redacted.Redacted<string>, never, Terminal.Terminal> =>
   Effect.gen(function* () {
-    const fromEnv = variable === undefined ? "" : (process.env[variable] ?? "")
-    if (fromEnv !== "") return Redacted.make(fromEnv)
+    const configured =
+      variable === undefined
+        ? Option.none()
+        : yield* Config.option(Config.redacted(Config.nonEmptyString(variable))).pipe(
+            Effect.orElseSucceed(() => Option.none())
+          )
+    if (Option.isSome(configured)) return configured.value
     if (process.stdin.isTTY === true) return yield* Prompt.hidden({ message }).pipe(Effect.orDie)
     return Redacted.make(yield* fromStdin)
   })
