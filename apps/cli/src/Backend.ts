@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
+import * as OperatorSessions from "./OperatorSessions.js"
 import * as Output from "./Output.js"
 
 /** What the command runs against, said on stderr. */
@@ -46,22 +47,61 @@ export class BackendError extends Schema.TaggedError<BackendError>()("BackendErr
   message: Schema.String
 }) {}
 
-const remote = (baseUrl: string, token: string, why: string) =>
+/** Who a credential acts as, said with the worker's address. */
+const actingAs = (credential: IntakeClient.Credential): string =>
+  credential._tag === "Token"
+    ? "with the intake token"
+    : credential.operator === ""
+      ? "as the operator of TILLFLOW_OPERATOR_SESSION"
+      : `as operator ${credential.operator}`
+
+const remote = (running: RunningWorker) =>
   Layer.merge(
-    IntakeClient.layer({ baseUrl, token: Redacted.make(token) }),
+    IntakeClient.layer({ baseUrl: running.baseUrl, credential: running.credential }),
     Layer.succeed(BackendInfo, {
-      description: `the worker at ${baseUrl} (${why})`,
+      description: `the worker at ${running.baseUrl} (${running.why}) ${actingAs(running.credential)}`,
       remote: true,
       simulator: false
     })
   )
 
-/** A running worker to talk to, and why it is the one. */
+/** A running worker to talk to, why it is the one, and how a command authenticates to it. */
 export interface RunningWorker {
   readonly baseUrl: string
-  readonly token: string
+  readonly credential: IntakeClient.Credential
   readonly why: string
 }
+
+/**
+ * The session a command sends to the worker at `baseUrl`, if any: `TILLFLOW_OPERATOR_SESSION`,
+ * else the one `tillflow login` saved for that worker (`OperatorSessions`). An operator's
+ * session goes before the intake token: what is done is then attributed to the operator.
+ */
+export const operatorSession = (
+  baseUrl: string
+): Effect.Effect<Option.Option<IntakeClient.Credential>, BackendError> =>
+  Effect.gen(function* () {
+    const fromEnv = yield* Config.option(
+      Config.redacted(Config.nonEmptyString("TILLFLOW_OPERATOR_SESSION"))
+    ).pipe(Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` })))
+    if (Option.isSome(fromEnv)) {
+      return Option.some<IntakeClient.Credential>({ _tag: "Session", operator: "", session: fromEnv.value })
+    }
+    const saved = yield* OperatorSessions.read(baseUrl)
+    return Option.map(saved, (saved): IntakeClient.Credential => ({
+      _tag: "Session",
+      operator: saved.operator,
+      session: Redacted.make(saved.session)
+    }))
+  })
+
+/** An operator's session for the worker at `baseUrl`, else its token. */
+const credentialFor = (baseUrl: string, token: Option.Option<string>) =>
+  Effect.map(operatorSession(baseUrl), (session) =>
+    Option.orElse(session, () =>
+      Option.map(token, (token): IntakeClient.Credential => ({ _tag: "Token", token: Redacted.make(token) }))
+    )
+  )
 
 /**
  * The running worker a command goes through, if any: the one `--worker` or
@@ -80,14 +120,17 @@ export const runningWorker = (options: {
     const workerUrl = Option.orElse(options.worker, () => fromEnv)
     const token = Option.map(config.intake.token, Redacted.value)
     if (Option.isSome(workerUrl)) {
-      if (Option.isNone(token)) {
+      const credential = yield* credentialFor(workerUrl.value, token)
+      if (Option.isNone(credential)) {
         return yield* new BackendError({
-          message: `talking to the worker at ${workerUrl.value} needs its token: set TILLFLOW_INTAKE_TOKEN`
+          message:
+            `talking to the worker at ${workerUrl.value} needs an operator's session ` +
+            `(tillflow login --worker ${workerUrl.value} --operator NAME) or its token (TILLFLOW_INTAKE_TOKEN)`
         })
       }
       return Option.some({
         baseUrl: workerUrl.value,
-        token: token.value,
+        credential: credential.value,
         why: "--worker / TILLFLOW_WORKER_URL"
       })
     }
@@ -97,9 +140,15 @@ export const runningWorker = (options: {
       if (Option.isSome(holder)) {
         const url = holder.value.details["intakeUrl"]
         const published = holder.value.details["token"]
-        const usable = Option.orElse(token, () => Option.fromNullable(published))
+        const usable =
+          url === undefined
+            ? Option.none()
+            : yield* credentialFor(
+                url,
+                Option.orElse(token, () => Option.fromNullable(published))
+              )
         if (url !== undefined && Option.isSome(usable)) {
-          return Option.some({ baseUrl: url, token: usable.value, why: `it holds ${dataDir}` })
+          return Option.some({ baseUrl: url, credential: usable.value, why: `it holds ${dataDir}` })
         }
         return yield* new BackendError({
           message:
@@ -121,7 +170,7 @@ export const layer = (
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const running = yield* runningWorker(options)
-      if (Option.isSome(running)) return remote(running.value.baseUrl, running.value.token, running.value.why)
+      if (Option.isSome(running)) return remote(running.value)
       const config = yield* WorkerConfig.load.pipe(
         Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
       )

@@ -16,6 +16,7 @@ import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"
 import { events } from "./commands/events.js"
 import { executions } from "./commands/executions.js"
+import { login, logout } from "./commands/login.js"
 import { tipAdjust, token } from "./commands/followUp.js"
 import { moto } from "./commands/moto.js"
 import { operators } from "./commands/operators.js"
@@ -59,6 +60,8 @@ export const tillflow = Command.make("tillflow").pipe(
     replay,
     simulator,
     operators,
+    login,
+    logout,
     worker
   ])
 )

@@ -110,5 +110,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   simulator: ["tillflow simulator --port 7070 --terminals 5"],
   operators: ["tillflow operators hash < ana-secret.txt"],
   "operators hash": ["tillflow operators hash < ana-secret.txt", "tillflow operators hash"],
+  login: [
+    "tillflow login --worker http://127.0.0.1:7080 --operator ana   # asks for the secret",
+    "TILLFLOW_OPERATOR_SECRET=… tillflow login --worker http://127.0.0.1:7080 --operator ana --print-session"
+  ],
+  logout: ["tillflow logout --worker http://127.0.0.1:7080"],
   worker: ["TILLFLOW_INTAKE_TOKEN=a-token-of-16-chars tillflow worker"]
 }

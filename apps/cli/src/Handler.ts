@@ -38,12 +38,15 @@ export const report = <R>(
       yield* Output.clearProgress
       // A money rule's refusal names its rule.
       const rule = error._tag === "ActionRefused" ? error.rule : undefined
+      // A refusal of the caller's role names the role.
+      const role = error._tag === "Forbidden" ? error.role : undefined
       if (json)
         yield* Console.log(
           JSON.stringify({
             error: error._tag,
             message: error.message,
-            ...(rule === undefined ? {} : { rule })
+            ...(rule === undefined ? {} : { rule }),
+            ...(role === undefined ? {} : { role })
           })
         )
       else

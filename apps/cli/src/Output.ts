@@ -13,6 +13,7 @@
  * | 5 | approved, but only after an unknown outcome was reconciled |
  * | 6 | outcome still unknown (unresolved, stuck, or still running when the wait ended) |
  * | 7 | partially approved: part of the amount is still due |
+ * | 8 | forbidden: the operator's role does not allow it (a viewer asking to act) |
  * | 130, 143 | stopped by SIGINT, SIGTERM: the operation goes on (`Handler.processExitCode`) |
  */
 import type * as Intake from "@tillflow/intake/Intake"
@@ -30,7 +31,8 @@ export const ExitCode = {
   failed: 4,
   reconciled: 5,
   unknown: 6,
-  partial: 7
+  partial: 7,
+  forbidden: 8
 } as const
 
 /** A bad argument: said on stderr, exit 2. */
@@ -69,6 +71,8 @@ export const exitCodeOfError = (error: Intake.IntakeError | UsageError): number 
       return ExitCode.failed
     case "Unavailable":
       return ExitCode.internal
+    case "Forbidden":
+      return ExitCode.forbidden
   }
 }
 

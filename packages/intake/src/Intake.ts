@@ -854,8 +854,20 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()(
   HttpApiSchema.annotations({ status: 503 })
 ) {}
 
+/**
+ * The caller's role does not allow the request (a viewer's session asking to act): 403,
+ * `role` naming the caller's. Only a worker's intake answers it (its authentication,
+ * `IntakeApi.IntakeAuth`); the library in this process has no roles and never fails with it.
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  { message: Schema.String, role: Schema.String },
+  HttpApiSchema.annotations({ status: 403, description: "The operator's role does not allow this request." })
+) {}
+
 /** Every error of the intake. */
-export type IntakeError = InvalidRequest | NotFound | IdempotencyConflict | ActionRefused | Unavailable
+export type IntakeError =
+  InvalidRequest | NotFound | IdempotencyConflict | ActionRefused | Unavailable | Forbidden
 
 // ---------------------------------------------------------------------------------------
 // The port

@@ -32,12 +32,13 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
   HttpApiSchema.annotations({ status: 401, description: "A missing or wrong bearer token." })
 ) {}
 
-/** A credential whose role does not allow the request (a viewer's session asking to act): 403. */
-export class Forbidden extends Schema.TaggedError<Forbidden>()(
-  "Forbidden",
-  { message: Schema.String, role: Schema.String },
-  HttpApiSchema.annotations({ status: 403, description: "The operator's role does not allow this request." })
-) {}
+/**
+ * A credential whose role does not allow the request (a viewer's session asking to act): 403.
+ * The intake's own error (`Intake.Forbidden`), so a client of this API gets it as one.
+ */
+export const Forbidden = Intake.Forbidden
+/** @see Forbidden */
+export type Forbidden = Intake.Forbidden
 
 /** A client locked out after repeated wrong bearer tokens: 429, with `Retry-After`. */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(

@@ -1,9 +1,9 @@
 /**
  * `tillflow alerts list|ack|resolve`: a running worker's alerts (its monitor follows the
  * event log), listed with their state, who moved them on and why; acknowledged or resolved
- * with a reason, attributed to the intake token's identity. Alerts are a worker's view, so
- * these commands need one (`--worker`, `TILLFLOW_WORKER_URL`, or the worker holding the
- * embedded store).
+ * with a reason, attributed to the operator logged in (`tillflow login`), else the intake
+ * token. Alerts are a worker's view, so these commands need one (`--worker`,
+ * `TILLFLOW_WORKER_URL`, or the worker holding the embedded store).
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -12,7 +12,6 @@ import * as IntakeClient from "@tillflow/intake/IntakeClient"
 import * as Monitor from "@tillflow/intake/Monitor"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
@@ -31,7 +30,7 @@ const client = (options: { readonly worker: Option.Option<string> }) =>
     }
     return yield* IntakeClient.alerts({
       baseUrl: running.value.baseUrl,
-      token: Redacted.make(running.value.token)
+      credential: running.value.credential
     })
   })
 

@@ -105,7 +105,7 @@ const act = Command.make(
     ),
     operator: Options.text("operator").pipe(
       Options.withDescription(
-        "who acts, recorded with the action (this process's store; a worker records its token)"
+        "who acts, recorded with the action (this process's store; a worker records the operator logged in with tillflow login, else its token)"
       ),
       Options.optional
     ),

@@ -22,8 +22,11 @@ export interface TestWorker {
   readonly stop: () => Promise<void>
 }
 
-/** Starts a worker with the executable of `buildDir`; resolves once its intake listens. */
-export const start = async (buildDir: string): Promise<TestWorker> => {
+/**
+ * Starts a worker with the executable of `buildDir` (and `extra` settings: operators …);
+ * resolves once its intake listens.
+ */
+export const start = async (buildDir: string, extra: Record<string, string> = {}): Promise<TestWorker> => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-worker-"))
   const running = Bin.start(
     buildDir,
@@ -32,7 +35,8 @@ export const start = async (buildDir: string): Promise<TestWorker> => {
       TILLFLOW_DATA_DIR: Path.join(dir, "data"),
       TILLFLOW_INTAKE_PORT: "0",
       TILLFLOW_INTAKE_TOKEN: token,
-      TILLFLOW_SIMULATOR_FAST: "true"
+      TILLFLOW_SIMULATOR_FAST: "true",
+      ...extra
     },
     0
   )
