@@ -92,6 +92,9 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     "tillflow executions list",
     `tillflow executions list --serial ${serial} --limit 5 --json`
   ],
+  "executions retry": [
+    `tillflow executions retry 6a0ea39282599f7cbba0680372c3fe3e --reason "the terminal is back online" --yes`
+  ],
   "executions show": ["tillflow executions show 3fbcbde8de67f89cfde611dfd05bbad3 --history"],
   events: ["tillflow events tail -f"],
   "events tail": ["tillflow events tail --last 50", "tillflow events tail -f --json | jq .type"],

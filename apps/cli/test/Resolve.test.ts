@@ -169,3 +169,15 @@ describe("tillflow attempts resolve", () => {
     240_000
   )
 })
+
+describe("tillflow executions retry", () => {
+  it("is not sent unless confirmed: without a terminal or --yes it says so (exit 2, nothing opened)", () => {
+    const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
+    const run = cli(["executions", "retry", "0123456789abcdef", "--reason", "back online"], {
+      TILLFLOW_DATA_DIR: dataDir
+    })
+    expect(run.status, run.stderr).toBe(2)
+    expect(run.stdout + run.stderr).toContain("not confirmed; add --yes to send it")
+    expect(Fs.existsSync(dataDir)).toBe(false)
+  }, 120_000)
+})

@@ -8,6 +8,7 @@
  */
 import * as Actions from "./actions.js"
 import * as Resolve from "./resolve.js"
+import * as Retry from "./retry.js"
 import * as Stop from "./stop.js"
 import { get } from "./api.js"
 import { h, replace } from "./dom.js"
@@ -259,6 +260,7 @@ export const execution: Page = (main, route) => {
   const actions = h("div", {})
   const resolving = h("div", {})
   const stopping = h("div", {})
+  const retrying = h("div", {})
   const story = h("ol", { class: "timeline", id: "timeline" })
   const notes = h("div", {})
   const raw = h("div", { id: "raw-history" })
@@ -286,6 +288,7 @@ export const execution: Page = (main, route) => {
     head,
     actions,
     stopping,
+    retrying,
     resolving,
     h("h2", {}, "Timeline"),
     story,
@@ -310,6 +313,12 @@ export const execution: Page = (main, route) => {
       replace(
         stopping,
         Stop.panel(e, await Actions.currentSession(), () => void load())
+      )
+    // A terminal operation that charged nothing: tried again here by an operator (retry.ts).
+    if (retrying.childElementCount === 0)
+      replace(
+        retrying,
+        Retry.panel(e, await Actions.currentSession(), () => void load())
       )
     // A terminal-less request left in doubt: resolved here by an operator (resolve.ts).
     if (resolving.childElementCount === 0)

@@ -810,6 +810,20 @@ export const ActOnTransaction = Schema.Struct({
 /** @see ActOnTransaction */
 export type ActOnTransaction = typeof ActOnTransaction.Type
 
+/** An operator's retry of an operation that charged nothing (`POST /v1/executions/{id}/retry`). */
+export const RetryExecution = Schema.Struct({
+  /** Why: recorded with the operator's name. */
+  reason: Text.pipe(Schema.minLength(1)),
+  /** How long to wait for the new execution to end (0–600 s; at once without). */
+  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
+}).annotations({
+  ...strict,
+  identifier: "RetryExecution",
+  examples: [{ reason: "the terminal is back online", waitSeconds: 60 }]
+})
+/** @see RetryExecution */
+export type RetryExecution = typeof RetryExecution.Type
+
 /** Who asks for an action: a named operator, or the intake's bearer token. */
 export interface Actor {
   readonly name: string
@@ -925,6 +939,16 @@ export interface Service {
   readonly act: (
     guid: string,
     input: ActOnTransaction,
+    actor: Actor
+  ) => Effect.Effect<ExecutionView, IntakeError>
+  /**
+   * An operator tries again a terminal operation that charged nothing (unavailable, not
+   * charged): the same request under `retry-<executionId>`, with a fresh reference, recorded
+   * with the operator and reason; 422 naming the rule for any other execution.
+   */
+  readonly retry: (
+    executionId: string,
+    input: RetryExecution,
     actor: Actor
   ) => Effect.Effect<ExecutionView, IntakeError>
   readonly ready: Effect.Effect<ReadyView>

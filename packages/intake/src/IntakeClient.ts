@@ -140,6 +140,8 @@ export const make = (options: Options) =>
       execution: (executionId, wait) =>
         call(client.executions.get({ path: { executionId }, urlParams: wait === undefined ? {} : { wait } })),
       history: (executionId) => call(client.executions.history({ path: { executionId } })),
+      retry: (executionId, payload) =>
+        call(client.executions.retry({ path: { executionId }, payload }), `retry execution ${executionId}`),
       list: (urlParams) => call(client.executions.list({ urlParams })),
       search: (urlParams) => call(client.monitor.executions({ urlParams })),
       transactionStatus: (reference, selector) =>

@@ -263,10 +263,18 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
 const ExecutionsLive = HttpApiBuilder.group(IntakeApi, "executions", (handlers) =>
   Effect.gen(function* () {
     const intake = yield* Intake.Intake
-    return handlers
-      .handle("list", ({ urlParams }) => intake.list(urlParams))
-      .handle("get", ({ path, urlParams }) => intake.execution(path.executionId, urlParams.wait))
-      .handle("history", ({ path }) => intake.history(path.executionId))
+    return (
+      handlers
+        .handle("list", ({ urlParams }) => intake.list(urlParams))
+        .handle("get", ({ path, urlParams }) => intake.execution(path.executionId, urlParams.wait))
+        .handle("history", ({ path }) => intake.history(path.executionId))
+        // Attributed to who asks: the session's operator, or the bearer token as such.
+        .handle("retry", ({ path, payload }) =>
+          Effect.flatMap(CurrentOperator, (who) =>
+            intake.retry(path.executionId, payload, { name: who.name, via: who.via })
+          )
+        )
+    )
   })
 )
 

@@ -28,6 +28,7 @@ import * as ExecutionViews from "./internal/ExecutionViews.js"
 import * as LifecycleWorkflows from "./internal/LifecycleWorkflows.js"
 import * as Queries from "./internal/Queries.js"
 import * as Resolutions from "./internal/Resolutions.js"
+import * as Retries from "./internal/Retries.js"
 
 export { eventView, parseCheckpoint } from "./internal/StoredEvents.js"
 
@@ -68,7 +69,8 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const audit = yield* Audit.make(views)
     const resolutions = yield* Resolutions.make
     const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none(), options.acquirer)
-    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions })
+    const retries = yield* Retries.make(views)
+    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions, ...retries })
   })
 
 /** The intake over the engine, store and remote service in context. */

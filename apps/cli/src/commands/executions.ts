@@ -5,6 +5,7 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Prompt from "@effect/cli/Prompt"
 import { ExecutionQueue } from "@tillflow/engine"
 import * as Intake from "@tillflow/intake/Intake"
 import * as Effect from "effect/Effect"
@@ -166,7 +167,57 @@ const show = Command.make(
   )
 ).pipe(Command.withDescription("one execution: status, progress or report (exit 0 whatever its outcome)"))
 
+const retry = Command.make(
+  "retry",
+  {
+    ...common,
+    executionId: Args.text({ name: "executionId" }),
+    reason: Options.text("reason").pipe(Options.withDescription("why: recorded with the operator's name")),
+    operator: Options.text("operator").pipe(
+      Options.withDescription(
+        "who asks, recorded with the retry (this process's store; a worker records its caller)"
+      ),
+      Options.optional
+    ),
+    wait: Options.integer("wait").pipe(
+      Options.withDescription("seconds to wait for the new execution to end (default 60)"),
+      Options.withDefault(60)
+    ),
+    yes: Options.boolean("yes").pipe(Options.withDescription("confirmed: do not ask"))
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const what = `try execution ${o.executionId} again (the same request, a new attempt)`
+      if (!o.yes) {
+        if (process.stdin.isTTY !== true) {
+          return yield* new Output.UsageError({ message: `${what}: not confirmed; add --yes to send it` })
+        }
+        const confirmed = yield* Prompt.confirm({ message: `${what}?`, initial: false }).pipe(Effect.orDie)
+        if (!confirmed)
+          return yield* new Output.UsageError({ message: `${what}: not confirmed, nothing sent` })
+      }
+      return yield* Backend.provide(
+        o,
+        { cloud: true, worker: false },
+        Effect.gen(function* () {
+          const view = yield* (yield* Intake.Intake).retry(
+            o.executionId,
+            { reason: o.reason, waitSeconds: Math.max(0, Math.min(600, o.wait)) },
+            { name: Option.getOrElse(o.operator, () => process.env["USER"] ?? "cli"), via: "operator" }
+          )
+          yield* Output.printExecution(o.json, view)
+          return Output.ExitCode.ok
+        })
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "try again a terminal operation that charged nothing (unavailable, not charged): the same request, a fresh reference, recorded with a reason"
+  )
+)
+
 export const executions = Command.make("executions").pipe(
   Command.withDescription("workflow executions"),
-  Command.withSubcommands([list, show])
+  Command.withSubcommands([list, show, retry])
 )

@@ -164,5 +164,42 @@ describe.skipIf(!Chromium.available() && !inCi)(
       // Ended: nothing left to stop.
       await expect.poll(() => page.locator("#stop-open").count(), { timeout: 30_000 }).toBe(0)
     }, 120_000)
+
+    it("ana tries again a sale the terminal never received (offline): sent once however often clicked, approved", async () => {
+      const { api, cardOnFirstTerminal } = client(worker)
+      const serial = await cardOnFirstTerminal()
+      const patch = (body: unknown) => api("PATCH", `${worker.admin}/terminals/${serial}`, body, false)
+      expect((await patch({ online: false, timings: { WaitingForCard: 200 } })).status).toBe(200)
+      const started = await api("POST", `${worker.base}/v1/operations`, {
+        idempotencyKey: `retry-me-${Date.now()}`,
+        deadlineSeconds: 1,
+        waitSeconds: 60,
+        request: { operation: "sale", serial_number: serial, amount: "1375", currency: "EUR" }
+      })
+      const failed = (await started.json()) as { executionId: string; report?: { verdict: string } }
+      expect(failed.report?.verdict).toBe("unavailable")
+      expect((await patch({ online: true })).status).toBe(200)
+
+      await page.goto(`${worker.base}/console#/executions/${failed.executionId}`)
+      await page.locator("#retry-open").click()
+      expect(await page.locator("#retry-confirm").textContent()).toBe(
+        `Send the sale of 13.75 EUR on terminal ${serial} again, as a new attempt with a fresh reference?`
+      )
+      await page.fill("#retry-reason", "the terminal is back online")
+      await page.dblclick("#retry-send")
+      await page.locator("#retry-notice a").waitFor()
+      const retried = async () =>
+        (
+          (await (
+            await api("GET", `${worker.base}/v1/executions?idempotencyKey=retry-${failed.executionId}`)
+          ).json()) as ReadonlyArray<{ report?: { verdict: string } }>
+        ).map((e) => e.report?.verdict)
+      await expect.poll(retried, { timeout: 60_000 }).toEqual(["approved"])
+      await expect
+        .poll(async () => (await ActionsScenario.timeline(worker, failed.executionId)).join("\n"), {
+          timeout: 30_000
+        })
+        .toContain("asked by operator ana: the terminal is back online")
+    }, 120_000)
   }
 )

@@ -430,6 +430,28 @@ export const TransactionDeclined = EventRegistry.define(
   })
 )
 
+/**
+ * An operator (or a machine's bearer token) asked for an execution that ended without
+ * charging anything (the terminal unavailable, or proved not charged) to be tried again:
+ * recorded in the ended execution's `execution-actions-<id>` stream, with who, why and
+ * when; `requestId` is the new execution's idempotency key (`retry-<id>`: asked again, it
+ * is the same retry), `started` its execution.
+ */
+export const ExecutionRetryRequested = EventRegistry.define(
+  "ExecutionRetryRequested",
+  Schema.Struct({
+    ...request,
+    /** The execution tried again. */
+    of: Schema.String,
+    /** The execution started for it. */
+    started: Schema.String,
+    operator: Schema.String,
+    via: Schema.Literal("operator", "token"),
+    reason: Schema.String,
+    workflow: Schema.String
+  })
+)
+
 /** Every lifecycle event. */
 export const registry = EventRegistry.make(
   TransactionRecorded,
@@ -460,7 +482,8 @@ export const registry = EventRegistry.make(
   OperationInDoubt,
   InDoubtResolved,
   TransactionDeclined,
-  OperatorActionRequested
+  OperatorActionRequested,
+  ExecutionRetryRequested
 )
 
 /** A typed lifecycle event, before encoding. */
@@ -472,6 +495,8 @@ export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number
 export const transactionStreamPrefix = "txn-"
 /** The stream of a gateway transaction. */
 export const transactionStream = (guid: string): string => `${transactionStreamPrefix}${guid}`
+/** The stream of the operators' actions on an execution (`ExecutionRetryRequested`). */
+export const executionActionsStream = (executionId: string): string => `execution-actions-${executionId}`
 /** The stream of what the log shows of a guid that moved no money (`TransactionDeclined`). */
 export const declinedStream = (guid: string): string => `declined-${guid}`
 /** The stream of a MOTO sale attempt, before the gateway gave it a guid. */

@@ -499,6 +499,18 @@ const lifecycleSamples = [
     })
   ),
   lifecycle(
+    LifecycleEvent.ExecutionRetryRequested.make({
+      ...request,
+      requestId: "retry-6a0ea39282599f7cbba0680372c3fe3e",
+      of: "6a0ea39282599f7cbba0680372c3fe3e",
+      started: "732e6202e89ecac593c44e74bff213cc",
+      operator: "ana",
+      via: "operator",
+      reason: "the terminal is back online",
+      workflow: "TerminalOperation"
+    })
+  ),
+  lifecycle(
     LifecycleEvent.TransactionDeclined.make({
       guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
       operation: "sale",

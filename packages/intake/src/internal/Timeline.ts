@@ -135,6 +135,13 @@ export const make = (
         const record = yield* views.record(executionId)
         const stream = lifecycleStreamOf(info.workflowName, Option.getOrUndefined(record.payload))
         if (stream !== undefined) lines.push(...(yield* lifecycleLines(stream, `${stream}:`)))
+        // What operators asked of it (a retry), with who, why and when.
+        lines.push(
+          ...(yield* lifecycleLines(
+            LifecycleEvent.executionActionsStream(executionId),
+            "operators' actions:"
+          ))
+        )
         const guid = guidOf(record.exit)
         lines.push(...(yield* linkedLines(executionId, guid, info.attributes["transactionReference"])))
         if (Option.isSome(guid)) {
