@@ -4,7 +4,8 @@
  * terminal operation still in flight, to an operator or an admin. Confirmed first, with
  * what it stops; sent under a key derived from the execution (`console-stop-<id>`), so a
  * double click or a second confirmation asks the terminal once. What stopping does is the
- * terminal's: a card already read may still complete the payment (the outcome says).
+ * terminal's: a card already read may still complete the payment (the outcome says). The stop
+ * is recorded in the stopped execution's history with the operator's name and reason.
  */
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
@@ -41,6 +42,12 @@ export const panel = (
   const what = describe(e, serial)
   const notice = h("p", { id: "stop-notice", role: "status" })
   const error = h("p", { id: "stop-error", class: "error", role: "alert" })
+  const reason = h("textarea", {
+    id: "stop-reason",
+    name: "reason",
+    required: true,
+    rows: 2
+  }) as HTMLTextAreaElement
   const confirm = h("button", { type: "submit", id: "stop-send" }, "Stop it") as HTMLButtonElement
   const dialog = h(
     "dialog",
@@ -58,7 +65,11 @@ export const panel = (
             method: "POST",
             credentials: "same-origin",
             headers: { "content-type": "application/json", accept: "application/json" },
-            body: JSON.stringify({ idempotencyKey: stopKey(e.executionId) })
+            body: JSON.stringify({
+              idempotencyKey: stopKey(e.executionId),
+              of: e.executionId,
+              reason: reason.value
+            })
           })
             .then(async (response) => {
               const body = (await response.json().catch(() => undefined)) as
@@ -85,6 +96,7 @@ export const panel = (
       },
       h("h2", { id: "stop-title" }, "Stop the terminal's operation"),
       h("p", { id: "stop-confirm" }, `Stop ${what}?`),
+      h("p", {}, h("label", { for: "stop-reason" }, "Reason (recorded with your name) "), reason),
       error,
       h(
         "p",

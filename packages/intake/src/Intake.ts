@@ -149,7 +149,14 @@ export const StopOperation = Schema.Struct({
   terminalType: Schema.optional(Text.pipe(Schema.minLength(1))),
   /** Defaults to a fresh one: every stop is its own request. */
   idempotencyKey: Schema.optional(IdempotencyKey),
-  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600)))
+  waitSeconds: Schema.optional(Schema.Number.pipe(Schema.between(0, 600))),
+  /**
+   * The execution an operator stops (the terminal's operation in flight, as they saw it): the
+   * stop is then recorded in its history with who asked and `reason`, which it then needs.
+   */
+  of: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(128))),
+  /** Why: recorded with the operator's name (with `of`). */
+  reason: Schema.optional(Text.pipe(Schema.minLength(1)))
 }).annotations({
   ...strict,
   identifier: "StopOperation",
@@ -890,7 +897,12 @@ export type IntakeError =
 export interface Service {
   readonly devices: Effect.Effect<ReadonlyArray<DeviceView>, IntakeError>
   readonly start: (input: StartOperation) => Effect.Effect<ExecutionView, IntakeError>
-  readonly stop: (input: StopOperation) => Effect.Effect<ExecutionView, IntakeError>
+  /**
+   * Stops a terminal's operation in flight. With `of` (the execution stopped) and a reason,
+   * recorded in that execution's history with who asked (`actor`; the library's own caller
+   * when absent).
+   */
+  readonly stop: (input: StopOperation, actor?: Actor) => Effect.Effect<ExecutionView, IntakeError>
   /** Starts a terminal-less workflow by name (`PreAuthorization.Capture`, `Moto.Sale` …). */
   readonly lifecycle: (workflow: string, input: StartLifecycle) => Effect.Effect<ExecutionView, IntakeError>
   /** An execution; with `waitSeconds`, once it ended or when the wait is over. */

@@ -306,7 +306,7 @@ export class ExecutionsGroup extends HttpApiGroup.make("executions")
       .annotate(OpenApi.Summary, "Try again an operation that charged nothing")
       .annotate(
         OpenApi.Description,
-        "An operator tries again a terminal operation that ended unavailable (busy, offline, its deadline passed before anything was sent) or proved not charged: the same request is started again under the key retry-{executionId} (asked again, the same retry) with a fresh transactionReference, recorded as ExecutionRetryRequested in the ended execution's execution-actions stream with the operator (a bearer token: recorded as the token), the time and the reason, shown in its timeline. Any other execution (approved, declined, unresolved, refused, still running, terminal-less) is 422 with the rule retry-only-when-nothing-charged. A viewer is refused (403)."
+        "An operator tries again a terminal operation that ended unavailable (busy, offline, its deadline passed before anything was sent) or proved not charged: the same request is started again under the key retry-{executionId} (asked again, the same retry) with a fresh transactionReference, recorded as ExecutionActionRequested in the ended execution's execution-actions stream with the operator (a bearer token: recorded as the token), the time and the reason, shown in its timeline. Any other execution (approved, declined, unresolved, refused, still running, terminal-less) is 422 with the rule retry-only-when-nothing-charged. A viewer is refused (403)."
       )
   )
   .add(

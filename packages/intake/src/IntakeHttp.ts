@@ -237,7 +237,12 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
     return (
       handlers
         .handle("start", ({ payload }) => intake.start(payload))
-        .handle("stop", ({ path, payload }) => intake.stop({ ...payload, serialNumber: path.serialNumber }))
+        // Attributed to who asks: the session's operator, or the bearer token as such.
+        .handle("stop", ({ path, payload }) =>
+          Effect.flatMap(CurrentOperator, (who) =>
+            intake.stop({ ...payload, serialNumber: path.serialNumber }, { name: who.name, via: who.via })
+          )
+        )
         .handle("lifecycle", ({ path, payload }) => intake.lifecycle(path.workflow, payload))
         .handle("devices", () => intake.devices)
         .handle("transactionStatus", ({ path, urlParams }) =>

@@ -5,7 +5,8 @@
  * the retry sends the same request under `retry-<id>` with a fresh reference and is approved;
  * asked again it answers the same execution; the request is recorded with the operator, the
  * time and the reason, and the ended sale's timeline shows it. An approved sale is refused
- * 422 with the rule (a retry could charge twice); an unknown execution is 404.
+ * 422 with the rule (a retry could charge twice); an unknown execution is 404. A stop naming
+ * the execution it stops needs a reason and an operation on that terminal (400 otherwise).
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { CallbackRegistration, LifecycleEvent, ProtocolSettings } from "@tillflow/core"
@@ -94,7 +95,7 @@ describe("retrying an operation that charged nothing", () => {
             yield* store.readStream(LifecycleEvent.executionActionsStream(executionId))
           )
           expect(recorded.map((e) => [e.type, (e.data as Json).via, (e.data as Json).reason])).toEqual([
-            ["ExecutionRetryRequested", "token", "the terminal is back online"]
+            ["ExecutionActionRequested", "token", "the terminal is back online"]
           ])
           const timeline = yield* call("GET", `/v1/audit/timeline/${executionId}`)
           expect((timeline.json.lines as ReadonlyArray<string>).join("\n")).toContain(
@@ -105,6 +106,23 @@ describe("retrying an operation that charged nothing", () => {
           const refused = yield* retry(String(view.executionId))
           expect([refused.status, refused.json?.rule]).toEqual([422, "retry-only-when-nothing-charged"])
           expect((yield* retry("0123456789abcdef0123456789abcdef")).status).toBe(404)
+
+          // A stop of an execution is recorded with a reason, and names an operation on that terminal.
+          const stop = (serial: string, body: unknown) =>
+            call("POST", `/v1/terminals/${serial}/stop`, { body: JSON.stringify(body) })
+          const noReason = yield* stop(first.serialNumber, { of: view.executionId })
+          expect([noReason.status, noReason.json?.message]).toEqual([400, expect.stringContaining("reason")])
+          const second = cloud.terminals[1]
+          if (second !== undefined) {
+            const elsewhere = yield* stop(second.serialNumber, {
+              of: view.executionId,
+              reason: "wrong terminal"
+            })
+            expect([elsewhere.status, elsewhere.json?.message]).toEqual([
+              400,
+              expect.stringContaining("not an operation on terminal")
+            ])
+          }
         })
     )
   })

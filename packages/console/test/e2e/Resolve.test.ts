@@ -147,6 +147,7 @@ describe.skipIf(!Chromium.available() && !inCi)(
       expect(await page.locator("#stop-confirm").textContent()).toBe(
         `Stop the sale of 12.50 EUR on terminal ${serial}?`
       )
+      await page.fill("#stop-reason", "the customer walked away")
       await page.dblclick("#stop-send")
       await page.locator("#stop-notice a").waitFor()
       const ended = async () =>
@@ -161,6 +162,16 @@ describe.skipIf(!Chromium.available() && !inCi)(
         await api("GET", `${worker.base}/v1/executions?operation=stopCurrentTransaction`)
       ).json()) as ReadonlyArray<unknown>
       expect(stops).toHaveLength(1)
+      // Recorded in the stopped sale's history with ana's name and reason, once.
+      await expect
+        .poll(async () => (await ActionsScenario.timeline(worker, executionId)).join("\n"), {
+          timeout: 30_000
+        })
+        .toContain(`stop of execution ${executionId} asked by operator ana: the customer walked away`)
+      expect(
+        (await ActionsScenario.timeline(worker, executionId)).filter((l) => l.includes("stop of execution"))
+          .length
+      ).toBe(1)
       // Ended: nothing left to stop.
       await expect.poll(() => page.locator("#stop-open").count(), { timeout: 30_000 }).toBe(0)
     }, 120_000)

@@ -430,20 +430,27 @@ export const TransactionDeclined = EventRegistry.define(
   })
 )
 
+/** What an operator asks of an execution: try it again (it charged nothing), or stop it. */
+export const ExecutionAction = Schema.Literal("retry", "stop")
+/** @see ExecutionAction */
+export type ExecutionAction = typeof ExecutionAction.Type
+
 /**
- * An operator (or a machine's bearer token) asked for an execution that ended without
- * charging anything (the terminal unavailable, or proved not charged) to be tried again:
- * recorded in the ended execution's `execution-actions-<id>` stream, with who, why and
- * when; `requestId` is the new execution's idempotency key (`retry-<id>`: asked again, it
- * is the same retry), `started` its execution.
+ * An operator (or a machine's bearer token) asked something of an execution, with who, why
+ * and when, recorded in that execution's `execution-actions-<id>` stream (its timeline shows
+ * it): a `retry` of one that ended without charging anything (the terminal unavailable, or
+ * proved not charged), a `stop` of a terminal operation in flight. `requestId` is the key of
+ * the execution started for it (`retry-<id>`: asked again, the same retry; a stop's key),
+ * `started` that execution.
  */
-export const ExecutionRetryRequested = EventRegistry.define(
-  "ExecutionRetryRequested",
+export const ExecutionActionRequested = EventRegistry.define(
+  "ExecutionActionRequested",
   Schema.Struct({
     ...request,
-    /** The execution tried again. */
+    action: ExecutionAction,
+    /** The execution acted on. */
     of: Schema.String,
-    /** The execution started for it. */
+    /** The execution started for it (the retry, the stop). */
     started: Schema.String,
     operator: Schema.String,
     via: Schema.Literal("operator", "token"),
@@ -483,7 +490,7 @@ export const registry = EventRegistry.make(
   InDoubtResolved,
   TransactionDeclined,
   OperatorActionRequested,
-  ExecutionRetryRequested
+  ExecutionActionRequested
 )
 
 /** A typed lifecycle event, before encoding. */
@@ -495,7 +502,7 @@ export type Decoded = EventRegistry.Decoded<(typeof registry.definitions)[number
 export const transactionStreamPrefix = "txn-"
 /** The stream of a gateway transaction. */
 export const transactionStream = (guid: string): string => `${transactionStreamPrefix}${guid}`
-/** The stream of the operators' actions on an execution (`ExecutionRetryRequested`). */
+/** The stream of the operators' actions on an execution (`ExecutionActionRequested`). */
 export const executionActionsStream = (executionId: string): string => `execution-actions-${executionId}`
 /** The stream of what the log shows of a guid that moved no money (`TransactionDeclined`). */
 export const declinedStream = (guid: string): string => `declined-${guid}`

@@ -171,10 +171,10 @@ export const describe = (event: LifecycleEvent.Decoded, stands = false): string 
         `${d.via === "token" ? "the intake's bearer token" : `operator ${d.operator}`}: ${d.reason} (${d.workflow})`
       )
     }
-    case "ExecutionRetryRequested": {
+    case "ExecutionActionRequested": {
       const d = event.data
       return (
-        `[${d.requestId}] retry of execution ${d.of} asked by ` +
+        `[${d.requestId}] ${d.action} of execution ${d.of} asked by ` +
         `${d.via === "token" ? "the intake's bearer token" : `operator ${d.operator}`}: ${d.reason} (execution ${d.started})`
       )
     }

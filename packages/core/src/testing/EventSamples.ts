@@ -499,9 +499,10 @@ const lifecycleSamples = [
     })
   ),
   lifecycle(
-    LifecycleEvent.ExecutionRetryRequested.make({
+    LifecycleEvent.ExecutionActionRequested.make({
       ...request,
       requestId: "retry-6a0ea39282599f7cbba0680372c3fe3e",
+      action: "retry",
       of: "6a0ea39282599f7cbba0680372c3fe3e",
       started: "732e6202e89ecac593c44e74bff213cc",
       operator: "ana",

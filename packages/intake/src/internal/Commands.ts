@@ -6,8 +6,15 @@
  * answers the execution's view, at once or once it ended within the caller's wait.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Identifiers, Personal, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
+import {
+  Identifiers,
+  LifecycleEvent,
+  Personal,
+  TerminalOperations,
+  TerminalOutcomeRecorder
+} from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -74,8 +81,52 @@ export const make = (
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.start"))
 
-    const stop = (input: Intake.StopOperation) =>
+    /** Records an operator's stop of `of` in its history, once per stop key. */
+    const recordStop = (of: string, key: string, started: string, reason: string, actor: Intake.Actor) =>
       Effect.gen(function* () {
+        const streamId = LifecycleEvent.executionActionsStream(of)
+        const recorded = yield* store.readStream(streamId)
+        const decoded = yield* LifecycleEvent.registry.decodeAll(recorded)
+        if (decoded.some((e) => e.type === "ExecutionActionRequested" && e.data.requestId === key)) return
+        const encoded = yield* LifecycleEvent.registry.encodeAll([
+          LifecycleEvent.ExecutionActionRequested.make({
+            requestId: key,
+            at: yield* DateTime.now,
+            action: "stop",
+            of,
+            started,
+            operator: actor.name,
+            via: actor.via,
+            reason: reason.trim(),
+            workflow: "StopCurrentTransaction"
+          })
+        ])
+        yield* store
+          .append(
+            streamId,
+            EventStore.exactVersion(
+              recorded.length === 0 ? 0 : (recorded[recorded.length - 1]?.version ?? 0)
+            ),
+            encoded
+          )
+          .pipe(Effect.catchTag("ConcurrencyConflict", () => Effect.void))
+      }).pipe(Effect.mapError(unavailable("event store")))
+
+    const stop = (input: Intake.StopOperation, actor: Intake.Actor = { name: "library", via: "token" }) =>
+      Effect.gen(function* () {
+        if (input.of !== undefined) {
+          if (input.reason === undefined || input.reason.trim() === "") {
+            return yield* new Intake.InvalidRequest({
+              message: "reason: a stop of an execution (of) is recorded with the reason it was asked for"
+            })
+          }
+          const stopped = yield* views.info(input.of)
+          if (stopped.attributes["serialNumber"] !== input.serialNumber) {
+            return yield* new Intake.InvalidRequest({
+              message: `of: execution ${input.of} is not an operation on terminal ${input.serialNumber}`
+            })
+          }
+        }
         // A listed terminal, of the type given if one is: a stop sent elsewhere stops nothing.
         const terminalType = yield* devices.terminalTypeOf(input.serialNumber, input.terminalType, {
           serial: "serialNumber",
@@ -91,6 +142,8 @@ export const make = (
             { idempotencyKey }
           )
         )
+        if (input.of !== undefined)
+          yield* recordStop(input.of, idempotencyKey, executionId, input.reason ?? "", actor)
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.stop"))
 

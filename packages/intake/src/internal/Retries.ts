@@ -5,7 +5,7 @@
  * start it (`TerminalOperations.startListed`), under the key `retry-<executionId>` — asked
  * again, it is the same retry — with a fresh transaction reference (the first one may have
  * reached the service). The request is recorded first, with who, why and when, as
- * `ExecutionRetryRequested` in the ended execution's `execution-actions-<id>` stream, which
+ * `ExecutionActionRequested` in the ended execution's `execution-actions-<id>` stream, which
  * its timeline shows. Anything else (an approval, a decline, an unresolved outcome, a
  * refusal, an execution still running) is refused 422 naming the rule: a retry could charge
  * twice, or would be refused again.
@@ -118,12 +118,13 @@ export const make = (
         )
         const startedId = yield* start
         // Asked before: the same retry, recorded once.
-        if (!events.some((e) => e.type === "ExecutionRetryRequested" && e.data.requestId === key)) {
+        if (!events.some((e) => e.type === "ExecutionActionRequested" && e.data.requestId === key)) {
           const encoded = yield* LifecycleEvent.registry
             .encodeAll([
-              LifecycleEvent.ExecutionRetryRequested.make({
+              LifecycleEvent.ExecutionActionRequested.make({
                 requestId: key,
                 at: yield* DateTime.now,
+                action: "retry",
                 of: executionId,
                 started: startedId,
                 operator: actor.name,
