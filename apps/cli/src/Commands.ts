@@ -11,6 +11,7 @@ import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { alerts } from "./commands/alerts.js"
 import { archive } from "./commands/archive.js"
 import { attempts } from "./commands/attempts.js"
+import { merchants } from "./commands/merchants.js"
 import { audit } from "./commands/audit.js"
 import { batch } from "./commands/batch.js"
 import { device, devices } from "./commands/device.js"
@@ -60,6 +61,7 @@ export const tillflow = Command.make("tillflow").pipe(
     replay,
     simulator,
     operators,
+    merchants,
     login,
     logout,
     worker

@@ -92,6 +92,17 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     "tillflow executions list",
     `tillflow executions list --serial ${serial} --limit 5 --json`
   ],
+  merchants: ["tillflow merchants list"],
+  "merchants add": ['tillflow merchants add cafe-sol --name "Café Sol" --mcc 5812 --virtual-terminal V-100'],
+  "merchants list": ["tillflow merchants list", "tillflow merchants list --json"],
+  "merchants disable": ["tillflow merchants disable cafe-sol"],
+  "merchants enable": ["tillflow merchants enable cafe-sol"],
+  "merchants add-key": [
+    "TILLFLOW_MERCHANT_KEY=… tillflow merchants add-key cafe-sol",
+    "tillflow merchants add-key cafe-sol --kind partner   # typed without echo"
+  ],
+  "merchants retire-key": ["tillflow merchants retire-key cafe-sol key-3f2b8c1e"],
+  "merchants rewrap-keys": ["TILLFLOW_KEK_PREVIOUS=kek-1:… tillflow merchants rewrap-keys"],
   "executions retry": [
     `tillflow executions retry 6a0ea39282599f7cbba0680372c3fe3e --reason "the terminal is back online" --yes`
   ],

@@ -29,6 +29,7 @@ import {
   PgliteLock,
   SqlExecutionQueue
 } from "@tillflow/store-sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -96,7 +97,7 @@ export const storeLayer = (
   config: WorkerConfig.StoreConfig,
   holder: string
 ): Layer.Layer<
-  EventStore.EventStore | ExecutionQueue.ExecutionQueue | EventArchive.Archiver | Store,
+  EventStore.EventStore | ExecutionQueue.ExecutionQueue | EventArchive.Archiver | Store | SqlClient.SqlClient,
   StartupError
 > => {
   if (config._tag === "Postgres") {

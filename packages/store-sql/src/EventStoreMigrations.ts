@@ -452,6 +452,35 @@ const appendGroups = Effect.gen(function* () {
     $$`
 })
 
+// The merchant registry (migration 11, issue 32): merchants and their API keys, each key
+// sealed (`KeyWrapper`: the ciphertext and its wrapped data key, never the key) with the id
+// of the key-encryption key it is under, so a rotation finds the keys to rewrap. Rows, not
+// events: a rotation rewrites the sealed form in place, which an event log must not.
+const merchantRegistry = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE tillflow_merchants (
+      merchant_id      text    PRIMARY KEY,
+      name             text    NOT NULL,
+      mcc              text    NOT NULL,
+      virtual_terminal text,
+      enabled          boolean NOT NULL DEFAULT true,
+      created_at       bigint  NOT NULL
+    )`
+  yield* sql`
+    CREATE TABLE tillflow_merchant_keys (
+      key_id      text   PRIMARY KEY,
+      merchant_id text   NOT NULL REFERENCES tillflow_merchants (merchant_id),
+      kind        text   NOT NULL CHECK (kind IN ('merchant', 'partner')),
+      sealed      jsonb  NOT NULL,
+      kek         text   NOT NULL,
+      created_at  bigint NOT NULL,
+      retired_at  bigint
+    )`
+  yield* sql`CREATE INDEX tillflow_merchant_keys_by_merchant ON tillflow_merchant_keys (merchant_id, created_at)`
+  yield* sql`CREATE INDEX tillflow_merchant_keys_by_kek ON tillflow_merchant_keys (kek)`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
@@ -462,7 +491,8 @@ export const migrations = {
   "6_append_all": appendAll,
   "8_append_groups": appendGroups,
   "9_event_archive": eventArchive,
-  "10_archived_event_ids": archivedEventIds
+  "10_archived_event_ids": archivedEventIds,
+  "11_merchant_registry": merchantRegistry
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -5,6 +5,7 @@
 export const packageName = "@tillflow/store-sql"
 
 export * as EventArchive from "./EventArchive.js"
+export * as SqlMerchantRegistry from "./SqlMerchantRegistry.js"
 export * as EventStoreMigrations from "./EventStoreMigrations.js"
 export * as PgEventStore from "./PgEventStore.js"
 export * as PgUrl from "./PgUrl.js"

@@ -986,7 +986,8 @@ const sqlStoreSuite = <E>(
           "append_all",
           "append_groups",
           "event_archive",
-          "archived_event_ids"
+          "archived_event_ids",
+          "merchant_registry"
         ])
       })
     )

@@ -1,0 +1,206 @@
+/**
+ * `tillflow merchants`: the merchants of a deployment and their API keys (issue 32), on the
+ * store of this process (PostgreSQL from DATABASE_URL, or the embedded one). A key is sealed
+ * with the deployment's key-encryption key (`TILLFLOW_KEK`, `TILLFLOW_KEK_PREVIOUS` during
+ * a rotation) before it is stored, never printed, and read where no one else sees it
+ * (`TILLFLOW_MERCHANT_KEY`, typed without echo, or standard input — never an argument).
+ *
+ * - `add <id> --name N --mcc 5812 [--virtual-terminal S]`, `list`, `disable <id>`, `enable <id>`;
+ * - `add-key <id> [--kind merchant|partner]`, `retire-key <id> <keyId>`;
+ * - `rewrap-keys`: every key sealed under an older key-encryption key, rewrapped under the current.
+ *
+ * The worker does not serve several merchants yet: this is the registry it will read.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import { KeyWrapper, MerchantRegistry } from "@tillflow/core"
+import * as Stack from "@tillflow/intake/Stack"
+import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
+import { SqlMerchantRegistry } from "@tillflow/store-sql"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { BackendError } from "../Backend.js"
+import * as Handler from "../Handler.js"
+import * as Output from "../Output.js"
+import { common } from "../internal/options.js"
+import * as Secret from "../internal/secret.js"
+
+/** Runs `effect` against the registry of this process's store, sealed with the configured KEK. */
+const withRegistry = <A>(
+  effect: Effect.Effect<A, MerchantRegistry.RegistryError, MerchantRegistry.MerchantRegistry>
+): Effect.Effect<A, Output.UsageError | BackendError> =>
+  Effect.gen(function* () {
+    const config = yield* WorkerConfig.load.pipe(
+      Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
+    )
+    const wrapper = KeyWrapper.layerConfig.pipe(
+      Layer.mapError(
+        (error) =>
+          new BackendError({
+            message: `TILLFLOW_KEK: merchants' keys are sealed with the deployment's key-encryption key (<id>:<base64 of 32 bytes>): ${String(error)}`
+          })
+      )
+    )
+    return yield* effect.pipe(
+      Effect.catchTags({
+        MerchantNotFound: (error) => Effect.fail(new Output.UsageError({ message: error.message })),
+        MerchantRefused: (error) => Effect.fail(new Output.UsageError({ message: error.message })),
+        RegistryUnavailable: (error) => Effect.fail(new BackendError({ message: error.message }))
+      }),
+      Effect.provide(
+        SqlMerchantRegistry.layer.pipe(
+          Layer.provide(wrapper),
+          Layer.provide(
+            Stack.storeLayer(config.store, "cli merchants").pipe(
+              Layer.mapError((error) => new BackendError({ message: error.message }))
+            )
+          )
+        )
+      ),
+      Effect.scoped
+    )
+  })
+
+const describeMerchant = (m: MerchantRegistry.Merchant): ReadonlyArray<string> => [
+  `${m.id}  ${m.name}  MCC ${m.mcc}${m.virtualTerminal === undefined ? "" : `  virtual terminal ${m.virtualTerminal}`}  ${m.enabled ? "enabled" : "DISABLED"}`,
+  ...m.keys.map(
+    (k) =>
+      `  ${k.keyId}  ${k.kind}  ${k.state}  added ${new Date(k.createdAt).toISOString()}${k.retiredAt === undefined ? "" : `  retired ${new Date(k.retiredAt).toISOString()}`}  sealed under ${k.kek}`
+  )
+]
+
+const id = Args.text({ name: "merchantId" })
+
+const add = Command.make(
+  "add",
+  {
+    json: common.json,
+    id,
+    name: Options.text("name").pipe(Options.withDescription("the merchant's name")),
+    mcc: Options.text("mcc").pipe(Options.withDescription("the merchant category code (4 digits)")),
+    virtualTerminal: Options.text("virtual-terminal").pipe(
+      Options.withDescription("the virtual terminal that books the merchant's MOTO sales"),
+      Options.optional
+    )
+  },
+  Handler.make((o) =>
+    withRegistry(
+      Effect.gen(function* () {
+        const merchant = yield* (yield* MerchantRegistry.MerchantRegistry).register({
+          id: o.id,
+          name: o.name,
+          mcc: o.mcc,
+          ...(Option.isSome(o.virtualTerminal) ? { virtualTerminal: o.virtualTerminal.value } : {})
+        })
+        yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(Command.withDescription("registers a merchant (enabled, without keys yet)"))
+
+const list = Command.make(
+  "list",
+  { json: common.json },
+  Handler.make((o) =>
+    withRegistry(
+      Effect.gen(function* () {
+        const merchants = yield* (yield* MerchantRegistry.MerchantRegistry).list
+        yield* Output.print(o.json, { merchants }, () =>
+          merchants.length === 0 ? ["no merchant"] : merchants.flatMap(describeMerchant)
+        )
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(Command.withDescription("the merchants and their keys (ids, kinds, states: never a key)"))
+
+const enabled = (name: "enable" | "disable") =>
+  Command.make(name, { json: common.json, id }, (o) =>
+    Handler.make(() =>
+      withRegistry(
+        Effect.gen(function* () {
+          const merchant = yield* (yield* MerchantRegistry.MerchantRegistry).setEnabled(
+            o.id,
+            name === "enable"
+          )
+          yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
+          return Output.ExitCode.ok
+        })
+      )
+    )(o)
+  ).pipe(
+    Command.withDescription(
+      name === "enable" ? "enables a merchant" : "disables a merchant: its operations are refused"
+    )
+  )
+
+const keysAdd = Command.make(
+  "add-key",
+  {
+    json: common.json,
+    id,
+    kind: Options.choice("kind", ["merchant", "partner"]).pipe(
+      Options.withDescription("the key's kind (default merchant)"),
+      Options.withDefault("merchant" as const)
+    )
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const key = yield* Secret.read(`API key of merchant ${o.id}`, "TILLFLOW_MERCHANT_KEY")
+      return yield* withRegistry(
+        Effect.gen(function* () {
+          const info = yield* (yield* MerchantRegistry.MerchantRegistry).addKey(o.id, o.kind, key)
+          yield* Output.print(o.json, info, () => [`${info.keyId}  ${info.kind}  sealed under ${info.kek}`])
+          return Output.ExitCode.ok
+        })
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "adds an API key to a merchant, sealed (from TILLFLOW_MERCHANT_KEY, typed without echo, or standard input)"
+  )
+)
+
+const keysRetire = Command.make(
+  "retire-key",
+  { json: common.json, id, keyId: Args.text({ name: "keyId" }) },
+  Handler.make((o) =>
+    withRegistry(
+      Effect.gen(function* () {
+        const info = yield* (yield* MerchantRegistry.MerchantRegistry).retireKey(o.id, o.keyId)
+        yield* Output.print(o.json, info, () => [`${info.keyId}  ${info.kind}  ${info.state}`])
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(Command.withDescription("retires a merchant's key: never used again (kept sealed, for the record)"))
+
+const keysRewrap = Command.make(
+  "rewrap-keys",
+  { json: common.json },
+  Handler.make((o) =>
+    withRegistry(
+      Effect.gen(function* () {
+        const count = yield* (yield* MerchantRegistry.MerchantRegistry).rewrapKeys
+        yield* Output.print(o.json, { rewrapped: count }, () => [
+          `${count} keys rewrapped under the current key-encryption key`
+        ])
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(
+  Command.withDescription(
+    "rewraps every key sealed under an older key-encryption key (TILLFLOW_KEK_PREVIOUS) under the current one (TILLFLOW_KEK)"
+  )
+)
+
+/** `tillflow merchants`. */
+export const merchants = Command.make("merchants").pipe(
+  Command.withDescription("the merchants of the deployment and their API keys (sealed)"),
+  Command.withSubcommands([add, list, enabled("disable"), enabled("enable"), keysAdd, keysRetire, keysRewrap])
+)

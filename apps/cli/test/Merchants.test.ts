@@ -1,0 +1,86 @@
+/**
+ * `tillflow merchants` as an operator runs it (a process, this process's store): a merchant
+ * registered, a key added from `TILLFLOW_MERCHANT_KEY` (never an argument), listed without
+ * the key — by the CLI and in the database — then retired; without `TILLFLOW_KEK` the key
+ * is refused with the reason. The store is PostgreSQL's (the embedded one allows one process
+ * at a time): skipped without DATABASE_URL.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { TestDatabase } from "@tillflow/store-sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { spawnSync } from "node:child_process"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+const kek = `kek-1:${btoa(String.fromCharCode(...new Uint8Array(32).fill(5)))}`
+const apiKey = "sk_live_cli_0123456789abcdef0123456789"
+
+const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  spawnSync(
+    process.execPath,
+    ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+      timeout: 120_000,
+      input: ""
+    }
+  )
+
+describe("tillflow merchants", () => {
+  it.effect(
+    "registers a merchant, adds a sealed key from the environment, lists it without the key, retires it",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = { DATABASE_URL: Redacted.value(database.url.value), TILLFLOW_KEK: kek }
+        const added = cli(
+          ["merchants", "add", "cafe-sol", "--name", "Café Sol", "--mcc", "5812", "--json"],
+          env
+        )
+        expect(added.status, added.stderr).toBe(0)
+        expect(JSON.parse(added.stdout)).toMatchObject({ id: "cafe-sol", enabled: true, keys: [] })
+        const twice = cli(["merchants", "add", "cafe-sol", "--name", "again", "--mcc", "5812"], env)
+        expect(twice.status).toBe(2)
+        expect(twice.stderr + twice.stdout).toContain("already registered")
+
+        const noKek = cli(["merchants", "add-key", "cafe-sol"], {
+          DATABASE_URL: env.DATABASE_URL,
+          TILLFLOW_MERCHANT_KEY: apiKey
+        })
+        expect(noKek.status).not.toBe(0)
+        expect(noKek.stderr + noKek.stdout).toContain("TILLFLOW_KEK")
+
+        const key = cli(["merchants", "add-key", "cafe-sol", "--json"], {
+          ...env,
+          TILLFLOW_MERCHANT_KEY: apiKey
+        })
+        expect(key.status, key.stderr).toBe(0)
+        const keyId = String(JSON.parse(key.stdout).keyId)
+        expect(key.stdout + key.stderr).not.toContain(apiKey)
+
+        const listed = cli(["merchants", "list"], env)
+        expect(listed.status, listed.stderr).toBe(0)
+        expect(listed.stdout).toContain(`${keyId}  merchant  active`)
+        expect(listed.stdout).not.toContain(apiKey)
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{
+          readonly row: string
+        }>`SELECT row_to_json(k)::text AS row FROM tillflow_merchant_keys k`
+        expect(rows.map((r) => r.row).join("\n")).not.toContain(apiKey)
+
+        const retired = cli(["merchants", "retire-key", "cafe-sol", keyId, "--json"], env)
+        expect(retired.status, retired.stderr).toBe(0)
+        expect(JSON.parse(retired.stdout)).toMatchObject({ keyId, state: "retired" })
+        const disabled = cli(["merchants", "disable", "cafe-sol", "--json"], env)
+        expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false })
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    240_000
+  )
+})

@@ -1,0 +1,112 @@
+/**
+ * Merchants as data (issue 32): the merchants a deployment serves — id, name, MCC, the
+ * virtual terminal of their MOTO sales, enabled or not — and their API keys, several per
+ * merchant, of the merchant's or a partner's kind, each active or retired. A key is kept
+ * sealed (`KeyWrapper`: envelope encryption under the deployment's key-encryption key) and
+ * is only ever handed out opened to what calls the service (`activeKeys`); listings show a
+ * key's id, kind, state and dates, never the key.
+ *
+ * This module is the port and its rules (what an id, a name, an MCC may be); the store
+ * behind it is an adapter's (`@tillflow/store-sql`'s `SqlMerchantRegistry`).
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as KeyWrapper from "./KeyWrapper.js"
+
+/** A merchant's id: letters, digits, `.`, `_`, `-`, 1 to 64 of them. */
+export const MerchantId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, {
+    message: () => "a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
+  })
+)
+
+/** The kind of an API key: the merchant's own, or a partner's (which some endpoints refuse). */
+export const KeyKind = Schema.Literal("merchant", "partner")
+/** @see KeyKind */
+export type KeyKind = typeof KeyKind.Type
+
+/** What registers a merchant. */
+export const NewMerchant = Schema.Struct({
+  id: MerchantId,
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  /** The merchant category code: 4 digits (it decides pre-authorization windows). */
+  mcc: Schema.String.pipe(Schema.pattern(/^\d{4}$/, { message: () => "an MCC is 4 digits" })),
+  /** The virtual terminal that books the merchant's MOTO sales. */
+  virtualTerminal: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)))
+})
+/** @see NewMerchant */
+export type NewMerchant = typeof NewMerchant.Type
+
+/** A merchant as listed. */
+export interface Merchant extends NewMerchant {
+  readonly enabled: boolean
+  /** When it was registered (epoch ms). */
+  readonly createdAt: number
+  readonly keys: ReadonlyArray<KeyInfo>
+}
+
+/** A key as listed: never the key itself. */
+export interface KeyInfo {
+  readonly keyId: string
+  readonly kind: KeyKind
+  readonly state: "active" | "retired"
+  readonly createdAt: number
+  readonly retiredAt: number | undefined
+  /** The key-encryption key it is sealed under (a rotation rewraps those under an older one). */
+  readonly kek: string
+}
+
+/** An active key, opened for the service call that needs it. */
+export interface ActiveKey {
+  readonly keyId: string
+  readonly kind: KeyKind
+  readonly key: Redacted.Redacted<string>
+}
+
+/** No merchant under that id. */
+export class MerchantNotFound extends Schema.TaggedError<MerchantNotFound>()("MerchantNotFound", {
+  message: Schema.String
+}) {}
+
+/** A merchant, or a key, that cannot be registered or changed as asked: what and why. */
+export class MerchantRefused extends Schema.TaggedError<MerchantRefused>()("MerchantRefused", {
+  message: Schema.String
+}) {}
+
+/** The store did not answer, or a key could not be sealed or opened. */
+export class RegistryUnavailable extends Schema.TaggedError<RegistryUnavailable>()("RegistryUnavailable", {
+  message: Schema.String
+}) {}
+
+/** Every error of the registry. */
+export type RegistryError = MerchantNotFound | MerchantRefused | RegistryUnavailable
+
+/** The port. */
+export interface Service {
+  /** Registers a merchant, enabled, without keys; refused when the id is taken. */
+  readonly register: (merchant: NewMerchant) => Effect.Effect<Merchant, RegistryError>
+  readonly list: Effect.Effect<ReadonlyArray<Merchant>, RegistryError>
+  readonly get: (id: string) => Effect.Effect<Merchant, RegistryError>
+  /** Enables or disables a merchant: a disabled one's operations are refused. */
+  readonly setEnabled: (id: string, enabled: boolean) => Effect.Effect<Merchant, RegistryError>
+  /** Seals and stores a key for the merchant; its id. */
+  readonly addKey: (
+    id: string,
+    kind: KeyKind,
+    key: Redacted.Redacted<string>
+  ) => Effect.Effect<KeyInfo, RegistryError>
+  /** Retires a key: never handed out again (kept sealed, for the record). */
+  readonly retireKey: (id: string, keyId: string) => Effect.Effect<KeyInfo, RegistryError>
+  /** The merchant's active keys, opened, oldest first (the next one is the fail-over). */
+  readonly activeKeys: (id: string) => Effect.Effect<ReadonlyArray<ActiveKey>, RegistryError>
+  /** Rewraps every key sealed under an older key-encryption key; how many were. */
+  readonly rewrapKeys: Effect.Effect<number, RegistryError>
+}
+
+/** The deployment's merchant registry. */
+export class MerchantRegistry extends Context.Tag("tillflow/MerchantRegistry")<MerchantRegistry, Service>() {}
+
+/** What the registry's adapter needs besides its store. */
+export type Requirements = KeyWrapper.KeyWrapper
