@@ -11,26 +11,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { spawnSync } from "node:child_process"
-import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { cli } from "./support/Run.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const kek = `kek-1:${btoa(String.fromCharCode(...new Uint8Array(32).fill(5)))}`
 const apiKey = "sk_live_cli_0123456789abcdef0123456789"
-
-const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  spawnSync(
-    process.execPath,
-    ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
-    {
-      cwd: root,
-      env: { ...process.env, ...env },
-      encoding: "utf8",
-      timeout: 120_000,
-      input: ""
-    }
-  )
 
 describe("tillflow merchants", () => {
   it.effect(

@@ -13,26 +13,12 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { cli } from "./support/Run.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const eur = (minor: bigint) => Money.make(minor, "EUR")
-
-const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  spawnSync(
-    process.execPath,
-    ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
-    {
-      cwd: root,
-      env: { ...process.env, ...env },
-      encoding: "utf8",
-      timeout: 120_000
-    }
-  )
 
 const resolveArgs = (guid: string, resolution: ReadonlyArray<string>) => [
   "transactions",

@@ -8,6 +8,7 @@
  * while it is sent, and the server's key derived from the action makes a second request
  * answer the first's execution). A refusal shows the rule's message in the dialog.
  */
+import * as Dialog from "./dialog.js"
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
 import { executionLink } from "./views.js"
@@ -76,30 +77,6 @@ const offered = (operation: string): ReadonlyArray<Action> => {
   }
 }
 
-/** An answer of the action route: the execution, or the refusal's message (with its rule). */
-const send = async (
-  guid: string,
-  body: unknown
-): Promise<{ ok: true; execution: Execution } | { ok: false; message: string }> => {
-  const response = await fetch(`/v1/transactions/${encodeURIComponent(guid)}/actions`, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body)
-  })
-  const parsed: unknown = await response.json().catch(() => undefined)
-  if (response.ok) return { ok: true, execution: parsed as Execution }
-  const b = (typeof parsed === "object" && parsed !== null ? parsed : {}) as {
-    message?: unknown
-    rule?: unknown
-  }
-  const message = typeof b.message === "string" ? b.message : `${response.status} ${response.statusText}`
-  return {
-    ok: false,
-    message: typeof b.rule === "string" ? `Refused by rule ${b.rule}: ${message}` : message
-  }
-}
-
 /** The confirmation dialog of one action; `done` once it was sent. */
 const dialog = (
   action: Action,
@@ -122,76 +99,33 @@ const dialog = (
     rows: 2
   }) as HTMLTextAreaElement
   const confirmLine = h("p", { id: "action-confirm", class: "confirm" })
-  const error = h("p", { id: "action-error", class: "error", role: "alert" })
-  const confirm = h("button", { type: "submit", id: "action-send" }, "Confirm") as HTMLButtonElement
   const summary = () =>
     withAmount(action)
       ? `${labels[action]} ${amount.value.trim() === "" ? "…" : amount.value.trim()} ${currency} on transaction ${target.guid}`
       : `${labels[action]} transaction ${target.guid} in full`
-  const refresh = () => {
-    confirmLine.textContent = `${summary()}?`
-    confirm.textContent = withAmount(action) ? `Confirm: ${amount.value.trim()} ${currency}` : "Confirm"
-  }
-  const element = h(
-    "dialog",
-    { id: "action-dialog", "aria-labelledby": "action-title" },
-    h(
-      "form",
-      {
-        method: "dialog",
-        onsubmit: (event: Event) => {
-          event.preventDefault()
-          if (confirm.disabled) return
-          confirm.disabled = true
-          error.textContent = ""
-          void send(target.guid, {
-            action,
-            reason: reason.value,
-            ...(withAmount(action) ? { amount: amount.value.trim(), currency } : {})
-          })
-            .then((answer) => {
-              if (answer.ok) {
-                element.close()
-                element.remove()
-                done(answer.execution)
-              } else {
-                error.textContent = answer.message
-                confirm.disabled = false
-              }
-            })
-            .catch((e: unknown) => {
-              error.textContent = e instanceof Error ? e.message : String(e)
-              confirm.disabled = false
-            })
-        }
-      },
-      h("h2", { id: "action-title" }, labels[action]),
+  const { confirm, dialog: element } = Dialog.make({
+    id: "action",
+    title: labels[action],
+    content: [
       withAmount(action)
         ? h("p", {}, h("label", { for: "action-amount" }, `Amount (${currency}) `), amount)
         : null,
       h("p", {}, h("label", { for: "action-reason" }, "Reason (recorded with your name) "), reason),
-      confirmLine,
-      error,
-      h(
-        "p",
-        {},
-        confirm,
-        " ",
-        h(
-          "button",
-          {
-            type: "button",
-            class: "secondary",
-            onclick: () => {
-              element.close()
-              element.remove()
-            }
-          },
-          "Cancel"
-        )
-      )
-    )
-  ) as HTMLDialogElement
+      confirmLine
+    ],
+    confirmLabel: "Confirm",
+    send: () =>
+      Dialog.post(`/v1/transactions/${encodeURIComponent(target.guid)}/actions`, {
+        action,
+        reason: reason.value,
+        ...(withAmount(action) ? { amount: amount.value.trim(), currency } : {})
+      }),
+    done: (body) => done(body as Execution)
+  })
+  const refresh = () => {
+    confirmLine.textContent = `${summary()}?`
+    confirm.textContent = withAmount(action) ? `Confirm: ${amount.value.trim()} ${currency}` : "Confirm"
+  }
   amount.addEventListener("input", refresh)
   refresh()
   return element
@@ -234,8 +168,7 @@ export const panel = async (e: Execution, reload: () => void): Promise<HTMLEleme
                 replace(notice, `${labels[action]} sent: execution `, executionLink(execution.executionId))
                 reload()
               })
-              document.body.append(d)
-              d.showModal()
+              Dialog.open(d)
             }
           },
           labels[action]

@@ -9,6 +9,7 @@
  * ({@link targetOf}, pure); the server decides and records (`InDoubtResolved`), and a
  * refusal shows its rule in the dialog.
  */
+import * as Dialog from "./dialog.js"
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
 
@@ -84,32 +85,20 @@ const payloadOf = async (executionId: string): Promise<Record<string, unknown> |
   return typeof payload === "object" && payload !== null ? (payload as Record<string, unknown>) : undefined
 }
 
-/** An answer of a resolve route: what was recorded, or the refusal's message. */
-const send = async (path: string, body: unknown): Promise<{ ok: true } | { ok: false; message: string }> => {
-  const response = await fetch(path, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body)
-  })
-  if (response.ok) return { ok: true }
-  const parsed: unknown = await response.json().catch(() => undefined)
-  const message =
-    typeof parsed === "object" && parsed !== null && "message" in parsed && typeof parsed.message === "string"
-      ? parsed.message
-      : `${response.status} ${response.statusText}`
-  return { ok: false, message }
-}
-
 /** The dialog that resolves `target` in `operator`'s name; `done` once it was recorded. */
 const dialog = (target: Target, operator: string, done: () => void): HTMLDialogElement => {
-  const applied = h("input", { type: "radio", id: "resolve-applied", name: "resolution", value: "applied" })
+  const applied = h("input", {
+    type: "radio",
+    id: "resolve-applied",
+    name: "resolution",
+    value: "applied"
+  }) as HTMLInputElement
   const notApplied = h("input", {
     type: "radio",
     id: "resolve-not-applied",
     name: "resolution",
     value: "notApplied"
-  })
+  }) as HTMLInputElement
   const guid = h("input", { id: "resolve-guid", name: "guid" }) as HTMLInputElement
   const statusEndpoint = h("input", { id: "resolve-status", name: "statusEndpoint" }) as HTMLInputElement
   const reason = h("textarea", {
@@ -118,58 +107,10 @@ const dialog = (target: Target, operator: string, done: () => void): HTMLDialogE
     required: true,
     rows: 2
   }) as HTMLTextAreaElement
-  const error = h("p", { id: "resolve-error", class: "error", role: "alert" })
-  const confirm = h(
-    "button",
-    { type: "submit", id: "resolve-send" },
-    "Record the resolution"
-  ) as HTMLButtonElement
-  const element = h(
-    "dialog",
-    { id: "resolve-dialog", "aria-labelledby": "resolve-title" },
-    h(
-      "form",
-      {
-        method: "dialog",
-        onsubmit: (event: Event) => {
-          event.preventDefault()
-          if (confirm.disabled) return
-          const resolution = (applied as HTMLInputElement).checked
-            ? "applied"
-            : (notApplied as HTMLInputElement).checked
-              ? "notApplied"
-              : undefined
-          if (resolution === undefined) {
-            error.textContent = "Say whether the request was applied or not."
-            return
-          }
-          confirm.disabled = true
-          error.textContent = ""
-          void send(target.path, {
-            requestId: target.requestId,
-            resolution,
-            operator,
-            reason: reason.value,
-            ...(statusEndpoint.value.trim() === "" ? {} : { statusEndpoint: statusEndpoint.value.trim() }),
-            ...(target.needsGuid && guid.value.trim() !== "" ? { guid: guid.value.trim() } : {})
-          })
-            .then((answer) => {
-              if (answer.ok) {
-                element.close()
-                element.remove()
-                done()
-              } else {
-                error.textContent = answer.message
-                confirm.disabled = false
-              }
-            })
-            .catch((e: unknown) => {
-              error.textContent = e instanceof Error ? e.message : String(e)
-              confirm.disabled = false
-            })
-        }
-      },
-      h("h2", { id: "resolve-title" }, "Resolve the request in doubt"),
+  return Dialog.make({
+    id: "resolve",
+    title: "Resolve the request in doubt",
+    content: [
       h("p", {}, `What became of ${target.what} (request ${target.requestId})?`),
       h(
         "p",
@@ -193,29 +134,22 @@ const dialog = (target: Target, operator: string, done: () => void): HTMLDialogE
         h("label", { for: "resolve-status" }, "What the status endpoint said (optional) "),
         statusEndpoint
       ),
-      h("p", {}, h("label", { for: "resolve-reason" }, "Reason (recorded with your name) "), reason),
-      error,
-      h(
-        "p",
-        {},
-        confirm,
-        " ",
-        h(
-          "button",
-          {
-            type: "button",
-            class: "secondary",
-            onclick: () => {
-              element.close()
-              element.remove()
-            }
-          },
-          "Cancel"
-        )
-      )
-    )
-  ) as HTMLDialogElement
-  return element
+      h("p", {}, h("label", { for: "resolve-reason" }, "Reason (recorded with your name) "), reason)
+    ],
+    confirmLabel: "Record the resolution",
+    check: () =>
+      applied.checked || notApplied.checked ? undefined : "Say whether the request was applied or not.",
+    send: () =>
+      Dialog.post(target.path, {
+        requestId: target.requestId,
+        resolution: applied.checked ? "applied" : "notApplied",
+        operator,
+        reason: reason.value,
+        ...(statusEndpoint.value.trim() === "" ? {} : { statusEndpoint: statusEndpoint.value.trim() }),
+        ...(target.needsGuid && guid.value.trim() !== "" ? { guid: guid.value.trim() } : {})
+      }),
+    done: () => done()
+  }).dialog
 }
 
 /**
@@ -251,8 +185,7 @@ export const panel = async (
               replace(notice, `Resolution recorded in ${who.name}'s name.`)
               reload()
             })
-            document.body.append(d)
-            d.showModal()
+            Dialog.open(d)
           }
         },
         "Resolve…"

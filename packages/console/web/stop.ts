@@ -7,6 +7,7 @@
  * terminal's: a card already read may still complete the payment (the outcome says). The stop
  * is recorded in the stopped execution's history with the operator's name and reason.
  */
+import * as Dialog from "./dialog.js"
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
 import { executionLink } from "./views.js"
@@ -41,72 +42,38 @@ export const panel = (
   if (serial === undefined || who === undefined || who.role === "viewer") return null
   const what = describe(e, serial)
   const notice = h("p", { id: "stop-notice", role: "status" })
-  const error = h("p", { id: "stop-error", class: "error", role: "alert" })
-  const reason = h("textarea", {
-    id: "stop-reason",
-    name: "reason",
-    required: true,
-    rows: 2
-  }) as HTMLTextAreaElement
-  const confirm = h("button", { type: "submit", id: "stop-send" }, "Stop it") as HTMLButtonElement
-  const dialog = h(
-    "dialog",
-    { id: "stop-dialog", "aria-labelledby": "stop-title" },
-    h(
-      "form",
-      {
-        method: "dialog",
-        onsubmit: (event: Event) => {
-          event.preventDefault()
-          if (confirm.disabled) return
-          confirm.disabled = true
-          error.textContent = ""
-          void fetch(`/v1/terminals/${encodeURIComponent(serial)}/stop`, {
-            method: "POST",
-            credentials: "same-origin",
-            headers: { "content-type": "application/json", accept: "application/json" },
-            body: JSON.stringify({
-              idempotencyKey: stopKey(e.executionId),
-              of: e.executionId,
-              reason: reason.value
-            })
-          })
-            .then(async (response) => {
-              const body = (await response.json().catch(() => undefined)) as
-                { readonly executionId?: string; readonly message?: string } | undefined
-              if (!response.ok) {
-                error.textContent = body?.message ?? `${response.status} ${response.statusText}`
-                confirm.disabled = false
-                return
-              }
-              dialog.close()
-              replace(
-                notice,
-                `Stop sent to terminal ${serial}: execution `,
-                executionLink(body?.executionId ?? ""),
-                ". What the terminal does with it shows in the outcome."
-              )
-              reload()
-            })
-            .catch((cause: unknown) => {
-              error.textContent = cause instanceof Error ? cause.message : String(cause)
-              confirm.disabled = false
-            })
-        }
-      },
-      h("h2", { id: "stop-title" }, "Stop the terminal's operation"),
-      h("p", { id: "stop-confirm" }, `Stop ${what}?`),
-      h("p", {}, h("label", { for: "stop-reason" }, "Reason (recorded with your name) "), reason),
-      error,
-      h(
-        "p",
-        {},
-        confirm,
-        " ",
-        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel")
-      )
-    )
-  ) as HTMLDialogElement
+  const dialog = () => {
+    const reason = h("textarea", {
+      id: "stop-reason",
+      name: "reason",
+      required: true,
+      rows: 2
+    }) as HTMLTextAreaElement
+    return Dialog.make({
+      id: "stop",
+      title: "Stop the terminal's operation",
+      content: [
+        h("p", { id: "stop-confirm" }, `Stop ${what}?`),
+        h("p", {}, h("label", { for: "stop-reason" }, "Reason (recorded with your name) "), reason)
+      ],
+      confirmLabel: "Stop it",
+      send: () =>
+        Dialog.post(`/v1/terminals/${encodeURIComponent(serial)}/stop`, {
+          idempotencyKey: stopKey(e.executionId),
+          of: e.executionId,
+          reason: reason.value
+        }),
+      done: (body) => {
+        replace(
+          notice,
+          `Stop sent to terminal ${serial}: execution `,
+          executionLink((body as { readonly executionId?: string } | undefined)?.executionId ?? ""),
+          ". What the terminal does with it shows in the outcome."
+        )
+        reload()
+      }
+    }).dialog
+  }
   return h(
     "section",
     { id: "stop", "aria-label": "Stop" },
@@ -119,10 +86,7 @@ export const panel = (
           type: "button",
           id: "stop-open",
           class: "secondary",
-          onclick: () => {
-            if (!dialog.isConnected) document.body.append(dialog)
-            dialog.showModal()
-          }
+          onclick: () => Dialog.open(dialog())
         },
         "Stop the terminal's operation…"
       )

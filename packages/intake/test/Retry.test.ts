@@ -9,47 +9,20 @@
  * the execution it stops needs a reason and an operation on that terminal (400 otherwise).
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { CallbackRegistration, LifecycleEvent, ProtocolSettings } from "@tillflow/core"
-import { EngineWorker, EventStore } from "@tillflow/engine"
-import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
+import { LifecycleEvent } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
+import { Stack } from "@tillflow/intake"
 import { adminClient } from "@tillflow/simulator/testing"
-import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { call, token } from "./support.js"
+import { call, running } from "./support.js"
 
-const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
-  Layer.provideMerge(TestDatabase.layer)
-)
-
-const running = EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
-  Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
-      IntakeLocal.layer({ merchantMcc: Option.some("7011") })
-    ).pipe(
-      Layer.provide(ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" }))
-    )
-  ),
-  Layer.provideMerge(
-    Stack.cloudLayer({ _tag: "Simulator", seed: 13, port: 0, fast: true }).pipe(Layer.orDie)
-  ),
-  Layer.provideMerge(IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })),
-  Layer.provideMerge(Stack.receiverLayer),
-  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
-  Layer.provideMerge(Stack.engineLayer),
-  Layer.provideMerge(database)
-)
+const stack = running(13)
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
 describe("retrying an operation that charged nothing", () => {
-  layer(running, { timeout: 120_000, excludeTestServices: true })((it) => {
+  layer(stack, { timeout: 120_000, excludeTestServices: true })((it) => {
     it.effect(
       "an unavailable sale is tried again once the terminal is back: approved, recorded, in its timeline",
       () =>

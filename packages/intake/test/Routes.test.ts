@@ -7,46 +7,17 @@
  * shape of the answer.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
-import { EngineWorker } from "@tillflow/engine"
-import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
+import { Stack } from "@tillflow/intake"
 import { adminClient } from "@tillflow/simulator/testing"
-import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import { TestDatabase } from "@tillflow/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { call, type Reply, token } from "./support.js"
-
-const database = SqlExecutionQueue.layerWith({ streamVersions: true }).pipe(
-  Layer.provideMerge(TestDatabase.layer)
-)
-
-const services = Layer.mergeAll(
-  Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
-  IntakeLocal.layer({ merchantMcc: Option.some("7011") })
-).pipe(
-  Layer.provide(ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" }))
-)
+import { call, type Reply, running } from "./support.js"
 
 /** The intake, an engine worker running what it starts, and the built-in simulator. */
-const running = EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
-  Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
-  Layer.provideMerge(services),
-  Layer.provideMerge(
-    Stack.cloudLayer({ _tag: "Simulator", seed: 11, port: 0, fast: true }).pipe(Layer.orDie)
-  ),
-  // The worker's server: the callback route on its lean path, the rest the intake's.
-  Layer.provideMerge(IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })),
-  Layer.provideMerge(Stack.receiverLayer),
-  Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
-  Layer.provideMerge(Stack.engineLayer),
-  Layer.provideMerge(database)
-)
+const stack = running(11)
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
@@ -123,7 +94,7 @@ const lifecycle = (workflow: string, payload: Record<string, unknown>) =>
 const eur = (minor: number) => ({ amount: String(minor), currency: "EUR" })
 
 describe("every intake route against a running worker and the simulator", () => {
-  layer(running, { timeout: 60_000, excludeTestServices: true })((it) => {
+  layer(stack, { timeout: 60_000, excludeTestServices: true })((it) => {
     it.effect(
       "every terminal operation type reaches the simulator and answers its execution",
       () =>

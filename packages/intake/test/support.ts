@@ -7,9 +7,10 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Operators } from "@tillflow/console"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
-import { DurableEngine, EventStore, type ExecutionQueue } from "@tillflow/engine"
+import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -57,6 +58,32 @@ export const layerWith = (
 
 /** The intake served on loopback over a fresh database and the built-in simulator. */
 export const layer = layerWith({})
+
+/**
+ * The worker's stack on loopback, executions run: an engine worker, the intake, the
+ * workflows with the merchant's MCC (7011), the built-in simulator (`seed`), results by
+ * polling every 20 ms, a fresh database.
+ */
+export const running = (seed: number) =>
+  EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
+    Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
+        IntakeLocal.layer({ merchantMcc: Option.some("7011") })
+      ).pipe(
+        Layer.provide(
+          ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" })
+        )
+      )
+    ),
+    Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed, port: 0, fast: true }).pipe(Layer.orDie)),
+    Layer.provideMerge(server),
+    Layer.provideMerge(Stack.receiverLayer),
+    Layer.provideMerge(CallbackRegistration.registeredAttemptsLayer()),
+    Layer.provideMerge(Stack.engineLayer),
+    Layer.provideMerge(database)
+  )
 
 /** A reply: its status, raw text and JSON (undefined when the text is not JSON). */
 export interface Reply {

@@ -22,11 +22,7 @@ describe.skipIf(!Chromium.available() && !inCi)("operator actions in the console
 
   const login = async (name: string, secret: string) => {
     await context.clearCookies()
-    await page.goto(`${worker.base}/console`)
-    await page.fill("#name", name)
-    await page.fill("#token", secret)
-    await page.click("button[type=submit]")
-    await page.locator("nav").waitFor()
+    await ActionsScenario.login(page, worker, name, secret)
   }
 
   beforeAll(async () => {

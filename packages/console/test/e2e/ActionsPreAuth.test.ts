@@ -47,11 +47,7 @@ describe.skipIf(!Chromium.available() && !inCi)("operator actions on a pre-autho
     browser = await Chromium.launch()
     context = browser.context
     page = context.pages()[0] ?? (await context.newPage())
-    await page.goto(`${worker.base}/console`)
-    await page.fill("#name", "ana")
-    await page.fill("#token", "ana-secret")
-    await page.click("button[type=submit]")
-    await page.locator("nav").waitFor()
+    await ActionsScenario.login(page, worker, "ana", "ana-secret")
   }, 240_000)
 
   afterAll(async () => {

@@ -3,6 +3,7 @@
  * operator, vic a viewer) and an approved sale of 10.50 EUR on the simulator, with its guid.
  */
 import * as Effect from "effect/Effect"
+import type { Page } from "playwright-core"
 import { expect } from "vitest"
 import * as Operators from "../../src/Operators.js"
 import { client } from "./Scenario.js"
@@ -74,4 +75,18 @@ export const preAuthorization = async (
   const guid = (view.result as { value: { facts: { efttransactionID: string } } }).value.facts
     .efttransactionID
   return { executionId: view.executionId, guid }
+}
+
+/** Logs in to the console as the operator `name` (Chromium, through Playwright). */
+export const login = async (
+  page: Page,
+  worker: Worker.Worker,
+  name: string,
+  secret: string
+): Promise<void> => {
+  await page.goto(`${worker.base}/console`)
+  await page.fill("#name", name)
+  await page.fill("#token", secret)
+  await page.click("button[type=submit]")
+  await page.locator("nav").waitFor()
 }

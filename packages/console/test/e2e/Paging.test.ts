@@ -6,24 +6,16 @@
  * with their zone, UTC unless the viewer chooses theirs. Needs PostgreSQL (`DATABASE_URL`,
  * which CI sets) and `psql` to seed it; skipped without them.
  */
-import { spawnSync } from "node:child_process"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Chromium from "../../src/testing/Chromium.js"
 import * as Scenario from "./Scenario.js"
+import * as Seeded from "./Seeded.js"
 import * as Worker from "./Worker.js"
 
-const databaseUrl = process.env["DATABASE_URL"]
-const psqlAvailable = spawnSync("psql", ["--version"]).status === 0
 const seeded = 10_000
 
-const psql = (url: string, statement: string) => {
-  const run = spawnSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", statement], { encoding: "utf8" })
-  if (run.status !== 0) throw new Error(`psql failed: ${run.stderr}`)
-  return run.stdout.trim()
-}
-
-describe.skipIf(!Chromium.available() || databaseUrl === undefined || !psqlAvailable)(
+describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Seeded.psqlAvailable)(
   "the executions page at scale in Chromium",
   () => {
     let worker: Worker.Worker
@@ -35,19 +27,10 @@ describe.skipIf(!Chromium.available() || databaseUrl === undefined || !psqlAvail
     let url = ""
 
     beforeAll(async () => {
-      url = new URL(databaseUrl ?? "").toString().replace(/\/[^/?]*(\?|$)/, `/${database}$1`)
-      psql(databaseUrl ?? "", `CREATE DATABASE ${database}`)
+      url = Seeded.createDatabase(database)
       worker = await Worker.start({ DATABASE_URL: url })
       // 10,000 executions of a workflow no worker runs, one a second back from an hour ago.
-      psql(
-        url,
-        `INSERT INTO tillflow_executions (execution_id, workflow_name, status, due_at, attributes, created_at, updated_at)
-         SELECT md5('seed-' || i), 'Seeded', 'pending', NULL,
-                jsonb_build_object('operation', 'seeded', 'idempotencyKey', 'seed-' || i),
-                (extract(epoch FROM now()) * 1000)::bigint - 3600000 - i * 1000,
-                (extract(epoch FROM now()) * 1000)::bigint - 3600000 - i * 1000
-         FROM generate_series(1, ${seeded}) AS i`
-      )
+      Seeded.seedExecutions(url, seeded)
       // The viewer is in New York (the browser's zone), so their zone is not UTC.
       const tz = process.env["TZ"]
       process.env["TZ"] = "America/New_York"
@@ -65,7 +48,7 @@ describe.skipIf(!Chromium.available() || databaseUrl === undefined || !psqlAvail
     afterAll(async () => {
       await browser?.close()
       await worker?.stop()
-      if (url !== "") psql(databaseUrl ?? "", `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      if (url !== "") Seeded.dropDatabase(database)
     }, 60_000)
 
     const rows = () =>
@@ -109,8 +92,8 @@ describe.skipIf(!Chromium.available() || databaseUrl === undefined || !psqlAvail
       )
       expect(new Set(seen).size).toBe(seeded)
       // Newest first: the seeds were created one second apart, seed-1 the newest.
-      expect(seen[0]).toBe(psql(url, "SELECT md5('seed-1')"))
-      expect(seen[seeded - 1]).toBe(psql(url, `SELECT md5('seed-${seeded}')`))
+      expect(seen[0]).toBe(Seeded.seededId(url, 1))
+      expect(seen[seeded - 1]).toBe(Seeded.seededId(url, seeded))
       // Back two pages, then to the newest.
       for (const p of [98, 97]) {
         const before = (await rows())[0]

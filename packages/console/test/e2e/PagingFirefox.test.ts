@@ -7,25 +7,17 @@
  * walk over 100 pages runs in Chromium (`Paging.test.ts`). Needs PostgreSQL (`DATABASE_URL`,
  * which CI sets) and `psql`; skipped without them.
  */
-import { spawnSync } from "node:child_process"
 import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Firefox from "../../src/testing/Firefox.js"
 import * as Scenario from "./Scenario.js"
+import * as Seeded from "./Seeded.js"
 import * as Worker from "./Worker.js"
 
-const databaseUrl = process.env["DATABASE_URL"]
-const psqlAvailable = spawnSync("psql", ["--version"]).status === 0
 const seeded = 10_000
 const walked = 20
 
-const psql = (url: string, statement: string) => {
-  const run = spawnSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", statement], { encoding: "utf8" })
-  if (run.status !== 0) throw new Error(`psql failed: ${run.stderr}`)
-  return run.stdout.trim()
-}
-
-describe.skipIf(!Firefox.available() || databaseUrl === undefined || !psqlAvailable)(
+describe.skipIf(!Firefox.available() || Seeded.databaseUrl === undefined || !Seeded.psqlAvailable)(
   "the executions page at scale in Firefox",
   () => {
     let worker: Worker.Worker
@@ -36,18 +28,9 @@ describe.skipIf(!Firefox.available() || databaseUrl === undefined || !psqlAvaila
     let url = ""
 
     beforeAll(async () => {
-      url = new URL(databaseUrl ?? "").toString().replace(/\/[^/?]*(\?|$)/, `/${database}$1`)
-      psql(databaseUrl ?? "", `CREATE DATABASE ${database}`)
+      url = Seeded.createDatabase(database)
       worker = await Worker.start({ DATABASE_URL: url })
-      psql(
-        url,
-        `INSERT INTO tillflow_executions (execution_id, workflow_name, status, due_at, attributes, created_at, updated_at)
-         SELECT md5('seed-' || i), 'Seeded', 'pending', NULL,
-                jsonb_build_object('operation', 'seeded', 'idempotencyKey', 'seed-' || i),
-                (extract(epoch FROM now()) * 1000)::bigint - 3600000 - i * 1000,
-                (extract(epoch FROM now()) * 1000)::bigint - 3600000 - i * 1000
-         FROM generate_series(1, ${seeded}) AS i`
-      )
+      Seeded.seedExecutions(url, seeded)
       browser = await Firefox.launch()
       page = browser.page
       await page.goto(`${worker.base}/console`)
@@ -60,7 +43,7 @@ describe.skipIf(!Firefox.available() || databaseUrl === undefined || !psqlAvaila
     afterAll(async () => {
       await browser?.close()
       await worker?.stop()
-      if (url !== "") psql(databaseUrl ?? "", `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      if (url !== "") Seeded.dropDatabase(database)
     }, 60_000)
 
     const rows = (): Promise<ReadonlyArray<string>> =>
@@ -100,8 +83,8 @@ describe.skipIf(!Firefox.available() || databaseUrl === undefined || !psqlAvaila
         `10000 executions, ${(walked - 1) * 100 + 1}–${walked * 100} shown, newest first`
       )
       expect(new Set(seen).size).toBe(walked * 100)
-      expect(seen[0]).toBe(psql(url, "SELECT md5('seed-1')"))
-      expect(seen[walked * 100 - 1]).toBe(psql(url, `SELECT md5('seed-${walked * 100}')`))
+      expect(seen[0]).toBe(Seeded.seededId(url, 1))
+      expect(seen[walked * 100 - 1]).toBe(Seeded.seededId(url, walked * 100))
       const before = (await rows())[0]
       await page.locator("#page-newer").click()
       await turned(before)

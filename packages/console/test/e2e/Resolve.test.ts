@@ -62,11 +62,7 @@ describe.skipIf(!Chromium.available() && !inCi)(
     }, 60_000)
 
     it("ana resolves the reversal as not applied: recorded on the sale's history in her name; a second time is refused", async () => {
-      await page.goto(`${worker.base}/console`)
-      await page.fill("#name", "ana")
-      await page.fill("#token", "ana-secret")
-      await page.click("button[type=submit]")
-      await page.locator("nav").waitFor()
+      await ActionsScenario.login(page, worker, "ana", "ana-secret")
       await page.goto(`${worker.base}/console#/executions/${reversal}`)
       await page.locator("#resolve-open").click()
       await page.locator("#resolve-dialog").waitFor()
@@ -137,11 +133,7 @@ describe.skipIf(!Chromium.available() && !inCi)(
       })
       const { executionId } = (await started.json()) as { executionId: string }
 
-      await page.goto(`${worker.base}/console`)
-      await page.fill("#name", "ana")
-      await page.fill("#token", "ana-secret")
-      await page.click("button[type=submit]")
-      await page.locator("nav").waitFor()
+      await ActionsScenario.login(page, worker, "ana", "ana-secret")
       await page.goto(`${worker.base}/console#/executions/${executionId}`)
       await page.locator("#stop-open").click()
       expect(await page.locator("#stop-confirm").textContent()).toBe(

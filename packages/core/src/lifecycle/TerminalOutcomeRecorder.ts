@@ -173,48 +173,6 @@ export const checkpoint: Effect.Effect<
   }
 })
 
-/**
- * Records every approved outcome of the log after the recorder's checkpoint, then moves
- * the checkpoint. Returns how many transactions it recorded.
- */
-export const catchUp = (
-  options: Options
-): Effect.Effect<number, EventStore.EventStoreError, EventStore.EventStore> =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const start = yield* checkpoint
-    let position = start.checkpoint
-    let recorded = 0
-    let moved = false
-    while (true) {
-      const page = yield* store.readAll(position, { maxCount: 1000 })
-      for (const event of page.events) {
-        if (event.streamId === checkpointStream) continue
-        moved = true
-        if ((yield* recordEvent(event, options)) === "recorded") recorded++
-      }
-      position = page.next
-      if (page.caughtUp) break
-    }
-    if (moved) {
-      yield* store
-        .append(checkpointStream, EventStore.exactVersion(start.version), [
-          {
-            type: OutcomesRecordedUpTo.type,
-            data: Schema.encodeSync(CheckpointJson)({
-              transactionId: position.transactionId,
-              globalPosition: position.globalPosition
-            })
-          }
-        ])
-        .pipe(
-          // Another process moved it meanwhile: what it recorded is recorded.
-          Effect.catchAll((error) => (error._tag === "EventStoreError" ? Effect.fail(error) : Effect.void))
-        )
-    }
-    return recorded
-  }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))
-
 /** Appends `position` as the recorder's checkpoint when it is past the stored one. */
 const storeCheckpoint = (
   position: EventStore.Checkpoint
@@ -238,6 +196,33 @@ const storeCheckpoint = (
         Effect.catchAll((error) => (error._tag === "EventStoreError" ? Effect.fail(error) : Effect.void))
       )
   })
+
+/**
+ * Records every approved outcome of the log after the recorder's checkpoint, then moves
+ * the checkpoint. Returns how many transactions it recorded.
+ */
+export const catchUp = (
+  options: Options
+): Effect.Effect<number, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const start = yield* checkpoint
+    let position = start.checkpoint
+    let recorded = 0
+    let moved = false
+    while (true) {
+      const page = yield* store.readAll(position, { maxCount: 1000 })
+      for (const event of page.events) {
+        if (event.streamId === checkpointStream) continue
+        moved = true
+        if ((yield* recordEvent(event, options)) === "recorded") recorded++
+      }
+      position = page.next
+      if (page.caughtUp) break
+    }
+    if (moved) yield* storeCheckpoint(position)
+    return recorded
+  }).pipe(Effect.withSpan("TerminalOutcomeRecorder.catchUp"))
 
 /** Options of {@link follow}. */
 export interface FollowOptions extends Options {
