@@ -5,6 +5,7 @@
  * store holds, to show that a refused request wrote nothing.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
 import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
@@ -64,7 +65,18 @@ export const layer = layerWith({})
  * workflows with the merchant's MCC (7011), the built-in simulator (`seed`), results by
  * polling every 20 ms, a fresh database.
  */
-export const running = (seed: number) =>
+export const running = (
+  seed: number
+): Layer.Layer<
+  | HttpServer.HttpServer
+  | DurableEngine.DurableEngine
+  | EventStore.EventStore
+  | ExecutionQueue.ExecutionQueue
+  | Stack.Cloud
+  | SqlClient.SqlClient
+  | TestDatabase.TestDatabase,
+  unknown
+> =>
   EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
     Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
     Layer.provideMerge(
