@@ -27,7 +27,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   print: [`tillflow print --serial ${serial} "<p>Thank you</p>"`],
   ping: [`tillflow ping --serial ${serial}`, `tillflow ping --serial ${serial} --device-info`],
   "card-pan": [`tillflow card-pan --serial ${serial}`],
-  stop: [`tillflow stop --serial ${serial}`],
+  stop: [
+    `tillflow stop --serial ${serial}`,
+    `tillflow stop --serial ${serial} --of 6a0ea39282599f7cbba0680372c3fe3e --reason "the customer left"`
+  ],
   preauth: [`tillflow preauth open --serial ${serial} --amount 100.00`],
   "preauth open": [`tillflow preauth open --serial ${serial} --amount 100.00`],
   "preauth increase": [

@@ -167,19 +167,40 @@ export const cardPan = utility(
 
 export const stop = Command.make(
   "stop",
-  { ...common, serial, terminalType, key, wait: waitSeconds.pipe(withShownDefault(60)) },
+  {
+    ...common,
+    serial,
+    terminalType,
+    key,
+    wait: waitSeconds.pipe(withShownDefault(60)),
+    of: Options.text("of").pipe(
+      Options.withDescription(
+        "the execution being stopped: the stop is then recorded in its history, with --reason"
+      ),
+      Options.optional
+    ),
+    reason: Options.text("reason").pipe(
+      Options.withDescription("why (with --of): recorded with who asked"),
+      Options.optional
+    )
+  },
   Handler.make((o) =>
     Backend.provide(
       o,
       { cloud: true, worker: true },
       Effect.gen(function* () {
         const intake = yield* Intake.Intake
-        const view = yield* intake.stop({
-          serialNumber: o.serial,
-          ...(Option.isSome(o.terminalType) ? { terminalType: o.terminalType.value } : {}),
-          ...(Option.isSome(o.key) ? { idempotencyKey: o.key.value } : {}),
-          waitSeconds: o.wait
-        })
+        const view = yield* intake.stop(
+          {
+            serialNumber: o.serial,
+            ...(Option.isSome(o.terminalType) ? { terminalType: o.terminalType.value } : {}),
+            ...(Option.isSome(o.key) ? { idempotencyKey: o.key.value } : {}),
+            ...(Option.isSome(o.of) ? { of: o.of.value } : {}),
+            ...(Option.isSome(o.reason) ? { reason: o.reason.value } : {}),
+            waitSeconds: o.wait
+          },
+          { name: process.env["USER"] ?? "cli", via: "operator" }
+        )
         yield* Output.printExecution(o.json, view)
         return Output.exitCodeOf(view)
       })
