@@ -33,7 +33,9 @@ beforeAll(async () => {
   // The configuration is checked as the worker will read it.
   Either.getOrThrow(Operators.parse(JSON.stringify(registry)))
   home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-login-"))
-  worker = await Worker.start(buildDir, { TILLFLOW_OPERATORS: JSON.stringify(registry) })
+  // On the embedded store even when DATABASE_URL is set: a second worker on the shared
+  // database would claim the other test files' executions.
+  worker = await Worker.start(buildDir, { TILLFLOW_OPERATORS: JSON.stringify(registry), DATABASE_URL: "" })
 }, 240_000)
 
 afterAll(async () => {
