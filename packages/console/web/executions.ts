@@ -307,8 +307,9 @@ export const execution: Page = (main, route) => {
     )
     // The actions that fit its transaction (module of their own: actions.ts).
     if (actions.childElementCount === 0) replace(actions, await Actions.panel(e, () => void load()))
-    // A terminal operation in flight: stopped here by an operator (stop.ts); gone once it ended.
-    if (Stop.stoppable(e) === undefined) replace(stopping)
+    // A terminal operation in flight: stopped here by an operator (stop.ts). Once it ended the
+    // button goes; the notice of a stop sent from here stays.
+    if (Stop.stoppable(e) === undefined) Stop.ended(stopping)
     else if (stopping.childElementCount === 0)
       replace(
         stopping,

@@ -94,3 +94,10 @@ export const panel = (
     notice
   )
 }
+
+/** The panel once the operation ended: its button gone, the notice of a stop sent from it kept. */
+export const ended = (container: HTMLElement): void => {
+  const notice = container.querySelector("#stop-notice")
+  if (notice === null || notice.textContent === "") replace(container)
+  else container.querySelector("#stop-open")?.closest("p")?.remove()
+}

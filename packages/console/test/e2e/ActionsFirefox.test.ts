@@ -8,7 +8,7 @@ import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Firefox from "../../src/testing/Firefox.js"
 import * as ActionsScenario from "./ActionsScenario.js"
-import { count, inCi, requireBrowser, text } from "./Scenario.js"
+import { client, count, inCi, requireBrowser, text } from "./Scenario.js"
 import * as Worker from "./Worker.js"
 
 describe.skipIf(!Firefox.available() && !inCi)("operator actions in the console (Firefox)", () => {
@@ -108,4 +108,63 @@ describe.skipIf(!Firefox.available() && !inCi)("operator actions in the console 
     }, sale.guid)
     expect(status).toBe(403)
   }, 60_000)
+
+  it("an operator tries again a sale its terminal never received, and stops one waiting for its card, each recorded with a reason", async () => {
+    await login("ana", "ana-secret")
+    const { api, cardOnFirstTerminal } = client(worker)
+    const serial = await cardOnFirstTerminal()
+    const patch = (body: unknown) => api("PATCH", `${worker.admin}/terminals/${serial}`, body, false)
+    const verdictOf = async (id: string) =>
+      (
+        (await (await api("GET", `${worker.base}/v1/executions/${id}`)).json()) as {
+          report?: { verdict: string }
+        }
+      ).report?.verdict
+
+    // Offline past its deadline: unavailable, nothing charged; tried again once it is back.
+    expect((await patch({ online: false })).status).toBe(200)
+    const failed = (await (
+      await api("POST", `${worker.base}/v1/operations`, {
+        idempotencyKey: `ff-retry-${Date.now()}`,
+        deadlineSeconds: 1,
+        waitSeconds: 60,
+        request: { operation: "sale", serial_number: serial, amount: "1375", currency: "EUR" }
+      })
+    ).json()) as { executionId: string; report?: { verdict: string } }
+    expect(failed.report?.verdict).toBe("unavailable")
+    expect((await patch({ online: true })).status).toBe(200)
+    await page.goto(`${worker.base}/console#/executions/${failed.executionId}`)
+    await page.locator("#retry-open").click()
+    await page.waitForSelector("#retry-dialog")
+    await page.locator("#retry-reason").fill("the terminal is back online")
+    await page.click("#retry-send", { count: 2 })
+    await page.waitForSelector("#retry-notice a")
+    const retried = (await (
+      await api("GET", `${worker.base}/v1/executions?idempotencyKey=retry-${failed.executionId}`)
+    ).json()) as ReadonlyArray<{ executionId: string }>
+    expect(retried).toHaveLength(1)
+    await expect.poll(() => verdictOf(retried[0]?.executionId ?? ""), { timeout: 60_000 }).toBe("approved")
+
+    // Waiting a minute for its card: stopped from its page, the sale cancelled.
+    expect((await patch({ timings: { WaitingForCard: 60_000 } })).status).toBe(200)
+    const waiting = (await (
+      await api("POST", `${worker.base}/v1/operations`, {
+        idempotencyKey: `ff-stop-${Date.now()}`,
+        request: { operation: "sale", serial_number: serial, amount: "1250", currency: "EUR" }
+      })
+    ).json()) as { executionId: string }
+    await page.goto(`${worker.base}/console#/executions/${waiting.executionId}`)
+    await page.locator("#stop-open").click()
+    await page.waitForSelector("#stop-dialog")
+    await page.locator("#stop-reason").fill("the customer walked away")
+    await page.click("#stop-send")
+    await page.waitForSelector("#stop-notice a")
+    await expect.poll(() => verdictOf(waiting.executionId), { timeout: 60_000 }).toBe("cancelled")
+    expect((await patch({ timings: { WaitingForCard: 200 } })).status).toBe(200)
+    await expect
+      .poll(async () => (await ActionsScenario.timeline(worker, waiting.executionId)).join("\n"), {
+        timeout: 30_000
+      })
+      .toContain("asked by operator ana: the customer walked away")
+  }, 180_000)
 })
