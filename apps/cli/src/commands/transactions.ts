@@ -22,24 +22,14 @@ import * as Option from "effect/Option"
 import * as Backend from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
-import { common } from "../internal/options.js"
+import { common, resolution } from "../internal/options.js"
 
 const resolve = Command.make(
   "resolve",
   {
     ...common,
     guid: Args.text({ name: "guid" }),
-    request: Options.text("request").pipe(
-      Options.withDescription("the requestId of the request in doubt (see `tillflow audit timeline`)")
-    ),
-    applied: Options.boolean("applied").pipe(Options.withDescription("the request was applied")),
-    notApplied: Options.boolean("not-applied").pipe(Options.withDescription("the request was not applied")),
-    reason: Options.text("reason").pipe(Options.withDescription("why: what the operator knows")),
-    operator: Options.text("operator").pipe(Options.withDescription("who resolves it")),
-    statusEndpoint: Options.text("status-endpoint").pipe(
-      Options.withDescription("what the status endpoint said, if it was asked"),
-      Options.optional
-    )
+    ...resolution
   },
   Handler.make((o) =>
     Effect.gen(function* () {

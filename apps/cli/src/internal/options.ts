@@ -177,3 +177,22 @@ export const billing = {
 export const duplicateCheck = Options.boolean("duplicate-check").pipe(
   Options.withDescription("duplicate_check: let the service refuse a repeat of the same amount")
 )
+
+/**
+ * What an operator says of a request in doubt (`transactions resolve`, `attempts resolve`):
+ * which request, applied or not (exactly one: {@link resolutionOf}), why, who, and what the
+ * status endpoint said.
+ */
+export const resolution = {
+  request: Options.text("request").pipe(
+    Options.withDescription("the requestId of the request in doubt (see `tillflow audit timeline`)")
+  ),
+  applied: Options.boolean("applied").pipe(Options.withDescription("the request was applied")),
+  notApplied: Options.boolean("not-applied").pipe(Options.withDescription("the request was not applied")),
+  reason: Options.text("reason").pipe(Options.withDescription("why: what the operator knows")),
+  operator: Options.text("operator").pipe(Options.withDescription("who resolves it")),
+  statusEndpoint: Options.text("status-endpoint").pipe(
+    Options.withDescription("what the status endpoint said, if it was asked"),
+    Options.optional
+  )
+}

@@ -25,6 +25,7 @@ import * as EventStore from "@tillflow/engine/EventStore"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
 import * as MoneyRules from "../lifecycle/MoneyRules.js"
 import * as TransactionHistory from "../lifecycle/TransactionHistory.js"
+import * as LedgerFold from "./LedgerFold.js"
 import * as Money from "../model/Money.js"
 import * as Currency from "../model/Currency.js"
 
@@ -164,9 +165,7 @@ const disagreementsOf = (
   const out: Array<Disagreement> = []
   let state: Option.Option<TransactionHistory.State> = Option.none()
   for (const event of events) {
-    const next = Option.isNone(state)
-      ? TransactionHistory.fold([event])
-      : Option.some(TransactionHistory.apply(state.value, event))
+    const next = LedgerFold.step(state, event)
     if (Option.isSome(state) && Option.isSome(next)) {
       const found = statedAndFolded(state.value, next.value, event)
       if (found !== undefined && !sameMoney(found.stated, found.folded))

@@ -6,15 +6,8 @@
  * answers the execution's view, at once or once it ended within the caller's wait.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import {
-  Identifiers,
-  LifecycleEvent,
-  Personal,
-  TerminalOperations,
-  TerminalOutcomeRecorder
-} from "@tillflow/core"
+import { Identifiers, Personal, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
-import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -22,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Intake from "../Intake.js"
 import type * as Devices from "./Devices.js"
+import * as ExecutionActions from "./ExecutionActions.js"
 import type * as ExecutionViews from "./ExecutionViews.js"
 import { describeIssues, unavailable } from "./Failures.js"
 import * as LifecycleWorkflows from "./LifecycleWorkflows.js"
@@ -81,37 +75,6 @@ export const make = (
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.start"))
 
-    /** Records an operator's stop of `of` in its history, once per stop key. */
-    const recordStop = (of: string, key: string, started: string, reason: string, actor: Intake.Actor) =>
-      Effect.gen(function* () {
-        const streamId = LifecycleEvent.executionActionsStream(of)
-        const recorded = yield* store.readStream(streamId)
-        const decoded = yield* LifecycleEvent.registry.decodeAll(recorded)
-        if (decoded.some((e) => e.type === "ExecutionActionRequested" && e.data.requestId === key)) return
-        const encoded = yield* LifecycleEvent.registry.encodeAll([
-          LifecycleEvent.ExecutionActionRequested.make({
-            requestId: key,
-            at: yield* DateTime.now,
-            action: "stop",
-            of,
-            started,
-            operator: actor.name,
-            via: actor.via,
-            reason: reason.trim(),
-            workflow: "StopCurrentTransaction"
-          })
-        ])
-        yield* store
-          .append(
-            streamId,
-            EventStore.exactVersion(
-              recorded.length === 0 ? 0 : (recorded[recorded.length - 1]?.version ?? 0)
-            ),
-            encoded
-          )
-          .pipe(Effect.catchTag("ConcurrencyConflict", () => Effect.void))
-      }).pipe(Effect.mapError(unavailable("event store")))
-
     const stop = (input: Intake.StopOperation, actor: Intake.Actor = { name: "library", via: "token" }) =>
       Effect.gen(function* () {
         if (input.of !== undefined) {
@@ -143,7 +106,18 @@ export const make = (
           )
         )
         if (input.of !== undefined)
-          yield* recordStop(input.of, idempotencyKey, executionId, input.reason ?? "", actor)
+          yield* ExecutionActions.record(
+            store,
+            {
+              action: "stop",
+              of: input.of,
+              requestId: idempotencyKey,
+              started: executionId,
+              reason: input.reason ?? "",
+              workflow: "StopCurrentTransaction"
+            },
+            actor
+          )
         return yield* views.awaitView(executionId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.stop"))
 

@@ -9,7 +9,7 @@
  * (an execution that has them is passed over) and resumable; once a run found nothing left
  * it notes so in its own stream, and a worker starting later skips it (`once`).
  */
-import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
+import { DurableEngine, EventStore, ExecutionQueue, ExecutionRecord } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { exitAttributes } from "./ExitAttributes.js"
@@ -44,14 +44,9 @@ export const run = (options: { readonly batchSize?: number | undefined } = {}) =
       for (const info of page) {
         examined += 1
         if (info.attributes["outcome"] !== undefined) continue
-        const history = yield* engine.history(info.executionId)
-        const completed = history.flatMap((entry) =>
-          Option.isSome(entry.engine) && entry.engine.value._tag === "WorkflowCompleted"
-            ? [entry.engine.value]
-            : []
-        )[0]
-        if (completed === undefined) continue
-        const attributes = exitAttributes(info.workflowName, completed.exit)
+        const { exit } = ExecutionRecord.ofHistory(yield* engine.history(info.executionId))
+        if (Option.isNone(exit)) continue
+        const attributes = exitAttributes(info.workflowName, exit.value)
         if (Object.keys(attributes).length === 0) continue
         yield* queue.setAttributes(info.executionId, attributes)
         updated += 1

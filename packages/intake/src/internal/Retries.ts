@@ -10,23 +10,16 @@
  * refusal, an execution still running) is refused 422 naming the rule: a retry could charge
  * twice, or would be refused again.
  */
-import {
-  Identifiers,
-  LifecycleEvent,
-  OperationReport,
-  PaymentProtocol,
-  TerminalOperations
-} from "@tillflow/core"
+import { Identifiers, OperationReport, PaymentProtocol, TerminalOperations } from "@tillflow/core"
 import { EventStore, type ExecutionRecord } from "@tillflow/engine"
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Intake from "../Intake.js"
+import * as ExecutionActions from "./ExecutionActions.js"
 import type * as ExecutionViews from "./ExecutionViews.js"
-import { unavailable } from "./Failures.js"
 
 /** What the retries are. */
 export type Retries = Pick<Intake.Service, "retry">
@@ -96,16 +89,6 @@ export const make = (
           )
         }
         const key = retryKey(executionId)
-        const streamId = LifecycleEvent.executionActionsStream(executionId)
-        const { events, version } = yield* store.readStream(streamId).pipe(
-          Effect.flatMap((recorded) =>
-            Effect.map(LifecycleEvent.registry.decodeAll(recorded), (decoded) => ({
-              events: decoded,
-              version: recorded.length === 0 ? 0 : (recorded[recorded.length - 1]?.version ?? 0)
-            }))
-          ),
-          Effect.mapError(unavailable("event store"))
-        )
         const { request, stored } = yield* againOf(yield* views.record(executionId))
         const start = TerminalOperations.startListed(request, {
           idempotencyKey: key,
@@ -118,28 +101,18 @@ export const make = (
         )
         const startedId = yield* start
         // Asked before: the same retry, recorded once.
-        if (!events.some((e) => e.type === "ExecutionActionRequested" && e.data.requestId === key)) {
-          const encoded = yield* LifecycleEvent.registry
-            .encodeAll([
-              LifecycleEvent.ExecutionActionRequested.make({
-                requestId: key,
-                at: yield* DateTime.now,
-                action: "retry",
-                of: executionId,
-                started: startedId,
-                operator: actor.name,
-                via: actor.via,
-                reason: input.reason.trim(),
-                workflow: view.workflow
-              })
-            ])
-            .pipe(Effect.orDie)
-          yield* store.append(streamId, EventStore.exactVersion(version), encoded).pipe(
-            // Another request recorded the same retry meanwhile: one record is enough.
-            Effect.catchTag("ConcurrencyConflict", () => Effect.void),
-            Effect.mapError(unavailable("event store"))
-          )
-        }
+        yield* ExecutionActions.record(
+          store,
+          {
+            action: "retry",
+            of: executionId,
+            requestId: key,
+            started: startedId,
+            reason: input.reason,
+            workflow: view.workflow
+          },
+          actor
+        )
         return yield* views.awaitView(startedId, input.waitSeconds)
       }).pipe(Effect.withSpan("Intake.retry"))
 
