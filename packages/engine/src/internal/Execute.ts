@@ -21,6 +21,7 @@ import type { Log } from "./ExecutionLog.js"
 import { appendTo, engineEvent, fresh, keep, load, refresh } from "./ExecutionLog.js"
 import { refuseRedacted } from "./RefuseRedacted.js"
 import { awaitCompletion, decodeCompleted } from "./Results.js"
+import * as Tenant from "../Tenant.js"
 import * as TraceContext from "../TraceContext.js"
 
 /**
@@ -79,6 +80,15 @@ const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opt
     const payload = yield* Effect.orDie(Schema.encode(asSchema(workflow.payloadSchema))(opts.payload))
     // The caller's trace, continued by every run of the execution (`TraceContext`).
     const traceparent = yield* TraceContext.current
+    // Whose execution it is (`Tenant`): every run of it acts for that tenant again.
+    const tenant = yield* Tenant.current
+    if (tenant !== undefined && !Tenant.isTenant(tenant)) {
+      return yield* Effect.dieMessage(`Tenant "${tenant}" is not 1 to 64 letters, digits, '.', '_' or '-'`)
+    }
+    const metadata = {
+      ...(traceparent === undefined ? {} : { traceparent }),
+      ...(tenant === undefined ? {} : { tenant })
+    }
     return yield* Effect.orDie(
       appendTo(state, log, (history) =>
         history.started !== undefined
@@ -97,7 +107,7 @@ const appendStarted = (state: EngineState, log: Log, workflow: Workflow.Any, opt
                           stream: EngineEvent.streamId(parent.executionId)
                         }
                 },
-                traceparent === undefined ? undefined : { traceparent }
+                Object.keys(metadata).length === 0 ? undefined : metadata
               )
             ]
       )

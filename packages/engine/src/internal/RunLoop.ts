@@ -19,6 +19,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EngineEvent from "../EngineEvent.js"
+import * as Tenant from "../Tenant.js"
 import * as TraceContext from "../TraceContext.js"
 import * as ExecutionQueue from "../ExecutionQueue.js"
 import { asSchema, workflowExitSchema } from "./Codecs.js"
@@ -110,6 +111,8 @@ const runWorkflow = (
       Effect.provideService(WorkflowInstance, instance),
       Effect.provideService(WorkflowEngine, engine),
       Effect.provideService(RunContext, runContext),
+      // Every run acts for the tenant the execution was started for (`Tenant`).
+      Tenant.within(log.history.tenant),
       withoutSpansUnlessTraced,
       Effect.exit,
       Effect.ensuring(Effect.sync(() => state.running.delete(claim.executionId)))

@@ -33,6 +33,8 @@ export interface History {
    * metadata), so that every run of the execution continues that trace.
    */
   traceparent: string | undefined
+  /** The tenant the execution was started for (its `WorkflowStarted` metadata, `Tenant`). */
+  tenant: string | undefined
   readonly activities: Map<number, RecordedActivity>
   readonly activityKeys: Map<string, RecordedActivity>
   readonly deferreds: Map<string, DeferredResolved>
@@ -49,6 +51,7 @@ export const empty = (): History => ({
   version: 0,
   started: undefined,
   traceparent: undefined,
+  tenant: undefined,
   activities: new Map(),
   activityKeys: new Map(),
   deferreds: new Map(),
@@ -111,6 +114,8 @@ export const applyDecoded = (
   if (event._tag === "WorkflowStarted" && history.started === undefined) {
     const traceparent = stored.metadata?.["traceparent"]
     if (typeof traceparent === "string") history.traceparent = traceparent
+    const tenant = stored.metadata?.["tenant"]
+    if (typeof tenant === "string") history.tenant = tenant
   }
   applyEvent(history, event, outboxOf(stored.metadata ?? {}))
 }

@@ -23,6 +23,7 @@ import type { Stores } from "./engine/Nodes.js"
 import * as SearchAttributes from "./engine/SearchAttributes.js"
 import * as Secrets from "./engine/Secrets.js"
 import * as Starting from "./engine/Starting.js"
+import * as Tenants from "./engine/Tenants.js"
 import * as Versions from "./engine/Versions.js"
 import * as Workers from "./engine/Workers.js"
 
@@ -51,4 +52,5 @@ export const engineContract = <E>(
     DomainEvents.suite(it)
     Secrets.suite(it)
     Versions.suite(it)
+    Tenants.suite(it)
   })

@@ -1,0 +1,34 @@
+/**
+ * Whose an execution is. The engine knows no merchant: an application may run its
+ * executions on behalf of several tenants (tillflow's merchants), and names the tenant of
+ * what it starts by running the start within {@link within}. The tenant is kept in the
+ * execution's `WorkflowStarted` metadata (beside its trace) and in its queue row, and every
+ * run of the execution — on whichever worker, after any suspension, and every child it
+ * starts — runs within it again, so an activity reads {@link current} to act for the right
+ * tenant (the key a remote call is made with, say). No tenant (`undefined`) is the
+ * single-tenant case, and what every execution started before tenants existed has.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+
+/** A tenant: 1 to 64 letters, digits, `.`, `_` or `-`. */
+export const isTenant = (text: string): boolean => /^[A-Za-z0-9._-]{1,64}$/.test(text)
+
+/** The tenant of the fiber: what it starts is that tenant's. */
+export const currentRef: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(
+  undefined
+)
+
+/** The tenant the current fiber acts for, if any. */
+export const current: Effect.Effect<string | undefined> = FiberRef.get(currentRef)
+
+/**
+ * Runs `effect` for `tenant`: the executions it starts are that tenant's.
+ *
+ * @example
+ * yield* TerminalOperations.sale(input, { idempotencyKey }).pipe(Tenant.within("cafe-sol"))
+ */
+export const within =
+  (tenant: string | undefined) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.locally(effect, currentRef, tenant)

@@ -1,0 +1,123 @@
+/**
+ * Tenants: an execution started within a tenant (`Tenant.within`) is that tenant's — its
+ * `WorkflowStarted` metadata says so, every run of it (after a suspension, on another node)
+ * acts for it again, and the children it starts are its tenant's too. Started without one,
+ * it has none.
+ */
+import { expect } from "@effect/vitest"
+import { Activity, DurableDeferred, Workflow } from "@effect/workflow"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { EngineEvent, EventStore, Tenant } from "../../index.js"
+import { awaitStatus, unique } from "./Executions.js"
+import { type EngineTests, provideNode, startNode } from "./Nodes.js"
+
+const startedMetadata = (executionId: string) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const events = yield* store.readStream(EngineEvent.streamId(executionId))
+    return events.find((event) => event.type === "WorkflowStarted")?.metadata
+  })
+
+/** Registers this concern's tests on the engine contract's shared stores. */
+export const suite = (it: EngineTests): void => {
+  it.effect(
+    "an execution started within a tenant acts for it in every run, on any node, and so do its children",
+    () =>
+      Effect.gen(function* () {
+        const Go = DurableDeferred.make("Go")
+        const seen: Array<string> = []
+        const record = (step: string) =>
+          Activity.make({
+            name: step,
+            execute: Effect.map(Tenant.current, (tenant) => void seen.push(`${step}:${tenant ?? "none"}`))
+          })
+        const Child = Workflow.make({
+          name: "TenantChild",
+          payload: { id: Schema.String },
+          idempotencyKey: (payload) => payload.id
+        })
+        const Parent = Workflow.make({
+          name: "TenantParent",
+          payload: { id: Schema.String },
+          idempotencyKey: (payload) => payload.id
+        })
+        const ChildLive = Child.toLayer(() => record("child"))
+        const ParentLive = Parent.toLayer((payload) =>
+          Effect.gen(function* () {
+            yield* record("before")
+            yield* DurableDeferred.await(Go)
+            yield* record("after")
+            yield* Child.execute({ id: `${payload.id}/child` })
+          })
+        )
+        const workflows = Layer.merge(ChildLive, ParentLive)
+        const payload = { id: unique() }
+        const first = yield* startNode(workflows)
+        const parentId = yield* Parent.execute(payload, { discard: true }).pipe(
+          Tenant.within("cafe-sol"),
+          provideNode(first.context)
+        )
+        yield* awaitStatus(parentId, "suspended")
+        yield* first.stop
+        // Resumed on another node, by a caller that names no tenant.
+        const second = yield* startNode(workflows)
+        yield* DurableDeferred.done(Go, {
+          token: DurableDeferred.tokenFromExecutionId(Go, { workflow: Parent, executionId: parentId }),
+          exit: Effect.void as never
+        }).pipe(provideNode(second.context))
+        yield* awaitStatus(parentId, "succeeded")
+        expect(seen).toEqual(["before:cafe-sol", "after:cafe-sol", "child:cafe-sol"])
+        expect((yield* startedMetadata(parentId))?.["tenant"]).toBe("cafe-sol")
+        const childId = yield* Child.executionId({ id: `${payload.id}/child` })
+        expect((yield* startedMetadata(childId))?.["tenant"]).toBe("cafe-sol")
+        yield* second.stop
+      })
+  )
+
+  it.effect("an execution started without a tenant has none, and its metadata names none", () =>
+    Effect.gen(function* () {
+      const seen: Array<string | undefined> = []
+      const Plain = Workflow.make({
+        name: "TenantPlain",
+        payload: { id: Schema.String },
+        idempotencyKey: (payload) => payload.id
+      })
+      const PlainLive = Plain.toLayer(() =>
+        Activity.make({
+          name: "Look",
+          execute: Effect.map(Tenant.current, (tenant) => void seen.push(tenant))
+        })
+      )
+      const node = yield* startNode(PlainLive)
+      const payload = { id: unique() }
+      yield* Plain.execute(payload).pipe(provideNode(node.context))
+      expect(seen).toEqual([undefined])
+      const executionId = yield* Plain.executionId(payload)
+      expect(Object.keys((yield* startedMetadata(executionId)) ?? {})).not.toContain("tenant")
+      yield* node.stop
+    })
+  )
+
+  it.effect("a tenant that is not an id is refused at the start, nothing stored", () =>
+    Effect.gen(function* () {
+      const Plain = Workflow.make({
+        name: "TenantRefused",
+        payload: { id: Schema.String },
+        idempotencyKey: (payload) => payload.id
+      })
+      const node = yield* startNode(Plain.toLayer(() => Effect.void))
+      const payload = { id: unique() }
+      const exit = yield* Plain.execute(payload).pipe(
+        Tenant.within("no spaces/allowed"),
+        provideNode(node.context),
+        Effect.exit
+      )
+      expect(exit._tag).toBe("Failure")
+      const executionId = yield* Plain.executionId(payload)
+      expect(yield* startedMetadata(executionId)).toBeUndefined()
+      yield* node.stop
+    })
+  )
+}
