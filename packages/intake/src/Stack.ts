@@ -10,7 +10,10 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackReceiver } from "@tillflow/callback"
 import {
   Identifiers,
+  KeyWrapper,
   Lifecycles,
+  MerchantKeys,
+  MerchantRegistry,
   LinkedTerminalRules,
   MotoWorkflow,
   PaymentProtocol,
@@ -27,7 +30,8 @@ import {
   PgEventStore,
   PgliteEventStore,
   PgliteLock,
-  SqlExecutionQueue
+  SqlExecutionQueue,
+  SqlMerchantRegistry
 } from "@tillflow/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Config from "effect/Config"
@@ -140,10 +144,14 @@ export const storeLayer = (
  */
 export const cloudLayer = (
   config: WorkerConfig.CloudConfig
-): Layer.Layer<TerminalCloud.TerminalCloud | Cloud, StartupError> => {
+): Layer.Layer<
+  TerminalCloud.TerminalCloud | Cloud | MerchantKeys.MerchantKeys | MerchantRegistry.MerchantRegistry,
+  StartupError,
+  SqlClient.SqlClient | EventStore.EventStore
+> => {
   if (config._tag === "Remote") {
     return Layer.merge(
-      HttpTerminalCloud.layer(config.config),
+      HttpTerminalCloud.layer(config.config).pipe(Layer.provideMerge(merchantsLayer(config.config.apiKey))),
       Layer.succeed(Cloud, {
         kind: "remote",
         baseUrl: config.config.baseUrl.toString(),
@@ -171,7 +179,7 @@ export const cloudLayer = (
             baseUrl: new URL(info.baseUrl),
             transactionsUrl: new URL(info.transactionsUrl)
           })
-        ),
+        ).pipe(Layer.provideMerge(merchantsLayer(Redacted.make(info.apiKey)))),
         Layer.succeed(Cloud, {
           kind: "simulator",
           baseUrl: info.baseUrl,
@@ -188,6 +196,38 @@ export const cloudLayer = (
   )
   return client.pipe(Layer.provide(simulator))
 }
+
+/**
+ * The merchants of this deployment (issue 32): with a key-encryption key configured
+ * (`TILLFLOW_KEK`), the registry on this process's store and the calls of a registered
+ * merchant made with its keys (`MerchantKeys.fromRegistry`); without one, a registry that
+ * says why it cannot be used, and the deployment's own merchant alone, with `own`.
+ */
+export const merchantsLayer = (
+  own: Redacted.Redacted<string> | undefined
+): Layer.Layer<
+  MerchantKeys.MerchantKeys | MerchantRegistry.MerchantRegistry,
+  StartupError,
+  SqlClient.SqlClient | EventStore.EventStore
+> =>
+  Layer.unwrapEffect(
+    Effect.map(Config.option(Config.redacted("TILLFLOW_KEK")), (kek) =>
+      Option.isNone(kek)
+        ? Layer.merge(
+            Layer.succeed(MerchantKeys.MerchantKeys, MerchantKeys.single(own)),
+            Layer.succeed(
+              MerchantRegistry.MerchantRegistry,
+              MerchantRegistry.unconfigured(
+                "merchants need a key-encryption key to seal their API keys: set TILLFLOW_KEK (<id>:<base64 of 32 bytes>)"
+              )
+            )
+          )
+        : MerchantKeys.layerFromRegistry(own).pipe(
+            Layer.provideMerge(SqlMerchantRegistry.layer),
+            Layer.provide(KeyWrapper.layerConfig)
+          )
+    )
+  ).pipe(Layer.mapError(startupError("merchants (TILLFLOW_KEK)")))
 
 /**
  * Protocol settings from configuration (`TILLFLOW_DELIVERY`, `TILLFLOW_CALLBACK_BASE_URL` …).

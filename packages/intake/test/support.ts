@@ -7,7 +7,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
-import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
+import { CallbackRegistration, type MerchantRegistry, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
@@ -74,7 +74,8 @@ export const running = (
   | ExecutionQueue.ExecutionQueue
   | Stack.Cloud
   | SqlClient.SqlClient
-  | TestDatabase.TestDatabase,
+  | TestDatabase.TestDatabase
+  | MerchantRegistry.MerchantRegistry,
   unknown
 > =>
   EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
@@ -125,6 +126,8 @@ export const call = (
     readonly token?: string | null
     /** Give up after this long (real time): the reply is then status 0, "no answer". */
     readonly timeoutMs?: number
+    /** More request headers (`tillflow-merchant` …). */
+    readonly headers?: Record<string, string>
   } = {}
 ): Effect.Effect<Reply, never, HttpServer.HttpServer> =>
   Effect.gen(function* () {
@@ -139,6 +142,7 @@ export const call = (
           ...(signal === undefined ? {} : { signal }),
           method,
           headers: {
+            ...options.headers,
             ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
             ...(options.body === undefined ? {} : { "content-type": "application/json" })
           },

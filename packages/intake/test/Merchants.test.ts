@@ -1,0 +1,134 @@
+/**
+ * Many merchants in one worker (issue 32), against a running worker and the simulator
+ * holding a second merchant: a request naming the merchant (`Tillflow-Merchant`) sees that
+ * merchant's terminals, and its sales are made with that merchant's keys and run as its
+ * executions; a key the service stops taking mid-traffic fails over to the merchant's next
+ * key — every sale of the stream approved, each charged once, the refusal recorded; a
+ * merchant disabled mid-traffic has its new operations refused with the rule while the
+ * other merchant's go on; an unknown or malformed merchant is refused with what is wrong.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { MerchantKeys, MerchantRegistry } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
+import { Stack } from "@tillflow/intake"
+import { adminClient } from "@tillflow/simulator/testing"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { call, running } from "./support.js"
+
+// A key-encryption key for the test: the registry seals the merchants' keys under it.
+const kek = `kek-test:${Buffer.alloc(32, 9).toString("base64")}`
+
+const stack = running(21).pipe(
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+)
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any
+
+const cafe = "cafe-sol"
+const forCafe = { "tillflow-merchant": cafe }
+
+/** The second merchant, at the simulator and in the registry: a terminal and two keys. */
+const setUp = Effect.gen(function* () {
+  const cloud = yield* Stack.Cloud
+  if (cloud.adminUrl === undefined) return yield* Effect.dieMessage("no built-in simulator")
+  const admin = adminClient(cloud.adminUrl)
+  const merchant = (yield* admin("POST", "/merchants", {
+    id: "SIM-CAFE",
+    name: "Café Sol",
+    mcc: "5812"
+  })) as {
+    readonly merchantId: string
+    readonly apiKey: string
+  }
+  const spare = (yield* admin("POST", `/merchants/${merchant.merchantId}/keys`, {})) as {
+    readonly key: string
+  }
+  yield* admin("POST", `/merchants/${merchant.merchantId}/terminals`, {
+    serial_number: "CAFE-1",
+    terminal_type: "ANDROID"
+  })
+  const registry = yield* MerchantRegistry.MerchantRegistry
+  yield* registry.register({ id: cafe, name: "Café Sol", mcc: "5812" })
+  const first = yield* registry.addKey(cafe, "merchant", Redacted.make(merchant.apiKey))
+  yield* registry.addKey(cafe, "merchant", Redacted.make(spare.key))
+  return { admin, cloud, registry, oldKey: merchant.apiKey, oldKeyId: first.keyId }
+})
+
+// Every sale of another amount: the simulator cancels a duplicate payment (same card and amount).
+let amount = 1_250
+const sale = (serial: string, key: string, headers: Record<string, string> = {}) =>
+  call("POST", "/v1/operations", {
+    headers,
+    body: JSON.stringify({
+      idempotencyKey: key,
+      waitSeconds: 60,
+      request: { operation: "sale", serial_number: serial, amount: String(amount++), currency: "EUR" }
+    })
+  })
+
+describe("many merchants in one worker", () => {
+  layer(stack, { timeout: 180_000, excludeTestServices: true })((it) => {
+    it.effect(
+      "scoping, key fail-over mid-stream, a merchant disabled mid-traffic, unknown and malformed merchants",
+      () =>
+        Effect.gen(function* () {
+          const { admin, cloud, registry, oldKey, oldKeyId } = yield* setUp
+          const own = cloud.terminals[0]
+          if (own === undefined) return yield* Effect.dieMessage("no terminal")
+          const run = Date.now()
+
+          // Each merchant sees its own terminals.
+          const cafeDevices = yield* call("GET", "/v1/devices", { headers: forCafe })
+          expect(cafeDevices.status, cafeDevices.text).toBe(200)
+          expect((cafeDevices.json as Json).map((d: Json) => d.serialNumber)).toEqual(["CAFE-1"])
+          const ownDevices = yield* call("GET", "/v1/devices")
+          expect((ownDevices.json as Json).map((d: Json) => d.serialNumber)).not.toContain("CAFE-1")
+          // A request cannot name another merchant's terminal.
+          const crossed = yield* sale(own.serialNumber, `crossed-${run}`, forCafe)
+          expect([crossed.status, crossed.json?._tag]).toEqual([400, "InvalidRequest"])
+          expect(crossed.json?.message).toContain("unknown terminal serial")
+
+          // A stream of sales; the service stops taking the first key after the third.
+          const verdicts: Array<string> = []
+          for (let i = 0; i < 8; i++) {
+            if (i === 3) yield* admin("DELETE", `/keys/${encodeURIComponent(oldKey)}`)
+            const made = yield* sale("CAFE-1", `stream-${run}-${i}`, forCafe)
+            expect(made.status, made.text).toBe(200)
+            verdicts.push(String(made.json?.report?.verdict))
+          }
+          expect(verdicts).toEqual(Array.from({ length: 8 }, () => "approved"))
+          const counters = (yield* admin("GET", "/counters")) as Json
+          expect(counters.terminals["CAFE-1"]?.accepted).toBe(8)
+          const store = yield* EventStore.EventStore
+          const refusals = yield* store.readStream(MerchantKeys.streamOf(cafe))
+          expect(refusals.length).toBeGreaterThanOrEqual(1)
+          expect(refusals.map((e) => [e.type, (e.data as Json).keyId])).toContainEqual([
+            "MerchantKeyRefused",
+            oldKeyId
+          ])
+
+          // Disabled mid-traffic: its new operations refused with the rule; the other merchant's go on.
+          yield* registry.setEnabled(cafe, false)
+          const refused = yield* sale("CAFE-1", `disabled-${run}`, forCafe)
+          expect([refused.status, refused.json?.rule]).toEqual([422, "merchant-enabled"])
+          expect(refused.json?.message).toContain(`merchant ${cafe} is disabled`)
+          const ownSale = yield* sale(own.serialNumber, `own-${run}`)
+          expect([ownSale.status, ownSale.json?.report?.verdict]).toEqual([200, "approved"])
+          // Reads still answer for a disabled merchant.
+          expect((yield* call("GET", "/v1/devices", { headers: forCafe })).status).toBe(200)
+
+          // Unknown and malformed merchants.
+          const unknown = yield* sale("CAFE-1", `unknown-${run}`, { "tillflow-merchant": "no-such-merchant" })
+          expect([unknown.status, unknown.json?._tag]).toEqual([400, "InvalidRequest"])
+          expect(unknown.json?.message).toContain("no merchant no-such-merchant is registered")
+          const malformed = yield* sale("CAFE-1", `malformed-${run}`, { "tillflow-merchant": "a b" })
+          expect([malformed.status, malformed.json?._tag]).toEqual([400, "InvalidRequest"])
+          expect(malformed.json?.message).toContain("Tillflow-Merchant")
+        })
+    )
+  })
+})
