@@ -54,7 +54,7 @@ export const executions = Metric.gauge("tillflow_executions", {
 /** Unresolved alerts by kind and state (open: nobody is on it yet; acknowledged), set at each scrape (what to page on). */
 export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
   description:
-    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result) and state (open: not yet acknowledged; acknowledged)"
+    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result, key-refused) and state (open: not yet acknowledged; acknowledged)"
 })
 
 /** The merchant's terminals by state (idle, busy, offline), set at each scrape. */

@@ -111,6 +111,15 @@ describe("many merchants in one worker", () => {
             oldKeyId
           ])
 
+          // The refusal is an alert, naming the key and what to do.
+          const alerts = yield* call("GET", "/v1/monitor/alerts")
+          const keyAlert = (alerts.json?.alerts as Json[] | undefined)?.find(
+            (a: Json) => a.kind === "key-refused"
+          )
+          expect(keyAlert?.id).toMatch(new RegExp(`^key-refused\\.${oldKeyId}\\.[0-9]+$`))
+          expect(keyAlert?.message).toContain(`tillflow merchants retire-key ${cafe} ${oldKeyId}`)
+          expect(keyAlert?.state).toBe("open")
+
           // Disabled mid-traffic: its new operations refused with the rule; the other merchant's go on.
           yield* registry.setEnabled(cafe, false)
           const refused = yield* sale("CAFE-1", `disabled-${run}`, forCafe)
