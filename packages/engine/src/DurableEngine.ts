@@ -46,6 +46,7 @@ import { activityExecute } from "./internal/Replay.js"
 import { awaitChange, changed, poll } from "./internal/Results.js"
 import { interrupt, resume, run, RunContext } from "./internal/RunLoop.js"
 import * as Versions from "./internal/Versions.js"
+import * as Tenant from "./Tenant.js"
 import type { DomainEvent } from "./internal/DomainEvents.js"
 import type { RunOutcome } from "./internal/RunLoop.js"
 
@@ -143,7 +144,8 @@ export type { DomainEvent }
  * as the activity's `ActivityCompleted`: both or neither. Events for another stream are
  * appended right after, with an id derived from the execution and step, and delivered
  * again on every replay until stored (the id makes the retry a no-op): at least once, never
- * duplicated. Nothing is appended if the activity fails to complete.
+ * duplicated. Nothing is appended if the activity fails to complete. An event of an
+ * execution started for a tenant carries it in its metadata (`tenant`).
  *
  * @example
  * Activity.make({
@@ -159,7 +161,10 @@ export const emit = (event: DomainEvent): Effect.Effect<void> =>
   Effect.flatMap(Effect.serviceOption(WorkflowInstance), (instance) => {
     const buffer = Option.isSome(instance) ? emittedOf(instance.value) : undefined
     return buffer !== undefined
-      ? Effect.sync(() => void buffer.push(event))
+      ? // An event of a tenant's execution says whose it is (`Tenant`), in its metadata.
+        Effect.map(Tenant.current, (tenant) => {
+          buffer.push(tenant === undefined ? event : { ...event, metadata: { ...event.metadata, tenant } })
+        })
       : Effect.dieMessage(
           "DurableEngine.emit is only available inside an activity run by the tillflow engine"
         )

@@ -267,7 +267,16 @@ export const workflowsLayerFor = (
   WorkflowEngine | EventStore.EventStore | TerminalCloud.TerminalCloud | ProtocolSettings.ProtocolSettings
 > =>
   Layer.merge(
-    PaymentProtocol.layer.pipe(Layer.provide(LinkedTerminalRules.layer({ mcc: merchant.mcc }))),
+    PaymentProtocol.layer.pipe(
+      Layer.provide(
+        // Each merchant's pre-authorizations with its MCC, when this process has the registry.
+        Layer.unwrapEffect(
+          Effect.map(MerchantRegistry.mccOfInContext, (mccOf) =>
+            LinkedTerminalRules.layer({ mcc: merchant.mcc, mccOf })
+          )
+        )
+      )
+    ),
     Lifecycles.layer.pipe(Layer.provide(virtualTerminalLayer(merchant)))
   ).pipe(
     Layer.provide(

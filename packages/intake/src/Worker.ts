@@ -14,6 +14,7 @@ import {
   CallbackRegistration,
   LedgerProjection,
   LogMetrics,
+  MerchantRegistry,
   ProtocolSettings,
   TerminalOutcomeRecorder
 } from "@tillflow/core"
@@ -160,7 +161,12 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       )
 
       // Every approved terminal outcome opens its transaction's history as the log grows.
-      const outcomes = Layer.scopedDiscard(TerminalOutcomeRecorder.follow({ mcc: config.merchantMcc }))
+      // Each merchant's with its own MCC (the registry's).
+      const outcomes = Layer.scopedDiscard(
+        Effect.flatMap(MerchantRegistry.mccOfInContext, (mccOf) =>
+          TerminalOutcomeRecorder.follow({ mcc: config.merchantMcc, mccOf })
+        )
+      )
 
       // Executions that ended before they gained their outcome attributes gain them, once.
       const backfill = Layer.scopedDiscard(Effect.forkScoped(ExitAttributesBackfill.once))

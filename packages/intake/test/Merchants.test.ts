@@ -8,7 +8,7 @@
  * other merchant's go on; an unknown or malformed merchant is refused with what is wrong.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { MerchantKeys, MerchantRegistry } from "@tillflow/core"
+import { LifecycleEvent, MerchantKeys, MerchantRegistry, TerminalOutcomeRecorder } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { Intake, IntakeClient, Stack } from "@tillflow/intake"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -16,6 +16,7 @@ import { adminClient } from "@tillflow/simulator/testing"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { call, running, token } from "./support.js"
 
@@ -123,6 +124,32 @@ describe("many merchants in one worker", () => {
           expect(refusals.map((e) => [e.type, (e.data as Json).keyId])).toContainEqual([
             "MerchantKeyRefused",
             oldKeyId
+          ])
+
+          // A pre-authorization on the merchant's terminal opens its history with the merchant's MCC.
+          const hold = yield* call("POST", "/v1/operations", {
+            headers: forCafe,
+            body: JSON.stringify({
+              idempotencyKey: `hold-${run}`,
+              waitSeconds: 60,
+              request: {
+                operation: "preAuthorization",
+                serial_number: "CAFE-1",
+                amount: "9000",
+                currency: "EUR"
+              }
+            })
+          })
+          expect([hold.status, hold.json?.report?.verdict], hold.text).toEqual([200, "approved"])
+          const guid = String(hold.json.attributes.guid)
+          // (The worker's follower records it as the log grows; here the recorder is asked once.)
+          yield* TerminalOutcomeRecorder.catchUpFor(
+            { mcc: Option.some("7011"), mccOf: MerchantRegistry.mccOf(registry) },
+            guid
+          )
+          const opened = yield* store.readStream(LifecycleEvent.transactionStream(guid))
+          expect(opened.map((e) => [e.type, (e.data as Json).mcc])).toEqual([
+            ["PreAuthorizationOpened", "5812"]
           ])
 
           // The refusal is an alert, naming the key and what to do.

@@ -48,6 +48,8 @@ import * as TransactionHistory from "./TransactionHistory.js"
 export interface Options {
   /** The merchant category code, with which approved pre-authorizations open their history. */
   readonly mcc: Option.Option<string>
+  /** A merchant's MCC, for its own pre-authorizations (`TerminalOutcomeRecorder.Options.mccOf`). */
+  readonly mccOf?: ((merchant: string) => Effect.Effect<Option.Option<string>>) | undefined
   /** How long to wait for the original's history to show in the log (`TerminalOutcomeRecorder.catchUpFor`). */
   readonly historyWait?: Duration.DurationInput | undefined
 }
@@ -404,7 +406,11 @@ export const make = (
         if (plan === undefined) return
         // Terminal operations approved so far become histories (the original's among them),
         // waited for a moment if the log does not show the original's yet.
-        yield* TerminalOutcomeRecorder.catchUpFor({ mcc: options.mcc }, plan.guid, options.historyWait)
+        yield* TerminalOutcomeRecorder.catchUpFor(
+          { mcc: options.mcc, mccOf: options.mccOf },
+          plan.guid,
+          options.historyWait
+        )
         const admitted = yield* Guarded.admit(plan.decision).pipe(
           Effect.catchIf(
             (error): error is Refusal => error._tag !== "EventStoreError",

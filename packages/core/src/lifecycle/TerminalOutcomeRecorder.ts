@@ -51,6 +51,20 @@ export interface Options {
    * tolerance (it is not in the result). Without it pre-authorizations are not opened.
    */
   readonly mcc: Option.Option<string>
+  /**
+   * The MCC of a merchant of the deployment (issue 32), for an outcome of that merchant's
+   * execution (the `tenant` its event's metadata names); without it, or for an outcome of
+   * no merchant's, `mcc`.
+   */
+  readonly mccOf?: ((merchant: string) => Effect.Effect<Option.Option<string>>) | undefined
+}
+
+/** The MCC an outcome's pre-authorization is opened with: its merchant's, else the deployment's. */
+const mccFor = (event: EventStore.RecordedEvent, options: Options): Effect.Effect<Option.Option<string>> => {
+  const tenant = event.metadata["tenant"]
+  return typeof tenant === "string" && options.mccOf !== undefined
+    ? options.mccOf(tenant)
+    : Effect.succeed(options.mcc)
 }
 
 /** What one event led to (`declined`: an outcome that moved no money, noted apart). */
@@ -136,9 +150,10 @@ export const recordEvent = (
     const store = yield* EventStore.EventStore
     const operation = data.facts.operation
     if (operation === "preAuthorization" || operation === "moToPreAuthorization") {
-      if (Option.isNone(options.mcc)) return "skipped"
+      const mcc = yield* mccFor(event, options)
+      if (Option.isNone(mcc)) return "skipped"
       const authorised = TransactionHistory.preAuthorizationFromOutcome(outcome, {
-        mcc: options.mcc.value,
+        mcc: mcc.value,
         authorisedAt: at
       })
       if (Either.isLeft(authorised)) return "skipped"

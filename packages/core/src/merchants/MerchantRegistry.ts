@@ -9,8 +9,10 @@
  * This module is the port and its rules (what an id, a name, an MCC may be); the store
  * behind it is an adapter's (`@tillflow/store-sql`'s `SqlMerchantRegistry`).
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as KeyWrapper from "./KeyWrapper.js"
@@ -128,3 +130,42 @@ export const unconfigured = (reason: string): Service => {
     rewrapKeys: refuse
   }
 }
+
+/**
+ * The MCC of each merchant of `registry`, kept for `cacheMillis` (default 60 s): what opens
+ * a merchant's pre-authorizations made on its terminals. None for a merchant the registry
+ * does not know or cannot say (the failure logged): its pre-authorizations are not opened.
+ */
+export const mccOf = (
+  registry: Service,
+  options: { readonly cacheMillis?: number | undefined } = {}
+): ((merchant: string) => Effect.Effect<Option.Option<string>>) => {
+  const cacheMillis = options.cacheMillis ?? 60_000
+  const cache = new Map<string, { readonly at: number; readonly mcc: Option.Option<string> }>()
+  return (merchant) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const kept = cache.get(merchant)
+      if (kept !== undefined && now - kept.at < cacheMillis) return kept.mcc
+      const mcc = yield* registry.get(merchant).pipe(
+        Effect.map((found) => Option.some(found.mcc)),
+        Effect.catchAll((error) =>
+          Effect.as(
+            Effect.logWarning("the MCC of a merchant could not be read").pipe(
+              Effect.annotateLogs({ merchant, reason: error.message })
+            ),
+            Option.none<string>()
+          )
+        )
+      )
+      cache.set(merchant, { at: now, mcc })
+      return mcc
+    })
+}
+
+/** {@link mccOf} over the registry in context, if there is one. */
+export const mccOfInContext: Effect.Effect<
+  ((merchant: string) => Effect.Effect<Option.Option<string>>) | undefined
+> = Effect.map(Effect.serviceOption(MerchantRegistry), (registry) =>
+  Option.isSome(registry) ? mccOf(registry.value) : undefined
+)

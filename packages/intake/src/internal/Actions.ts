@@ -19,6 +19,7 @@
  */
 import {
   LifecycleEvent,
+  MerchantRegistry,
   Money,
   MoneyRules,
   MotoRules,
@@ -141,6 +142,8 @@ export const make = (
   acquirer?: ReversalWorkflow.AcquirerCapabilities["Type"]
 ): Effect.Effect<Actions, never, EventStore.EventStore> =>
   Effect.gen(function* () {
+    // Each merchant's pre-authorizations open with its MCC (the registry's, when in context).
+    const mccOf = yield* MerchantRegistry.mccOfInContext
     // What the reversal workflows decide with: the deployment's, else their default.
     const capabilities = acquirer ?? (yield* ReversalWorkflow.AcquirerCapabilities)
     const store = yield* EventStore.EventStore
@@ -148,7 +151,7 @@ export const make = (
     // The terminal operations approved so far become histories first (a sale made on a
     // terminal has one once the recorder read its outcome), as `lifecycle` does.
     const load = (guid: string) =>
-      TerminalOutcomeRecorder.catchUpFor({ mcc: merchantMcc }, guid).pipe(
+      TerminalOutcomeRecorder.catchUpFor({ mcc: merchantMcc, mccOf }, guid).pipe(
         Effect.zipRight(TransactionHistory.load(store, guid)),
         Effect.provideService(EventStore.EventStore, store),
         Effect.mapError(unavailable("event store"))

@@ -6,7 +6,13 @@
  * answers the execution's view, at once or once it ended within the caller's wait.
  */
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Identifiers, Personal, TerminalOperations, TerminalOutcomeRecorder } from "@tillflow/core"
+import {
+  Identifiers,
+  MerchantRegistry,
+  Personal,
+  TerminalOperations,
+  TerminalOutcomeRecorder
+} from "@tillflow/core"
 import { DurableEngine, EventStore } from "@tillflow/engine"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -31,6 +37,8 @@ export const make = (
   devices: Devices.Devices
 ): Effect.Effect<Commands, never, DurableEngine.DurableEngine | WorkflowEngine | EventStore.EventStore> =>
   Effect.gen(function* () {
+    // Each merchant's pre-authorizations open with its MCC (the registry's, when in context).
+    const mccOf = yield* MerchantRegistry.mccOfInContext
     const workflowEngine = yield* WorkflowEngine
     const store = yield* EventStore.EventStore
 
@@ -127,7 +135,7 @@ export const make = (
      */
     const recordedHistory = (payload: Intake.StartLifecycle["payload"]) =>
       TerminalOutcomeRecorder.catchUpFor(
-        { mcc: merchantMcc },
+        { mcc: merchantMcc, mccOf },
         typeof payload.originalGuid === "string" ? payload.originalGuid : undefined
       ).pipe(Effect.provideService(EventStore.EventStore, store), Effect.mapError(unavailable("event store")))
 

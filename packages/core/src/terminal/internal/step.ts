@@ -12,6 +12,7 @@ import { uuidFrom } from "@tillflow/engine/DeterministicId"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as PaymentEvents from "../PaymentEvents.js"
 
 /** The clock a step reads (the workflow's, so `TestClock` drives it in tests). */
@@ -52,11 +53,13 @@ export const withStepIds = (
 ): Effect.Effect<ReadonlyArray<EventStore.NewEvent>> =>
   Effect.gen(function* () {
     const encoded = yield* PaymentEvents.events.encodeAll(events)
+    // Whose payment it is (the execution's tenant: a merchant of the deployment), when any.
+    const tenant = yield* Tenant.current
     return yield* Effect.forEach(encoded, (event, index) =>
       Effect.map(uuidFrom(`${executionId}/${step}/${index}`), (eventId) => ({
         ...event,
         eventId,
-        metadata: { ...metadata, executionId }
+        metadata: { ...metadata, executionId, ...(tenant === undefined ? {} : { tenant }) }
       }))
     )
   }).pipe(Effect.orDie)

@@ -9,7 +9,7 @@ import { Activity, DurableDeferred, Workflow } from "@effect/workflow"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { EngineEvent, EventStore, Tenant } from "../../index.js"
+import { DurableEngine, EngineEvent, EventStore, Tenant } from "../../index.js"
 import { awaitStatus, unique } from "./Executions.js"
 import { type EngineTests, provideNode, startNode } from "./Nodes.js"
 
@@ -43,7 +43,20 @@ export const suite = (it: EngineTests): void => {
           payload: { id: Schema.String },
           idempotencyKey: (payload) => payload.id
         })
-        const ChildLive = Child.toLayer(() => record("child"))
+        const ChildLive = Child.toLayer(() =>
+          Activity.make({
+            name: "child",
+            execute: Effect.gen(function* () {
+              const tenant = yield* Tenant.current
+              seen.push(`child:${tenant ?? "none"}`)
+              yield* DurableEngine.emit({
+                type: "ChildNoted",
+                data: { tenant: tenant ?? null },
+                stream: "tenant-notes"
+              })
+            })
+          })
+        )
         const ParentLive = Parent.toLayer((payload) =>
           Effect.gen(function* () {
             yield* record("before")
@@ -72,6 +85,11 @@ export const suite = (it: EngineTests): void => {
         expect((yield* startedMetadata(parentId))?.["tenant"]).toBe("cafe-sol")
         const childId = yield* Child.executionId({ id: `${payload.id}/child` })
         expect((yield* startedMetadata(childId))?.["tenant"]).toBe("cafe-sol")
+        // What its activities emit says whose it is too.
+        const notes = yield* Effect.flatMap(EventStore.EventStore, (store) =>
+          store.readStream("tenant-notes")
+        )
+        expect(notes.at(-1)?.metadata["tenant"]).toBe("cafe-sol")
         yield* second.stop
       })
   )
