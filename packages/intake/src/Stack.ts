@@ -10,6 +10,7 @@ import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { CallbackReceiver } from "@tillflow/callback"
 import {
   Identifiers,
+  KeyWrapper,
   Lifecycles,
   LinkedTerminalRules,
   MotoWorkflow,
@@ -27,7 +28,8 @@ import {
   PgEventStore,
   PgliteEventStore,
   PgliteLock,
-  SqlExecutionQueue
+  SqlExecutionQueue,
+  SqlMerchantRegistry
 } from "@tillflow/store-sql"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Config from "effect/Config"
@@ -316,6 +318,21 @@ const virtualTerminalLayer = (merchant: Merchant) =>
  * the search attributes of its outcome (`internal/ExitAttributes`).
  */
 export const engineLayer = DurableEngine.layer({ exitAttributes: ExitAttributes.exitAttributes })
+
+/**
+ * The merchant registry (`MerchantRegistry`) on the store's database, its keys sealed with
+ * the configured key-encryption key, when `TILLFLOW_KEK` is set; nothing otherwise (the
+ * intake's merchant routes then answer 503 saying so). A KEK that is set but malformed stops
+ * the start: a registry that cannot open its keys is worse than none.
+ */
+export const merchantRegistryLayer: Layer.Layer<never, StartupError, SqlClient.SqlClient> =
+  Layer.unwrapEffect(
+    Effect.map(Config.option(Config.redacted("TILLFLOW_KEK")), (kek) =>
+      Option.isNone(kek) || Redacted.value(kek.value).trim() === ""
+        ? Layer.empty
+        : SqlMerchantRegistry.layer.pipe(Layer.provide(KeyWrapper.layerConfig))
+    )
+  ).pipe(Layer.mapError(startupError("merchant registry (TILLFLOW_KEK, TILLFLOW_KEK_PREVIOUS)")))
 
 /** The callback receiver over the store and engine in context. */
 export const receiverLayer = CallbackReceiver.layer

@@ -33,18 +33,24 @@ const services = Layer.mergeAll(
 /** The worker's server on a free loopback port: the callback route on its lean path, the rest the intake's. */
 const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })
 
-/** The intake served on loopback over a fresh database and the built-in simulator, with `options`. */
+/**
+ * The intake served on loopback over a fresh database and the built-in simulator, with
+ * `options`; `extra` is built on that database, before the intake (a merchant registry, say).
+ */
 export const layerWith = (
-  options: IntakeHttp.ServeOptions
+  options: IntakeHttp.ServeOptions,
+  extra: Layer.Layer<never, unknown, SqlClient.SqlClient> = Layer.empty
 ): Layer.Layer<
   | HttpServer.HttpServer
   | DurableEngine.DurableEngine
   | EventStore.EventStore
   | ExecutionQueue.ExecutionQueue
-  | Stack.Cloud,
+  | Stack.Cloud
+  | SqlClient.SqlClient,
   unknown
 > =>
   IntakeHttp.serve(Redacted.make(token), options).pipe(
+    Layer.provide(extra),
     Layer.provideMerge(services),
     Layer.provideMerge(
       Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)
