@@ -2,32 +2,16 @@
  * The Merchants page, in Chromium (Playwright) against a real worker holding a
  * key-encryption key: an admin registers a merchant, adds an API key (typed into a password
  * field, sent once on a double click, never shown again) and disables the merchant, each
- * confirmed in a dialog and sent once; an operator is not offered the page, and the server
+ * confirmed in a dialog and sent once, then retires the key; an operator is not offered the page, and the server
  * refuses the list to their session (403).
  */
-import * as Effect from "effect/Effect"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Operators from "../../src/Operators.js"
 import * as Chromium from "../../src/testing/Chromium.js"
 import * as ActionsScenario from "./ActionsScenario.js"
-import { client, inCi, requireBrowser } from "./Scenario.js"
-import * as Worker from "./Worker.js"
-
-const secretKey = "sk_live_console_e2e_7c1b9a8d6e5f4a3b2c1d0e9f"
-
-/** `TILLFLOW_OPERATORS`: ada an admin, ana an operator. */
-const operators = async (): Promise<string> =>
-  JSON.stringify([
-    { name: "ada", role: "admin", secret: await Effect.runPromise(Operators.hash("ada-secret", 1000)) },
-    { name: "ana", role: "operator", secret: await Effect.runPromise(Operators.hash("ana-secret", 1000)) }
-  ])
-
-interface Listed {
-  readonly id: string
-  readonly enabled: boolean
-  readonly keys: ReadonlyArray<{ readonly keyId: string; readonly state: string }>
-}
+import { listed, secretKey, start } from "./MerchantsScenario.js"
+import { inCi, requireBrowser } from "./Scenario.js"
+import type * as Worker from "./Worker.js"
 
 describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)", () => {
   let worker: Worker.Worker
@@ -35,15 +19,9 @@ describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)",
   let context: BrowserContext
   let page: Page
 
-  const listed = async (): Promise<ReadonlyArray<Listed>> =>
-    (await (await client(worker).api("GET", `${worker.base}/v1/merchants`)).json()) as ReadonlyArray<Listed>
-
   beforeAll(async () => {
     requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
-    worker = await Worker.start({
-      TILLFLOW_OPERATORS: await operators(),
-      TILLFLOW_KEK: `kek-e2e:${btoa(String.fromCharCode(...new Uint8Array(32).fill(3)))}`
-    })
+    worker = await start()
     browser = await Chromium.launch()
     context = browser.context
     page = context.pages()[0] ?? (await context.newPage())
@@ -74,7 +52,7 @@ describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)",
     await page.fill("#merchant-key", secretKey)
     await page.dblclick("#merchant-key-send")
     await row.locator("li[data-key]").waitFor()
-    const [merchant] = await listed()
+    const [merchant] = await listed(worker)
     expect(merchant?.keys).toEqual([expect.objectContaining({ state: "active" })])
     expect(await page.locator("#merchant-key").count()).toBe(0)
     expect(await page.content()).not.toContain(secretKey)
@@ -85,7 +63,13 @@ describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)",
     )
     await page.dblclick("#merchant-state-send")
     await expect.poll(() => row.locator(".merchant-state").textContent()).toBe("disabled")
-    expect((await listed()).map((m) => [m.id, m.enabled])).toEqual([["m-e2e", false]])
+    expect((await listed(worker)).map((m) => [m.id, m.enabled])).toEqual([["m-e2e", false]])
+
+    // The key retired, confirmed first.
+    await row.locator("button[data-action=retire]").click()
+    await page.dblclick("#merchant-retire-send")
+    await expect.poll(() => row.locator("li[data-key] .badge").textContent()).toBe("retired")
+    expect((await listed(worker))[0]?.keys.map((k) => k.state)).toEqual(["retired"])
     expect(worker.stderr()).not.toContain(secretKey)
   }, 120_000)
 
