@@ -133,7 +133,9 @@ export const merchants: Page = (main) => {
   let reload: () => Promise<void> = () => Promise.resolve()
   const said = (text: string) => {
     notice.textContent = text
-    void reload()
+    reload().catch((error: unknown) => {
+      notice.textContent = `${text} The list could not be read again: ${error instanceof Error ? error.message : String(error)}`
+    })
   }
 
   const keyRow = (m: Merchant, k: Key): HTMLElement =>
