@@ -154,7 +154,7 @@ export const alerts: Page = (main, route) => {
                   { class: `alert alert-${a.kind} alert-state-${a.state}`, "data-alert": a.id },
                   h("td", {}, badge(a.kind)),
                   h("td", {}, time(a.at)),
-                  h("td", {}, executionLink(a.executionId)),
+                  h("td", {}, a.executionId === "-" ? "—" : executionLink(a.executionId)),
                   h("td", {}, a.message),
                   h(
                     "td",

@@ -45,7 +45,7 @@ export interface AlertStep {
 /** An alert (`AlertView`). */
 export interface Alert {
   readonly id: string
-  readonly kind: "mismatch" | "late-result" | "unresolved" | "stuck" | "overdue"
+  readonly kind: "mismatch" | "late-result" | "unresolved" | "stuck" | "overdue" | "key-refused"
   readonly executionId: string
   readonly at: number
   readonly message: string

@@ -12,11 +12,12 @@
  * groups `TerminalEndpoints`, `StatusEndpoints` and `GatewayEndpoints`.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { TerminalCloud } from "@tillflow/core"
+import { MerchantKeys, TerminalCloud } from "@tillflow/core"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Call from "./internal/Call.js"
 import * as GatewayEndpoints from "./internal/GatewayEndpoints.js"
 import * as Hosts from "./internal/Hosts.js"
@@ -37,7 +38,11 @@ export const make = Effect.fn("HttpTerminalCloud.make")(function* (
   config: TerminalCloudConfig.TerminalCloudConfig
 ) {
   const hosts = yield* Hosts.make(config)
-  const call = Call.make(config)
+  // The merchants' keys when the application provides them, else the configured key alone.
+  const keys = Option.getOrElse(yield* Effect.serviceOption(MerchantKeys.MerchantKeys), () =>
+    MerchantKeys.single(config.apiKey)
+  )
+  const call = Call.make(config, keys)
   const service: TerminalCloud.Service = {
     ...TerminalEndpoints.make(hosts.terminal, call),
     ...StatusEndpoints.make(hosts.status, call),

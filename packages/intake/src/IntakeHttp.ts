@@ -18,8 +18,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { ConsoleHttp, ConsoleSessions, LoginLimiter, Operators } from "@tillflow/console"
-import { CallbackRegistration, LogMetrics } from "@tillflow/core"
-import { DurableEngine, type EventStore, ExecutionQueue } from "@tillflow/engine"
+import { CallbackRegistration, LogMetrics, MerchantKeys } from "@tillflow/core"
+import { DurableEngine, type EventStore, ExecutionQueue, Tenant } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -55,7 +55,7 @@ export const executions = Metric.gauge("tillflow_executions", {
 /** Unresolved alerts by kind and state (open: nobody is on it yet; acknowledged), set at each scrape (what to page on). */
 export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
   description:
-    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result) and state (open: not yet acknowledged; acknowledged)"
+    "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result, key-refused) and state (open: not yet acknowledged; acknowledged)"
 })
 
 /** The merchant's terminals by state (idle, busy, offline), set at each scrape. */
@@ -578,6 +578,32 @@ export const guard: HttpApiBuilder.MiddlewareFn<never> = (app) =>
     )
   )
 
+/** The header a platform's backend names the merchant a request acts for with (issue 32). */
+export const merchantHeader = "tillflow-merchant"
+
+/**
+ * The merchant a request acts for: `Tillflow-Merchant: <merchant id>`, as a platform's
+ * backend names the connected account it acts for (Stripe's `Stripe-Account`). The request
+ * is handled for that merchant (`MerchantKeys.forMerchant`): the service is called with its
+ * keys, its device list is the one checked, the executions it starts are its; without the
+ * header, for the deployment's own merchant. A malformed id is 400 here; an unknown or
+ * disabled merchant is refused by the intake when the request would start something.
+ */
+export const merchantScope: HttpApiBuilder.MiddlewareFn<never> = (app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const named = request.headers[merchantHeader]
+    if (named === undefined) return yield* app
+    if (!Tenant.isTenant(named)) {
+      return refusal(
+        400,
+        "InvalidRequest",
+        "Tillflow-Merchant: a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
+      )
+    }
+    return yield* app.pipe(MerchantKeys.forMerchant(named))
+  })
+
 /**
  * The `_tag` of an error answer (`InvalidRequest`, `Unauthorized` …): the API's builder
  * encodes a handler's error into a JSON body, so the response holds it, not the exit.
@@ -644,6 +670,7 @@ export const serve = (
 > =>
   HttpApiBuilder.serve(requestLogger).pipe(
     Layer.provide(HttpApiBuilder.middleware(guard)),
+    Layer.provide(HttpApiBuilder.middleware(merchantScope)),
     Layer.provide(docsRoute),
     Layer.provide(apiLayer(token)),
     Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),

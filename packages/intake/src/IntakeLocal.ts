@@ -26,6 +26,7 @@ import * as Commands from "./internal/Commands.js"
 import * as Devices from "./internal/Devices.js"
 import * as ExecutionViews from "./internal/ExecutionViews.js"
 import * as LifecycleWorkflows from "./internal/LifecycleWorkflows.js"
+import * as MerchantGate from "./internal/MerchantGate.js"
 import * as Queries from "./internal/Queries.js"
 import * as Resolutions from "./internal/Resolutions.js"
 import * as Retries from "./internal/Retries.js"
@@ -70,7 +71,21 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const resolutions = yield* Resolutions.make
     const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none(), options.acquirer)
     const retries = yield* Retries.make(views)
-    return Intake.Intake.of({ ...commands, ...queries, ...audit, ...resolutions, ...actions, ...retries })
+    // A merchant's new operations pass its gate first (registered and enabled).
+    const gate = yield* MerchantGate.make
+    return Intake.Intake.of({
+      ...commands,
+      ...queries,
+      ...audit,
+      ...resolutions,
+      ...actions,
+      ...retries,
+      start: (input) => Effect.zipRight(gate.admit, commands.start(input)),
+      lifecycle: (workflow, input) => Effect.zipRight(gate.admit, commands.lifecycle(workflow, input)),
+      act: (guid, input, actor) => Effect.zipRight(gate.admit, actions.act(guid, input, actor)),
+      retry: (executionId, input, actor) =>
+        Effect.zipRight(gate.admit, retries.retry(executionId, input, actor))
+    })
   })
 
 /** The intake over the engine, store and remote service in context. */

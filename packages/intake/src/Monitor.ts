@@ -8,7 +8,7 @@
  * events). One follower of the event log per process keeps the alerts and feeds the live
  * subscribers, so no request re-reads the log. The web console reads all of it through the intake API (`MonitorApi`).
  */
-import { Ledger, PaymentEvents, PaymentProtocol } from "@tillflow/core"
+import { Ledger, MerchantKeys, PaymentEvents, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
@@ -62,7 +62,14 @@ export const SearchView = Intake.SearchView
 export type SearchView = Intake.SearchView
 
 /** What an alert is about. */
-export const AlertKind = Schema.Literal("mismatch", "late-result", "unresolved", "stuck", "overdue")
+export const AlertKind = Schema.Literal(
+  "mismatch",
+  "late-result",
+  "unresolved",
+  "stuck",
+  "overdue",
+  "key-refused"
+)
 /** @see AlertKind */
 export type AlertKind = typeof AlertKind.Type
 
@@ -199,14 +206,38 @@ export const executionAlertOf = (
 
 /** An alert id as a route takes it: a kind, an execution id and perhaps a version, dot-separated. */
 export const AlertId = Schema.String.pipe(
-  Schema.pattern(/^(mismatch|late-result|unresolved|stuck|overdue)\.[A-Za-z0-9_-]{1,64}(\.[0-9]{1,9})?$/, {
-    message: () =>
-      "an alert id is <kind>.<executionId>[.<version>] as GET /v1/monitor/alerts lists it, kind one of mismatch, late-result, unresolved, stuck, overdue"
-  })
+  Schema.pattern(
+    /^(mismatch|late-result|unresolved|stuck|overdue|key-refused)\.[A-Za-z0-9_-]{1,64}(\.[0-9]{1,9})?$/,
+    {
+      message: () =>
+        "an alert id is <kind>.<executionId or keyId>[.<version>] as GET /v1/monitor/alerts lists it, kind one of mismatch, late-result, unresolved, stuck, overdue, key-refused"
+    }
+  )
 )
+
+/**
+ * The alert a merchant's key refused by the service raises (`MerchantKeys.MerchantKeyRefused`,
+ * in the merchant's stream): one per refusal, named by the key and the event's version; its
+ * execution is the one whose call was refused (`-` for a call of no execution).
+ */
+const keyRefusedAlertOf = (event: EventStore.RecordedEvent): RaisedAlert | undefined => {
+  const data = event.data
+  if (!isObject(data)) return undefined
+  const text = (key: string) => (typeof data[key] === "string" ? data[key] : "?")
+  const keyId = text("keyId")
+  const merchant = text("merchant")
+  return {
+    id: alertIdOf("key-refused", keyId, event.version),
+    kind: "key-refused",
+    executionId: typeof data["executionId"] === "string" ? data["executionId"] : "-",
+    at: typeof data["at"] === "number" ? data["at"] : event.recordedAt.epochMillis,
+    message: `the service refused key ${keyId} of merchant ${merchant} (${text("endpoint")}): the merchant's next key was used; revoked? retire it (tillflow merchants retire-key ${merchant} ${keyId})`
+  }
+}
 
 /** The alert an event raises, if any. */
 export const alertOf = (event: EventStore.RecordedEvent): RaisedAlert | undefined => {
+  if (event.type === MerchantKeys.MerchantKeyRefused.type) return keyRefusedAlertOf(event)
   const executionId = executionOfStream(event.streamId)
   const data = event.data
   if (executionId === undefined || !isObject(data)) return undefined
@@ -327,7 +358,8 @@ const severity: Record<AlertKind, number> = {
   unresolved: 1,
   stuck: 2,
   overdue: 3,
-  "late-result": 4
+  "late-result": 4,
+  "key-refused": 1
 }
 
 /** Parses a date or date-time of a query (UTC unless it says); a bare date as `to` means the end of that day. */

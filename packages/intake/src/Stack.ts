@@ -12,6 +12,8 @@ import {
   Identifiers,
   KeyWrapper,
   Lifecycles,
+  MerchantKeys,
+  MerchantRegistry,
   LinkedTerminalRules,
   MotoWorkflow,
   PaymentProtocol,
@@ -142,10 +144,14 @@ export const storeLayer = (
  */
 export const cloudLayer = (
   config: WorkerConfig.CloudConfig
-): Layer.Layer<TerminalCloud.TerminalCloud | Cloud, StartupError> => {
+): Layer.Layer<
+  TerminalCloud.TerminalCloud | Cloud | MerchantKeys.MerchantKeys | MerchantRegistry.MerchantRegistry,
+  StartupError,
+  SqlClient.SqlClient | EventStore.EventStore
+> => {
   if (config._tag === "Remote") {
     return Layer.merge(
-      HttpTerminalCloud.layer(config.config),
+      HttpTerminalCloud.layer(config.config).pipe(Layer.provideMerge(merchantsLayer(config.config.apiKey))),
       Layer.succeed(Cloud, {
         kind: "remote",
         baseUrl: config.config.baseUrl.toString(),
@@ -173,7 +179,7 @@ export const cloudLayer = (
             baseUrl: new URL(info.baseUrl),
             transactionsUrl: new URL(info.transactionsUrl)
           })
-        ),
+        ).pipe(Layer.provideMerge(merchantsLayer(Redacted.make(info.apiKey)))),
         Layer.succeed(Cloud, {
           kind: "simulator",
           baseUrl: info.baseUrl,
@@ -190,6 +196,38 @@ export const cloudLayer = (
   )
   return client.pipe(Layer.provide(simulator))
 }
+
+/**
+ * The merchants of this deployment (issue 32): with a key-encryption key configured
+ * (`TILLFLOW_KEK`), the registry on this process's store and the calls of a registered
+ * merchant made with its keys (`MerchantKeys.fromRegistry`); without one, a registry that
+ * says why it cannot be used, and the deployment's own merchant alone, with `own`.
+ */
+export const merchantsLayer = (
+  own: Redacted.Redacted<string> | undefined
+): Layer.Layer<
+  MerchantKeys.MerchantKeys | MerchantRegistry.MerchantRegistry,
+  StartupError,
+  SqlClient.SqlClient | EventStore.EventStore
+> =>
+  Layer.unwrapEffect(
+    Effect.map(Config.option(Config.redacted("TILLFLOW_KEK")), (kek) =>
+      Option.isNone(kek)
+        ? Layer.merge(
+            Layer.succeed(MerchantKeys.MerchantKeys, MerchantKeys.single(own)),
+            Layer.succeed(
+              MerchantRegistry.MerchantRegistry,
+              MerchantRegistry.unconfigured(
+                "merchants need a key-encryption key to seal their API keys: set TILLFLOW_KEK (<id>:<base64 of 32 bytes>)"
+              )
+            )
+          )
+        : MerchantKeys.layerFromRegistry(own).pipe(
+            Layer.provideMerge(SqlMerchantRegistry.layer),
+            Layer.provide(KeyWrapper.layerConfig)
+          )
+    )
+  ).pipe(Layer.mapError(startupError("merchants (TILLFLOW_KEK)")))
 
 /**
  * Protocol settings from configuration (`TILLFLOW_DELIVERY`, `TILLFLOW_CALLBACK_BASE_URL` …).
@@ -318,21 +356,6 @@ const virtualTerminalLayer = (merchant: Merchant) =>
  * the search attributes of its outcome (`internal/ExitAttributes`).
  */
 export const engineLayer = DurableEngine.layer({ exitAttributes: ExitAttributes.exitAttributes })
-
-/**
- * The merchant registry (`MerchantRegistry`) on the store's database, its keys sealed with
- * the configured key-encryption key, when `TILLFLOW_KEK` is set; nothing otherwise (the
- * intake's merchant routes then answer 503 saying so). A KEK that is set but malformed stops
- * the start: a registry that cannot open its keys is worse than none.
- */
-export const merchantRegistryLayer: Layer.Layer<never, StartupError, SqlClient.SqlClient> =
-  Layer.unwrapEffect(
-    Effect.map(Config.option(Config.redacted("TILLFLOW_KEK")), (kek) =>
-      Option.isNone(kek) || Redacted.value(kek.value).trim() === ""
-        ? Layer.empty
-        : SqlMerchantRegistry.layer.pipe(Layer.provide(KeyWrapper.layerConfig))
-    )
-  ).pipe(Layer.mapError(startupError("merchant registry (TILLFLOW_KEK, TILLFLOW_KEK_PREVIOUS)")))
 
 /** The callback receiver over the store and engine in context. */
 export const receiverLayer = CallbackReceiver.layer

@@ -138,11 +138,9 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       )
       const engine = Stack.engineLayer
       const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
-      const services = Layer.mergeAll(
+      const services = Layer.merge(
         workflows,
-        IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer }),
-        // The merchants' routes of the intake read it (none without TILLFLOW_KEK: they answer 503).
-        Stack.merchantRegistryLayer
+        IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer })
       )
       // The receiver is built before the server, whose callback route it serves; one memory
       // of the attempts this process registered, for its workflows and its receiver.

@@ -7,7 +7,7 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
-import { CallbackRegistration, ProtocolSettings } from "@tillflow/core"
+import { CallbackRegistration, type MerchantRegistry, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
@@ -33,13 +33,9 @@ const services = Layer.mergeAll(
 /** The worker's server on a free loopback port: the callback route on its lean path, the rest the intake's. */
 const server = IntakeHttp.serverLayer({ host: "127.0.0.1", port: 0 })
 
-/**
- * The intake served on loopback over a fresh database and the built-in simulator, with
- * `options`; `extra` is built on that database, before the intake (a merchant registry, say).
- */
+/** The intake served on loopback over a fresh database and the built-in simulator, with `options`. */
 export const layerWith = (
-  options: IntakeHttp.ServeOptions,
-  extra: Layer.Layer<never, unknown, SqlClient.SqlClient> = Layer.empty
+  options: IntakeHttp.ServeOptions
 ): Layer.Layer<
   | HttpServer.HttpServer
   | DurableEngine.DurableEngine
@@ -50,7 +46,6 @@ export const layerWith = (
   unknown
 > =>
   IntakeHttp.serve(Redacted.make(token), options).pipe(
-    Layer.provide(extra),
     Layer.provideMerge(services),
     Layer.provideMerge(
       Stack.cloudLayer({ _tag: "Simulator", seed: 7, port: 0, fast: true }).pipe(Layer.orDie)
@@ -80,7 +75,8 @@ export const running = (
   | ExecutionQueue.ExecutionQueue
   | Stack.Cloud
   | SqlClient.SqlClient
-  | TestDatabase.TestDatabase,
+  | TestDatabase.TestDatabase
+  | MerchantRegistry.MerchantRegistry,
   unknown
 > =>
   EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
@@ -131,6 +127,8 @@ export const call = (
     readonly token?: string | null
     /** Give up after this long (real time): the reply is then status 0, "no answer". */
     readonly timeoutMs?: number
+    /** More request headers (`tillflow-merchant` …). */
+    readonly headers?: Record<string, string>
   } = {}
 ): Effect.Effect<Reply, never, HttpServer.HttpServer> =>
   Effect.gen(function* () {
@@ -145,6 +143,7 @@ export const call = (
           ...(signal === undefined ? {} : { signal }),
           method,
           headers: {
+            ...options.headers,
             ...(bearer === null ? {} : { authorization: `Bearer ${bearer}` }),
             ...(options.body === undefined ? {} : { "content-type": "application/json" })
           },

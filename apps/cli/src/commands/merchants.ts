@@ -12,7 +12,6 @@
  * `list` goes through a running worker when one is named (`--worker`, `TILLFLOW_WORKER_URL`)
  * or holds the embedded store (its `GET /v1/merchants`, as an admin); the changes are made
  * on the store, where the key is sealed in this process and never crosses the network.
- * The worker does not run operations under the merchants' keys yet.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"

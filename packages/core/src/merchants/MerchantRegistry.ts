@@ -10,7 +10,7 @@
  * behind it is an adapter's (`@tillflow/store-sql`'s `SqlMerchantRegistry`).
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as KeyWrapper from "./KeyWrapper.js"
@@ -110,3 +110,21 @@ export class MerchantRegistry extends Context.Tag("tillflow/MerchantRegistry")<M
 
 /** What the registry's adapter needs besides its store. */
 export type Requirements = KeyWrapper.KeyWrapper
+
+/**
+ * A registry that cannot be used, every call failing with `reason` (a deployment without a
+ * key-encryption key cannot seal or open a merchant's key): its callers say why, as a 503.
+ */
+export const unconfigured = (reason: string): Service => {
+  const refuse = Effect.fail(new RegistryUnavailable({ message: reason }))
+  return {
+    register: () => refuse,
+    list: refuse,
+    get: () => refuse,
+    setEnabled: () => refuse,
+    addKey: () => refuse,
+    retireKey: () => refuse,
+    activeKeys: () => refuse,
+    rewrapKeys: refuse
+  }
+}

@@ -8,6 +8,7 @@
  */
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as TerminalOutcomeRecorder from "../lifecycle/TerminalOutcomeRecorder.js"
+import * as MerchantKeys from "../merchants/MerchantKeys.js"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
@@ -43,5 +44,6 @@ export const registries: ReadonlyArray<Entry> = [
     name: "projection",
     streams: `${LedgerProjection.snapshotStream} and ${TerminalOutcomeRecorder.checkpointStream}`,
     registry: projectionEvents
-  }
+  },
+  { name: "merchant", streams: "merchant-<merchantId>", registry: MerchantKeys.events }
 ]

@@ -16,6 +16,7 @@ import * as TerminalOutcomeRecorder from "../lifecycle/TerminalOutcomeRecorder.j
 import * as Money from "../model/Money.js"
 import * as EventCatalog from "../projections/EventCatalog.js"
 import * as LedgerProjection from "../projections/LedgerProjection.js"
+import * as MerchantKeys from "../merchants/MerchantKeys.js"
 import * as CallbackRegistration from "../terminal/CallbackRegistration.js"
 import type * as OperationOutcome from "../terminal/OperationOutcome.js"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
@@ -93,6 +94,7 @@ const payment = of("payment", PaymentEvents.events)
 const attempt = of("attempt", CallbackRegistration.events)
 const lifecycle = of("lifecycle", LifecycleEvent.registry)
 const projection = of("projection", EventCatalog.projectionEvents)
+const merchant = of("merchant", MerchantKeys.events)
 
 const attemptFields = { attempt: 1, attemptId, at: ms }
 
@@ -558,9 +560,32 @@ const projectionSamples = [
 ]
 
 /** Every sample, by registry (`EventCatalog.registries` names). */
+const merchantSamples = [
+  merchant(
+    MerchantKeys.MerchantKeyRefused.make({
+      merchant: "cafe-sol",
+      keyId: "key-3f9a1c07d2b84e65",
+      endpoint: "sendTransaction",
+      executionId: "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+      at: ms
+    }),
+    "in-an-execution"
+  ),
+  merchant(
+    MerchantKeys.MerchantKeyRefused.make({
+      merchant: "cafe-sol",
+      keyId: "key-3f9a1c07d2b84e65",
+      endpoint: "listDevices",
+      at: ms
+    }),
+    "outside-an-execution"
+  )
+]
+
 export const samples: Effect.Effect<ReadonlyArray<Sample>, EventRegistry.EventCodecError> = Effect.all([
   ...paymentSamples,
   ...attemptSamples,
   ...lifecycleSamples,
-  ...projectionSamples
+  ...projectionSamples,
+  ...merchantSamples
 ])

@@ -1,6 +1,6 @@
 /**
  * The smallest adapter over the platform's HttpClient that the derived clients call
- * through: it sets `ApiKeyCloud`, records each attempt's exchange for the failure mapping,
+ * through: it sets `ApiKeyCloud` (the key `Call` chose for the call, else the configured one), records each attempt's exchange for the failure mapping,
  * maps transport failures to `RemoteError` and traces each request with secrets redacted.
  */
 import * as Headers from "@effect/platform/Headers"
@@ -18,6 +18,14 @@ import * as Exchange from "./Exchange.js"
 import { toRemoteError } from "./Failure.js"
 
 const textDecoder = new TextDecoder()
+
+/**
+ * The key the calls of this fiber are made with (`Call` sets it from the merchant's keys);
+ * unset, the configured one.
+ */
+export const currentKey: FiberRef.FiberRef<Redacted.Redacted<string> | undefined> = FiberRef.unsafeMake<
+  Redacted.Redacted<string> | undefined
+>(undefined)
 
 const describeRequest = (
   endpoint: string,
@@ -53,7 +61,11 @@ export const make = (
   apiKey: Redacted.Redacted<string>
 ): HttpClient.HttpClient.With<RemoteError.RemoteError | HttpClientError.HttpClientError> =>
   client.pipe(
-    HttpClient.mapRequest(HttpClientRequest.setHeader(RemoteApi.API_KEY_HEADER, Redacted.value(apiKey))),
+    HttpClient.mapRequestEffect((request) =>
+      Effect.map(FiberRef.get(currentKey), (key) =>
+        HttpClientRequest.setHeader(request, RemoteApi.API_KEY_HEADER, Redacted.value(key ?? apiKey))
+      )
+    ),
     HttpClient.withTracerDisabledWhen(() => true),
     HttpClient.withTracerPropagation(false),
     HttpClient.transform((response, request) =>

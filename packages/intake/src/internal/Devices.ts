@@ -4,9 +4,11 @@
  * must be the listed one (the type is looked up when not given). The check reads a copy of
  * the list kept for {@link listTtlMillis}, read again when a serial is not in it, so a
  * terminal added at the service is found at once and a busy intake does not ask the
- * service for the list at every request.
+ * service for the list at every request. Each merchant has its own list, read with its own
+ * key (`MerchantKeys.currentMerchant`): a terminal belongs to the merchant whose list names
+ * it, and a request for one merchant cannot name another's terminal.
  */
-import { TerminalCloud } from "@tillflow/core"
+import { MerchantKeys, TerminalCloud } from "@tillflow/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -46,9 +48,11 @@ const listed = (list: ReadonlyArray<Intake.DeviceView>): string =>
 /** The devices of the remote service in context. */
 export const make: Effect.Effect<Devices, never, TerminalCloud.TerminalCloud> = Effect.gen(function* () {
   const cloud = yield* TerminalCloud.TerminalCloud
-  const kept = yield* Ref.make<
-    { readonly at: number; readonly list: ReadonlyArray<Intake.DeviceView> } | undefined
-  >(undefined)
+  // merchant ("" for the deployment's own) -> its list, as last read
+  const kept = yield* Ref.make(
+    new Map<string, { readonly at: number; readonly list: ReadonlyArray<Intake.DeviceView> }>()
+  )
+  const merchant = Effect.map(MerchantKeys.currentMerchant, (id) => id ?? "")
 
   const devices = cloud.listDevices.pipe(
     Effect.mapError(remoteFailure("device list")),
@@ -59,14 +63,18 @@ export const make: Effect.Effect<Devices, never, TerminalCloud.TerminalCloud> = 
         merchant: d.merchantIdAlpha
       }))
     ),
-    Effect.tap((list) => Effect.flatMap(Clock.currentTimeMillis, (at) => Ref.set(kept, { at, list })))
+    Effect.tap((list) =>
+      Effect.all([Clock.currentTimeMillis, merchant]).pipe(
+        Effect.flatMap(([at, id]) => Ref.update(kept, (lists) => new Map(lists).set(id, { at, list })))
+      )
+    )
   )
 
   /** The kept list when it is recent enough (`maxAge`), else a fresh one (`kept: false`). */
   const listWithin = (maxAge: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const copy = yield* Ref.get(kept)
+      const copy = (yield* Ref.get(kept)).get(yield* merchant)
       return copy !== undefined && now - copy.at <= maxAge
         ? { list: copy.list, kept: true }
         : { list: yield* devices, kept: false }

@@ -1,8 +1,8 @@
 /**
  * The handlers of the merchant registry's routes (`MerchantsApi`), over the optional
- * `MerchantRegistry` in context when the intake is built: a worker provides one when it
- * holds a key-encryption key (`TILLFLOW_KEK`); without one every route answers 503 saying
- * so. Only an admin (the bearer token is one) is answered: the authentication lets a viewer
+ * `MerchantRegistry` in context when the intake is built: the worker's (`Stack.merchantsLayer`)
+ * fails every call saying why when no key-encryption key (`TILLFLOW_KEK`) is configured, and a
+ * host that provides none gets the same 503 ({@link notConfigured}). Only an admin (the bearer token is one) is answered: the authentication lets a viewer
  * read and an operator act, and the list of a deployment's merchants and their keys is a
  * platform concern, not a payment one. A key is handed to the registry as the `Redacted` it
  * was decoded into; what is logged of a change is who made it and which merchant or key id.
