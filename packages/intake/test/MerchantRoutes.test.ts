@@ -10,7 +10,6 @@
 import { describe, expect, layer as layerOf } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
-import { Stack } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -242,18 +241,6 @@ describe("the merchant registry through the intake API", () => {
         // A viewer is still refused first: the role is checked before the registry.
         const vic = yield* login("vic")
         expect((yield* send("GET", "/v1/merchants", { cookie: vic })).status).toBe(403)
-      })
-    )
-
-    it.effect("a TILLFLOW_KEK that is set but malformed stops the worker's start, saying which", () =>
-      Effect.gen(function* () {
-        const error = yield* Effect.flip(
-          Layer.build(
-            Stack.merchantsLayer(undefined).pipe(Layer.provide(environment([["TILLFLOW_KEK", "not-a-kek"]])))
-          ).pipe(Effect.scoped)
-        )
-        expect(error.message).toContain("merchants (TILLFLOW_KEK)")
-        expect(error.message).toContain("key-encryption key")
       })
     )
   })
