@@ -11,6 +11,8 @@ import type * as Intake from "@tillflow/intake/Intake"
 import type * as Stack from "@tillflow/intake/Stack"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import * as PgliteLock from "@tillflow/store-sql/PgliteLock"
+// The module, not the package: the command line loads no engine to name a merchant.
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -194,5 +196,13 @@ export const provide = <A, E>(
     const info = yield* BackendInfo
     const verbose = options.verbose === true || (process.env["TILLFLOW_VERBOSE"] ?? "") === "1"
     if (!info.remote || verbose) yield* Output.note(`tillflow: running against ${info.description}`)
-    return yield* body
+    // For the merchant TILLFLOW_MERCHANT names (a platform's): its keys, terminals, executions.
+    const merchant = process.env["TILLFLOW_MERCHANT"]
+    if (merchant === undefined || merchant === "") return yield* body
+    if (!Tenant.isTenant(merchant)) {
+      return yield* new BackendError({
+        message: `TILLFLOW_MERCHANT must be a merchant id (1 to 64 letters, digits, '.', '_' or '-'), got "${merchant}"`
+      })
+    }
+    return yield* Tenant.within(merchant)(body)
   }).pipe(Effect.provide(layer({ worker: options.worker }, needs)))

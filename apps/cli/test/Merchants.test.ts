@@ -67,4 +67,35 @@ describe("tillflow merchants", () => {
       }).pipe(Effect.provide(TestDatabase.layer)),
     240_000
   )
+
+  it.effect(
+    "TILLFLOW_MERCHANT names the merchant a command acts for: a disabled one's sale is refused with the rule, a malformed one is refused",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = {
+          DATABASE_URL: Redacted.value(database.url.value),
+          TILLFLOW_KEK: kek,
+          TILLFLOW_SIMULATOR_FAST: "true"
+        }
+        expect(
+          cli(["merchants", "add", "tea-house", "--name", "Tea House", "--mcc", "5812"], env).status
+        ).toBe(0)
+        expect(cli(["merchants", "disable", "tea-house"], env).status).toBe(0)
+        const refused = cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
+          ...env,
+          TILLFLOW_MERCHANT: "tea-house"
+        })
+        expect(refused.status).not.toBe(0)
+        expect(refused.stderr + refused.stdout).toContain("merchant tea-house is disabled")
+        const malformed = cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
+          ...env,
+          TILLFLOW_MERCHANT: "tea house"
+        })
+        expect(malformed.status).not.toBe(0)
+        expect(malformed.stderr + malformed.stdout).toContain("TILLFLOW_MERCHANT must be a merchant id")
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    240_000
+  )
 })

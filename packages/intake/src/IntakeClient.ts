@@ -13,6 +13,8 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { ConsoleHttp, ConsoleSessions, Operators } from "@tillflow/console"
+// The module, not the package: the command line's client loads no engine.
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -59,10 +61,21 @@ const authenticate = (credential: Credential) =>
         `${ConsoleSessions.cookieName}=${Redacted.value(credential.session)}`
       )
 
+/**
+ * The merchant a request acts for, when the caller runs it for one
+ * (`MerchantKeys.forMerchant`, the engine's tenant): the `Tillflow-Merchant` header.
+ */
+const forCurrentMerchant = HttpClient.mapRequestEffect((request: HttpClientRequest.HttpClientRequest) =>
+  Effect.map(Tenant.current, (merchant) =>
+    merchant === undefined ? request : HttpClientRequest.setHeader(request, "tillflow-merchant", merchant)
+  )
+)
+
 const clientOf = (options: Options) =>
   HttpApiClient.make(IntakeApi, {
     baseUrl: options.baseUrl,
-    transformClient: HttpClient.mapRequest(authenticate(options.credential))
+    transformClient: (client) =>
+      forCurrentMerchant(HttpClient.mapRequest(client, authenticate(options.credential)))
   })
 
 const messageOf = (error: unknown, fallback: string): string =>

@@ -10,13 +10,14 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { MerchantKeys, MerchantRegistry } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
-import { Stack } from "@tillflow/intake"
+import { Intake, IntakeClient, Stack } from "@tillflow/intake"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { adminClient } from "@tillflow/simulator/testing"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { call, running } from "./support.js"
+import { call, running, token } from "./support.js"
 
 // A key-encryption key for the test: the registry seals the merchants' keys under it.
 const kek = `kek-test:${Buffer.alloc(32, 9).toString("base64")}`
@@ -85,6 +86,19 @@ describe("many merchants in one worker", () => {
           const cafeDevices = yield* call("GET", "/v1/devices", { headers: forCafe })
           expect(cafeDevices.status, cafeDevices.text).toBe(200)
           expect((cafeDevices.json as Json).map((d: Json) => d.serialNumber)).toEqual(["CAFE-1"])
+          // The intake's client names the merchant a caller acts for.
+          const server = yield* HttpServer.HttpServer
+          const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+          const viaClient = yield* Effect.flatMap(Intake.Intake, (intake) => intake.devices).pipe(
+            MerchantKeys.forMerchant(cafe),
+            Effect.provide(
+              IntakeClient.layer({
+                baseUrl: `http://127.0.0.1:${port}`,
+                credential: { _tag: "Token", token: Redacted.make(token) }
+              })
+            )
+          )
+          expect(viaClient.map((d) => d.serialNumber)).toEqual(["CAFE-1"])
           const ownDevices = yield* call("GET", "/v1/devices")
           expect((ownDevices.json as Json).map((d: Json) => d.serialNumber)).not.toContain("CAFE-1")
           // A request cannot name another merchant's terminal.
