@@ -2,11 +2,12 @@
 import { alerts } from "./alerts.js"
 import { execution, executions } from "./executions.js"
 import { ledger } from "./ledger.js"
+import { merchants } from "./merchants.js"
 import { terminals } from "./overview.js"
 import { type Page, start } from "./shell.js"
 import { simulator } from "./simulator.js"
 
-void start((service) => {
+void start((service, role) => {
   const pages: Record<string, Page> = {
     alerts,
     terminals,
@@ -14,5 +15,6 @@ void start((service) => {
     ledger
   }
   if (service.kind === "simulator") pages["simulator"] = simulator(service)
+  if (role === "admin") pages["merchants"] = merchants
   return pages
 })

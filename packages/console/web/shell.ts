@@ -4,6 +4,7 @@
  * connection — server-sent events from `/v1/monitor/live` — which tells the page in view
  * that the log moved, so it refreshes what it shows without a reload.
  */
+import { currentSession } from "./actions.js"
 import { get, post } from "./api.js"
 import { h, replace } from "./dom.js"
 import { chooseZone, type LiveEvent, localZoneName, zone } from "./views.js"
@@ -49,18 +50,22 @@ export interface ServiceInfo {
 }
 
 /** Starts the console: frame, router and live connection. */
-export const start = async (pages: (service: ServiceInfo) => Record<string, Page>): Promise<void> => {
+export const start = async (
+  pages: (service: ServiceInfo, role: "viewer" | "operator" | "admin" | undefined) => Record<string, Page>
+): Promise<void> => {
   const app = document.getElementById("app")
   if (app === null) return
-  const service = await get<ServiceInfo>("/v1/monitor/service")
-  const routes = pages(service)
+  const [service, session] = await Promise.all([get<ServiceInfo>("/v1/monitor/service"), currentSession()])
+  const routes = pages(service, session?.role)
   const status = h("span", { class: "live-status", id: "live-status", role: "status" }, "connecting…")
   const links: Array<[string, string]> = [
     ["alerts", "Alerts"],
     ["terminals", "Terminals"],
     ["executions", "Executions"],
     ["ledger", "Ledger"],
-    ...(service.kind === "simulator" ? ([["simulator", "Simulated sale"]] as Array<[string, string]>) : [])
+    ...(service.kind === "simulator" ? ([["simulator", "Simulated sale"]] as Array<[string, string]>) : []),
+    // An admin's page: offered when the session's role has it.
+    ...(routes["merchants"] === undefined ? [] : ([["merchants", "Merchants"]] as Array<[string, string]>))
   ]
   const nav = h(
     "nav",

@@ -17,6 +17,7 @@ import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import * as Intake from "./Intake.js"
 import * as ApiReference from "./internal/ApiReference.js"
+import { MerchantsGroup } from "./MerchantsApi.js"
 import { MonitorGroup } from "./MonitorApi.js"
 
 /**
@@ -445,6 +446,7 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(AuditGroup)
   .add(SystemGroup)
   .add(MonitorGroup.middleware(IntakeAuth))
+  .add(MerchantsGroup.middleware(IntakeAuth))
   .add(ReferenceGroup)
   .addError(
     withExample(

@@ -215,6 +215,17 @@ export const alerts = (options: Options) =>
     }
   }).pipe(Effect.provide(FetchHttpClient.layer))
 
+/**
+ * The merchant registry of a running worker, over HTTP (`MerchantsApi`): listed under the
+ * credential's identity (an admin's; a viewer's or an operator's session is `Forbidden`).
+ */
+export const merchants = (options: Options) =>
+  Effect.gen(function* () {
+    const client = yield* clientOf(options)
+    const call = caller(options)
+    return { list: call(client.merchants.list(), "list the merchants") }
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
 /** The client intake as a layer (fetch transport). */
 export const layer = (options: Options): Layer.Layer<Intake.Intake> =>
   Layer.effect(Intake.Intake, make(options)).pipe(Layer.provide(FetchHttpClient.layer))

@@ -40,6 +40,7 @@ import {
   Unauthorized
 } from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
+import { MerchantsLive } from "./internal/Merchants.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
 import * as ReferencePage from "./internal/ReferencePage.js"
@@ -404,6 +405,7 @@ export const apiLayer = (token: Redacted.Redacted<string>) =>
       AuditLive,
       SystemLive,
       MonitorLive,
+      MerchantsLive,
       ReferenceLive
     ]),
     Layer.provide(authLayer(token))

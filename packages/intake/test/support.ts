@@ -41,7 +41,8 @@ export const layerWith = (
   | DurableEngine.DurableEngine
   | EventStore.EventStore
   | ExecutionQueue.ExecutionQueue
-  | Stack.Cloud,
+  | Stack.Cloud
+  | SqlClient.SqlClient,
   unknown
 > =>
   IntakeHttp.serve(Redacted.make(token), options).pipe(

@@ -9,19 +9,23 @@
  * - `add-key <id> [--kind merchant|partner]`, `retire-key <id> <keyId>`;
  * - `rewrap-keys`: every key sealed under an older key-encryption key, rewrapped under the current.
  *
- * The worker does not serve several merchants yet: this is the registry it will read.
+ * `list` goes through a running worker when one is named (`--worker`, `TILLFLOW_WORKER_URL`)
+ * or holds the embedded store (its `GET /v1/merchants`, as an admin); the changes are made
+ * on the store, where the key is sealed in this process and never crosses the network.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { KeyWrapper, MerchantRegistry } from "@tillflow/core"
+import * as IntakeClient from "@tillflow/intake/IntakeClient"
+import type * as MerchantsApi from "@tillflow/intake/MerchantsApi"
 import * as Stack from "@tillflow/intake/Stack"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { SqlMerchantRegistry } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { BackendError } from "../Backend.js"
+import { BackendError, runningWorker } from "../Backend.js"
 import * as Handler from "../Handler.js"
 import * as Output from "../Output.js"
 import { common } from "../internal/options.js"
@@ -101,21 +105,35 @@ const add = Command.make(
   )
 ).pipe(Command.withDescription("registers a merchant (enabled, without keys yet)"))
 
+/** A merchant as the worker lists it, as the registry does. */
+const fromView = (m: MerchantsApi.MerchantView): MerchantRegistry.Merchant => ({
+  ...m,
+  keys: m.keys.map((k) => ({ ...k, retiredAt: k.retiredAt }))
+})
+
 const list = Command.make(
   "list",
-  { json: common.json },
+  { json: common.json, worker: common.worker },
   Handler.make((o) =>
-    withRegistry(
-      Effect.gen(function* () {
-        const merchants = yield* (yield* MerchantRegistry.MerchantRegistry).list
-        yield* Output.print(o.json, { merchants }, () =>
-          merchants.length === 0 ? ["no merchant"] : merchants.flatMap(describeMerchant)
-        )
-        return Output.ExitCode.ok
-      })
-    )
+    Effect.gen(function* () {
+      const running = yield* runningWorker({ worker: o.worker })
+      const merchants = Option.isSome(running)
+        ? (yield* (yield* IntakeClient.merchants({
+            baseUrl: running.value.baseUrl,
+            credential: running.value.credential
+          })).list).map(fromView)
+        : yield* withRegistry(Effect.flatMap(MerchantRegistry.MerchantRegistry, (registry) => registry.list))
+      yield* Output.print(o.json, { merchants }, () =>
+        merchants.length === 0 ? ["no merchant"] : merchants.flatMap(describeMerchant)
+      )
+      return Output.ExitCode.ok
+    })
   )
-).pipe(Command.withDescription("the merchants and their keys (ids, kinds, states: never a key)"))
+).pipe(
+  Command.withDescription(
+    "the merchants and their keys (ids, kinds, states: never a key), from the running worker when there is one"
+  )
+)
 
 const enabled = (name: "enable" | "disable") =>
   Command.make(name, { json: common.json, id }, (o) =>
