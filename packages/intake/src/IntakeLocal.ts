@@ -81,7 +81,10 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
       ...actions,
       ...retries,
       start: (input) => Effect.zipRight(gate.admit, commands.start(input)),
-      lifecycle: (workflow, input) => Effect.zipRight(gate.admit, commands.lifecycle(workflow, input)),
+      lifecycle: (workflow, input) =>
+        Effect.flatMap(gate.admit, (merchant) =>
+          commands.lifecycle(workflow, MerchantGate.withVirtualTerminal(workflow, input, merchant))
+        ),
       act: (guid, input, actor) => Effect.zipRight(gate.admit, actions.act(guid, input, actor)),
       retry: (executionId, input, actor) =>
         Effect.zipRight(gate.admit, retries.retry(executionId, input, actor))

@@ -54,7 +54,7 @@ const setUp = Effect.gen(function* () {
     terminal_type: "ANDROID"
   })
   const registry = yield* MerchantRegistry.MerchantRegistry
-  yield* registry.register({ id: cafe, name: "Café Sol", mcc: "5812" })
+  yield* registry.register({ id: cafe, name: "Café Sol", mcc: "5812", virtualTerminal: "CAFE-V" })
   const first = yield* registry.addKey(cafe, "merchant", Redacted.make(merchant.apiKey))
   yield* registry.addKey(cafe, "merchant", Redacted.make(spare.key))
   return { admin, cloud, registry, oldKey: merchant.apiKey, oldKeyId: first.keyId }
@@ -151,6 +151,26 @@ describe("many merchants in one worker", () => {
           expect(opened.map((e) => [e.type, (e.data as Json).mcc])).toEqual([
             ["PreAuthorizationOpened", "5812"]
           ])
+
+          // A MOTO sale of the merchant naming no terminal is booked on its virtual terminal.
+          const reference = globalThis.crypto.randomUUID()
+          const moto = yield* call("POST", "/v1/lifecycle/Moto.Sale", {
+            headers: forCafe,
+            body: JSON.stringify({
+              payload: {
+                requestId: `moto-${run}`,
+                transactionReference: reference,
+                cardToken: "tok_1234",
+                amount: { amount: "2100", currency: "EUR" }
+              },
+              waitSeconds: 30
+            })
+          })
+          expect(moto.status, moto.text).toBe(200)
+          const motoEvents = yield* store.readStream(LifecycleEvent.motoSaleStream(reference))
+          expect(
+            motoEvents.filter((e) => e.type === "MotoSaleRequested").map((e) => (e.data as Json).serialNumber)
+          ).toEqual(["CAFE-V"])
 
           // The refusal is an alert, naming the key and what to do.
           const alerts = yield* call("GET", "/v1/monitor/alerts")
