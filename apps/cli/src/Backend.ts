@@ -33,6 +33,12 @@ export class BackendInfo extends Context.Tag("tillflow/cli/BackendInfo")<
     readonly remote: boolean
     /** The built-in simulator in this process: what it knows ends with the process. */
     readonly simulator: boolean
+    /**
+     * Whom a worker records this command's actions under, when the command line knows: the
+     * operator of the session saved by `tillflow login`. Unknown with the token, with
+     * `TILLFLOW_OPERATOR_SESSION` alone, and in this process.
+     */
+    readonly operator?: string | undefined
   }
 >() {}
 
@@ -63,9 +69,56 @@ const remote = (running: RunningWorker) =>
     Layer.succeed(BackendInfo, {
       description: `the worker at ${running.baseUrl} (${running.why}) ${actingAs(running.credential)}`,
       remote: true,
-      simulator: false
+      simulator: false,
+      operator:
+        running.credential._tag === "Session" && running.credential.operator !== ""
+          ? running.credential.operator
+          : undefined
     })
   )
+
+/**
+ * The operator a resolution is recorded in the name of: through a worker with a named
+ * operator's session, that operator (a different `--operator` is refused by the worker, so
+ * it is said here first); else the `--operator` given — required through a worker with its
+ * token or an unnamed session, whose credential names no one — and in this process, the
+ * given one or the login name.
+ */
+export const resolvingOperator = (
+  given: Option.Option<string>
+): Effect.Effect<string, Output.UsageError, BackendInfo> =>
+  Effect.gen(function* () {
+    const info = yield* BackendInfo
+    if (info.operator !== undefined) {
+      if (Option.isSome(given) && given.value !== info.operator) {
+        return yield* new Output.UsageError({
+          message: `--operator ${given.value}: a worker records a resolution in the name of the operator logged in (${info.operator}); leave it out, or log in as ${given.value}`
+        })
+      }
+      return info.operator
+    }
+    if (Option.isSome(given)) return given.value
+    if (info.remote) {
+      return yield* new Output.UsageError({
+        message:
+          "--operator: name who resolves it (this worker's credential names no operator; or log in with tillflow login)"
+      })
+    }
+    return process.env["USER"] ?? "cli"
+  })
+
+/**
+ * Says, through a worker, that `--operator` is not what it records: the operator logged in,
+ * else its token (an action is attributed to the credential that asks, never to a name given).
+ */
+export const noteOperatorIgnored = (given: Option.Option<string>): Effect.Effect<void, never, BackendInfo> =>
+  Effect.gen(function* () {
+    const info = yield* BackendInfo
+    if (!info.remote || Option.isNone(given)) return
+    yield* Output.note(
+      `tillflow: --operator ${given.value} is not recorded by a worker: it records ${info.operator === undefined ? "the credential this command uses (its token, or the session's operator)" : `the operator logged in, ${info.operator}`}`
+    )
+  })
 
 /** A running worker to talk to, why it is the one, and how a command authenticates to it. */
 export interface RunningWorker {

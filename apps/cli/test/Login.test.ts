@@ -147,6 +147,59 @@ describe("tillflow login as a named operator", () => {
     expect(none.stderr).toContain(`tillflow login --worker ${worker.url} --operator NAME`)
   }, 240_000)
 
+  it("through a worker, a resolution is in the logged-in operator's name by default; --operator is said not to be recorded for an action", async () => {
+    const config = Path.join(home, "ana-saved")
+    const guid = await sale("14.00")
+    const login = await asPerson(config, ["login", "--worker", worker.url, "--operator", "ana"], {
+      TILLFLOW_OPERATOR_SECRET: secrets.ana
+    })
+    expect(login.status, login.stderr).toBe(0)
+    const resolve = (extra: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+      asPerson(
+        config,
+        [
+          "transactions",
+          "resolve",
+          guid,
+          "--request",
+          "req-none",
+          "--applied",
+          "--reason",
+          "checked",
+          ...extra
+        ],
+        env
+      )
+    // Without --operator: the session's operator, so the worker answers with the rule, not the name.
+    const mine = await resolve([])
+    expect(mine.status).not.toBe(0)
+    expect(mine.stderr).not.toContain("--operator")
+    expect(mine.stderr).not.toContain("in the name of the operator logged in")
+    // Another name: refused here, before anything is sent.
+    const other = await resolve(["--operator", "bob"])
+    expect(other.status).toBe(2)
+    expect(other.stderr).toContain(
+      "--operator bob: a worker records a resolution in the name of the operator logged in (ana)"
+    )
+    // With the token, which names no one: the name is needed.
+    const byToken = await worker.cli(
+      ["transactions", "resolve", guid, "--request", "req-none", "--applied", "--reason", "checked"],
+      { XDG_CONFIG_HOME: Path.join(home, "machine") }
+    )
+    expect(byToken.status).toBe(2)
+    expect(byToken.stderr).toContain("--operator: name who resolves it")
+    // An action's --operator is not what a worker records: said.
+    const acted = await asPerson(config, [
+      ...act(guid, ["--action", "refund", "--amount", "1.00", "--currency", "EUR"]),
+      "--operator",
+      "bob"
+    ])
+    expect(acted.status, acted.stderr).toBe(0)
+    expect(acted.stderr).toContain(
+      "--operator bob is not recorded by a worker: it records the operator logged in, ana"
+    )
+  }, 240_000)
+
   it("the secret is never an argument: without one, login is a usage error", async () => {
     const run = await asPerson(Path.join(home, "nobody"), [
       "login",

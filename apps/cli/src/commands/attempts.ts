@@ -69,7 +69,7 @@ const resolve = Command.make(
           const resolved = yield* (yield* IntakeService.Intake).resolveAttempt(kind, key, {
             requestId: o.request,
             resolution: o.applied ? "applied" : "notApplied",
-            operator: o.operator,
+            operator: yield* Backend.resolvingOperator(o.operator),
             reason: o.reason,
             ...(Option.isSome(o.guid) ? { guid: o.guid.value } : {}),
             ...(Option.isSome(o.statusEndpoint) ? { statusEndpoint: o.statusEndpoint.value } : {})

@@ -200,6 +200,7 @@ const retry = Command.make(
         o,
         { cloud: true, worker: false },
         Effect.gen(function* () {
+          yield* Backend.noteOperatorIgnored(o.operator)
           const view = yield* (yield* Intake.Intake).retry(
             o.executionId,
             { reason: o.reason, waitSeconds: Math.max(0, Math.min(600, o.wait)) },

@@ -43,7 +43,7 @@ const resolve = Command.make(
           const resolved = yield* (yield* Intake.Intake).resolve(o.guid, {
             requestId: o.request,
             resolution: o.applied ? "applied" : "notApplied",
-            operator: o.operator,
+            operator: yield* Backend.resolvingOperator(o.operator),
             reason: o.reason,
             ...(Option.isSome(o.statusEndpoint) ? { statusEndpoint: o.statusEndpoint.value } : {})
           })
@@ -119,6 +119,7 @@ const act = Command.make(
         o,
         { cloud: true, worker: false },
         Effect.gen(function* () {
+          yield* Backend.noteOperatorIgnored(o.operator)
           const view = yield* (yield* Intake.Intake).act(
             o.guid,
             {

@@ -190,7 +190,12 @@ export const resolution = {
   applied: Options.boolean("applied").pipe(Options.withDescription("the request was applied")),
   notApplied: Options.boolean("not-applied").pipe(Options.withDescription("the request was not applied")),
   reason: Options.text("reason").pipe(Options.withDescription("why: what the operator knows")),
-  operator: Options.text("operator").pipe(Options.withDescription("who resolves it")),
+  operator: Options.text("operator").pipe(
+    Options.withDescription(
+      "who resolves it (through a worker: the operator logged in with tillflow login, when there is one)"
+    ),
+    Options.optional
+  ),
   statusEndpoint: Options.text("status-endpoint").pipe(
     Options.withDescription("what the status endpoint said, if it was asked"),
     Options.optional
