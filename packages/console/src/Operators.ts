@@ -36,7 +36,22 @@ export interface Operator {
   readonly role: Role
   /** `operator`: a named login; `token`: the intake's bearer token (machines, or a console without operators). */
   readonly via: "operator" | "token"
+  /**
+   * The merchants it may see and act for (issue 32): a merchant's own staff or backend.
+   * Absent: every merchant — the platform's people and machines.
+   */
+  readonly merchants?: ReadonlyArray<string> | undefined
 }
+
+/** A merchant id as a scope names it. */
+const MerchantId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, {
+    message: () => "a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
+  })
+)
+
+/** The merchants a credential is limited to: one at least (absent means all). */
+const Merchants = Schema.optional(Schema.Array(MerchantId).pipe(Schema.minItems(1)))
 
 /** The identity of the intake's bearer token. */
 export const tokenOperator: Operator = { name: "token", role: "admin", via: "token" }
@@ -56,6 +71,7 @@ export const OperatorEntry = Schema.Struct({
     })
   ),
   role: Role,
+  merchants: Merchants,
   secret: Schema.String.pipe(
     Schema.pattern(/^pbkdf2-sha256\$\d{4,7}\$[A-Za-z0-9_-]{16,}\$[A-Za-z0-9_-]{43}$/, {
       message: () =>
@@ -81,7 +97,8 @@ export class InvalidOperators extends Schema.TaggedError<InvalidOperators>()("In
 
 /**
  * The operators of a JSON array (`TILLFLOW_OPERATORS`, or the file `TILLFLOW_OPERATORS_FILE`
- * names): each `{name, role, secret}`; names are unique (case-insensitive).
+ * names): each `{name, role, secret}` and, for a merchant's own staff, `merchants` (the
+ * merchants they see and act for); names are unique (case-insensitive).
  */
 export const parse = (text: string): Either.Either<Registry, InvalidOperators> => {
   let json: unknown
@@ -168,7 +185,12 @@ export const authenticate = (
     const hashed = entry?.secret ?? decoyFor(registry)
     const ok = yield* verify(secret, hashed)
     return ok && entry !== undefined
-      ? Option.some<Operator>({ name: entry.name, role: entry.role, via: "operator" })
+      ? Option.some<Operator>({
+          name: entry.name,
+          role: entry.role,
+          via: "operator",
+          ...(entry.merchants === undefined ? {} : { merchants: entry.merchants })
+        })
       : Option.none()
   })
 
@@ -177,4 +199,64 @@ const iterationsOf = (registry: Registry): string => {
   for (const entry of registry.operators.values())
     return entry.secret.split("$")[1] ?? String(defaultIterations)
   return String(defaultIterations)
+}
+
+/**
+ * A bearer token of its own, limited to merchants (issue 32): a merchant's backend calls the
+ * intake with it, as the platform's machines call it with `TILLFLOW_INTAKE_TOKEN`. Only the
+ * token's SHA-256 is configured (a token is long and random: a slow hash adds nothing).
+ */
+export const TokenEntry = Schema.Struct({
+  name: OperatorEntry.fields.name,
+  role: Role,
+  merchants: Schema.Array(MerchantId).pipe(Schema.minItems(1)),
+  sha256: Schema.String.pipe(
+    Schema.pattern(/^[0-9a-f]{64}$/, {
+      message: () =>
+        'sha256 must be the token\'s SHA-256 in lower-case hexadecimal (`printf %s "$TOKEN" | sha256sum`), never the token itself'
+    })
+  )
+})
+/** @see TokenEntry */
+export type TokenEntry = typeof TokenEntry.Type
+
+/** The configured merchant tokens, by their SHA-256. */
+export interface Tokens {
+  readonly bySha256: ReadonlyMap<string, Operator>
+}
+
+/** No merchant token configured. */
+export const noTokens: Tokens = { bySha256: new Map() }
+
+/** The merchant tokens of a JSON array (`TILLFLOW_INTAKE_TOKENS`): each `{name, role, merchants, sha256}`. */
+export const parseTokens = (text: string): Either.Either<Tokens, InvalidOperators> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(new InvalidOperators({ message: `not JSON: ${(error as Error).message}` }))
+  }
+  const decoded = Schema.decodeUnknownEither(Schema.Array(TokenEntry), { errors: "first" })(json)
+  if (Either.isLeft(decoded)) {
+    return Either.left(
+      new InvalidOperators({
+        message: `expected [{"name", "role", "merchants" (ids), "sha256" (of the token)}]: ${decoded.left.message}`
+      })
+    )
+  }
+  const bySha256 = new Map<string, Operator>()
+  const names = new Set<string>()
+  for (const entry of decoded.right) {
+    if (names.has(entry.name.toLowerCase()) || bySha256.has(entry.sha256)) {
+      return Either.left(new InvalidOperators({ message: `token "${entry.name}" is configured twice` }))
+    }
+    names.add(entry.name.toLowerCase())
+    bySha256.set(entry.sha256, {
+      name: entry.name,
+      role: entry.role,
+      via: "token",
+      merchants: entry.merchants
+    })
+  }
+  return Either.right({ bySha256 })
 }

@@ -90,6 +90,13 @@ export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/In
         message: "too many wrong bearer tokens from this client: try again in 60 s",
         retryAfterSeconds: 60
       })
+    ),
+    withExample(
+      Intake.InvalidRequest,
+      new Intake.InvalidRequest({
+        message:
+          "Tillflow-Merchant: token cafe-pos acts for cafe-sol, tea-house: name the merchant this request is for"
+      })
     )
   ),
   provides: CurrentOperator,

@@ -40,6 +40,7 @@ import {
   Unauthorized
 } from "./IntakeApi.js"
 import { issueMessage, issuePath } from "./internal/Failures.js"
+import * as Scope from "./internal/Scope.js"
 import { MerchantsLive } from "./internal/Merchants.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
@@ -120,7 +121,8 @@ const roleRefusal = (operator: Operators.Operator, method: string): Forbidden | 
  * the `ConsoleSessions` in context, whose operator's role must allow the request.
  */
 export const authLayer = (
-  token: Redacted.Redacted<string>
+  token: Redacted.Redacted<string>,
+  tokens: Operators.Tokens = Operators.noTokens
 ): Layer.Layer<IntakeAuth, never, ConsoleSessions.ConsoleSessions> =>
   Layer.effect(
     IntakeAuth,
@@ -130,9 +132,12 @@ export const authLayer = (
       (expected, sessions) => {
         const limiter = LoginLimiter.make(Date.now, bearerPolicy)
         // The schemes are tried in turn (the bearer first, then the cookie), the last failure
-        // answering: a lock-out the bearer check found is kept for the cookie's to answer
-        // with, when the request has no session cookie.
-        const lockedOut = new WeakMap<object, Effect.Effect<never, TooManyRequests>>()
+        // answering: a lock-out the bearer check found, or a merchant token's refusal, is kept
+        // for the cookie's to answer with, when the request has no session cookie.
+        const lockedOut = new WeakMap<
+          object,
+          Effect.Effect<never, TooManyRequests | Forbidden | Intake.InvalidRequest>
+        >()
         return IntakeAuth.of({
           consoleSession: (presented) =>
             Effect.gen(function* () {
@@ -145,6 +150,7 @@ export const authLayer = (
               const request = yield* HttpServerRequest.HttpServerRequest
               const forbidden = roleRefusal(operator.value, request.method)
               if (forbidden !== undefined) return yield* Effect.fail(forbidden)
+              yield* Scope.enforce(operator.value, request)
               return operator.value
             }),
           bearer: (presented) =>
@@ -164,6 +170,22 @@ export const authLayer = (
               if (ok) {
                 yield* limiter.succeeded(attempt)
                 return Operators.tokenOperator
+              }
+              // A merchant's own token (`TILLFLOW_INTAKE_TOKENS`), known by its SHA-256.
+              const merchantToken =
+                tokens.bySha256.size === 0
+                  ? undefined
+                  : tokens.bySha256.get(yield* CallbackRegistration.hashToken(presented))
+              if (merchantToken !== undefined) {
+                yield* limiter.succeeded(attempt)
+                const forbidden = roleRefusal(merchantToken, request.method)
+                const outcome = yield* Effect.either(
+                  forbidden !== undefined ? Effect.fail(forbidden) : Scope.enforce(merchantToken, request)
+                )
+                if (outcome._tag === "Right") return merchantToken
+                // Kept for the cookie scheme to answer with (it answers last).
+                lockedOut.set(request, Effect.fail(outcome.left))
+                return yield* Effect.fail(outcome.left)
               }
               const lockedNow = yield* limiter.failed(attempt)
               return yield* lockedNow === undefined ? Effect.fail(refused) : refuse(lockedNow)
@@ -396,7 +418,7 @@ export const docsRoute = HttpApiBuilder.Router.use((router) =>
 )
 
 /** The intake API with its handlers, over an `Intake`, the engine (for metrics) and the `Monitor`. */
-export const apiLayer = (token: Redacted.Redacted<string>) =>
+export const apiLayer = (token: Redacted.Redacted<string>, tokens: Operators.Tokens = Operators.noTokens) =>
   HttpApiBuilder.api(IntakeApi).pipe(
     Layer.provide([
       HealthLive,
@@ -408,7 +430,7 @@ export const apiLayer = (token: Redacted.Redacted<string>) =>
       MerchantsLive,
       ReferenceLive
     ]),
-    Layer.provide(authLayer(token))
+    Layer.provide(authLayer(token, tokens))
   )
 
 /**
@@ -652,6 +674,8 @@ export interface ServeOptions {
   readonly console?: false | ConsoleHttp.Options | undefined
   /** The console's operators (none: the console is logged into with the token). */
   readonly operators?: Operators.Registry | undefined
+  /** Bearer tokens of merchants' own backends, each limited to its merchants (`TILLFLOW_INTAKE_TOKENS`). */
+  readonly tokens?: Operators.Tokens | undefined
 }
 
 /**
@@ -672,7 +696,7 @@ export const serve = (
     Layer.provide(HttpApiBuilder.middleware(guard)),
     Layer.provide(HttpApiBuilder.middleware(merchantScope)),
     Layer.provide(docsRoute),
-    Layer.provide(apiLayer(token)),
+    Layer.provide(apiLayer(token, options.tokens ?? Operators.noTokens)),
     Layer.provide(options.console === false ? Layer.empty : ConsoleHttp.layer(options.console ?? {})),
     // One set of sessions for the console's login and the API's authentication.
     Layer.provide(ConsoleSessions.layer(token, options.operators ?? Operators.none)),

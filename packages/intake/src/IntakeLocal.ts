@@ -71,7 +71,8 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const resolutions = yield* Resolutions.make
     const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none(), options.acquirer)
     const retries = yield* Retries.make(views)
-    // A merchant's new operations pass its gate first (registered and enabled).
+    // A merchant's new operations pass its gate first (registered and enabled); a request
+    // acting for a merchant reaches only that merchant's executions and transactions.
     const gate = yield* MerchantGate.make
     return Intake.Intake.of({
       ...commands,
@@ -83,11 +84,31 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
       start: (input) => Effect.zipRight(gate.admit, commands.start(input)),
       lifecycle: (workflow, input) =>
         Effect.flatMap(gate.admit, (merchant) =>
-          commands.lifecycle(workflow, MerchantGate.withVirtualTerminal(workflow, input, merchant))
+          Effect.zipRight(
+            typeof input.payload["originalGuid"] === "string"
+              ? gate.ownTransaction(input.payload["originalGuid"])
+              : Effect.void,
+            commands.lifecycle(workflow, MerchantGate.withVirtualTerminal(workflow, input, merchant))
+          )
         ),
-      act: (guid, input, actor) => Effect.zipRight(gate.admit, actions.act(guid, input, actor)),
+      act: (guid, input, actor) =>
+        gate
+          .ownTransaction(guid)
+          .pipe(Effect.zipRight(gate.admit), Effect.zipRight(actions.act(guid, input, actor))),
       retry: (executionId, input, actor) =>
-        Effect.zipRight(gate.admit, retries.retry(executionId, input, actor))
+        gate
+          .ownExecution(executionId)
+          .pipe(Effect.zipRight(gate.admit), Effect.zipRight(retries.retry(executionId, input, actor))),
+      // A request acting for a merchant sees only that merchant's executions and transactions.
+      execution: (executionId, waitSeconds) =>
+        Effect.zipRight(gate.ownExecution(executionId), queries.execution(executionId, waitSeconds)),
+      history: (executionId) => Effect.zipRight(gate.ownExecution(executionId), queries.history(executionId)),
+      resolve: (guid, input) => Effect.zipRight(gate.ownTransaction(guid), resolutions.resolve(guid, input)),
+      stop: (input, actor) =>
+        Effect.zipRight(
+          input.of === undefined ? Effect.void : gate.ownExecution(input.of),
+          commands.stop(input, actor)
+        )
     })
   })
 

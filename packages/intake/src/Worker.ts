@@ -226,7 +226,8 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       const running = Layer.mergeAll(engineWorker, projection, outcomes, retention, backfill)
       const http = IntakeHttp.serve(token, {
         console: config.intake.console ? {} : false,
-        operators: config.intake.operators
+        operators: config.intake.operators,
+        tokens: config.intake.tokens
       })
       return announce.pipe(
         // The same settings as the workflows' (one layer, built once): the address they use.

@@ -51,6 +51,11 @@ export interface WorkerConfig {
      * `TILLFLOW_OPERATORS_FILE` names): none means the console is logged into with the token.
      */
     readonly operators: Operators.Registry
+    /**
+     * Bearer tokens of merchants' own backends (`TILLFLOW_INTAKE_TOKENS`: a JSON array of
+     * `{name, role, merchants, sha256}`), each limited to its merchants.
+     */
+    readonly tokens: Operators.Tokens
   }
   readonly worker: {
     readonly id: Option.Option<string>
@@ -192,7 +197,16 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
         Config.withDefault(true),
         Config.withDescription("serve the web console at /console (false turns it off)")
       ),
-      operators: operatorsConfig
+      operators: operatorsConfig,
+      tokens: Config.option(Config.string("TILLFLOW_INTAKE_TOKENS")).pipe(
+        Config.mapOrFail((text) =>
+          Option.isNone(text)
+            ? Either.right(Operators.noTokens)
+            : Either.mapLeft(Operators.parseTokens(text.value), (error) =>
+                ConfigError.InvalidData(["TILLFLOW_INTAKE_TOKENS"], error.message)
+              )
+        )
+      )
     }),
     worker: Config.all({
       id: Config.option(Config.nonEmptyString("TILLFLOW_WORKER_ID")),

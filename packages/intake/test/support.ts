@@ -67,7 +67,8 @@ export const layer = layerWith({})
  * polling every 20 ms, a fresh database.
  */
 export const running = (
-  seed: number
+  seed: number,
+  serveOptions: IntakeHttp.ServeOptions = {}
 ): Layer.Layer<
   | HttpServer.HttpServer
   | DurableEngine.DurableEngine
@@ -80,7 +81,7 @@ export const running = (
   unknown
 > =>
   EngineWorker.layer({ concurrency: 8, pollInterval: "20 millis" }).pipe(
-    Layer.provideMerge(IntakeHttp.serve(Redacted.make(token))),
+    Layer.provideMerge(IntakeHttp.serve(Redacted.make(token), serveOptions)),
     Layer.provideMerge(
       Layer.mergeAll(
         Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),

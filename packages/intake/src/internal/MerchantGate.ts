@@ -7,9 +7,11 @@
  * booked on its own virtual terminal ({@link withVirtualTerminal}).
  */
 import { MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
+import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Intake from "../Intake.js"
+import { unavailable } from "./Failures.js"
 
 /**
  * The gate: `admit` fails when the current merchant may not start an operation, and
@@ -17,6 +19,13 @@ import * as Intake from "../Intake.js"
  */
 export interface MerchantGate {
   readonly admit: Effect.Effect<Option.Option<MerchantRegistry.Merchant>, Intake.IntakeError>
+  /**
+   * For a request acting for a merchant: the execution must be that merchant's, else it is
+   * not found (`no execution <id>`, as an id no one knows: another merchant's is not told).
+   */
+  readonly ownExecution: (executionId: string) => Effect.Effect<void, Intake.IntakeError>
+  /** The same for a transaction, by its guid: the merchant's whose execution made it. */
+  readonly ownTransaction: (guid: string) => Effect.Effect<void, Intake.IntakeError>
 }
 
 /**
@@ -36,37 +45,73 @@ export const withVirtualTerminal = (
     : input
 }
 
-/** The gate over the `MerchantRegistry` in context, if any. */
-export const make: Effect.Effect<MerchantGate> = Effect.gen(function* () {
-  const registry = yield* Effect.serviceOption(MerchantRegistry.MerchantRegistry)
-  const admit = Effect.gen(function* () {
-    const merchant = yield* MerchantKeys.currentMerchant
-    if (merchant === undefined) return Option.none()
-    if (Option.isNone(registry)) {
-      return yield* new Intake.InvalidRequest({
-        message: `Tillflow-Merchant: this intake serves its deployment's own merchant only; leave the header out`
+/** The gate over the `MerchantRegistry` in context, if any, and the engine's store and queue. */
+export const make: Effect.Effect<MerchantGate, never, EventStore.EventStore | DurableEngine.DurableEngine> =
+  Effect.gen(function* () {
+    const registry = yield* Effect.serviceOption(MerchantRegistry.MerchantRegistry)
+    const store = yield* EventStore.EventStore
+    const engine = yield* DurableEngine.DurableEngine
+
+    /** The tenant an execution was started for (its `WorkflowStarted` metadata); none when unknown. */
+    const tenantOf = (executionId: string) =>
+      store.readStream(EngineEvent.streamId(executionId), { maxCount: 1 }).pipe(
+        Effect.map(([started]) => {
+          const tenant = started?.metadata["tenant"]
+          return typeof tenant === "string" ? tenant : undefined
+        }),
+        Effect.mapError(unavailable("event store"))
+      )
+
+    const ownExecution = (executionId: string) =>
+      Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
+        if (merchant === undefined) return
+        if ((yield* tenantOf(executionId)) !== merchant) {
+          return yield* new Intake.NotFound({ message: `no execution ${executionId}` })
+        }
       })
-    }
-    const found = yield* registry.value.get(merchant).pipe(
-      Effect.catchTags({
-        MerchantNotFound: () =>
-          Effect.fail(
-            new Intake.InvalidRequest({
-              message: `Tillflow-Merchant: no merchant ${merchant} is registered (tillflow merchants list)`
-            })
-          ),
-        MerchantRefused: (error) => Effect.fail(new Intake.InvalidRequest({ message: error.message })),
-        RegistryUnavailable: (error) =>
-          Effect.fail(new Intake.Unavailable({ message: `the merchant registry: ${error.message}` }))
+
+    const ownTransaction = (guid: string) =>
+      Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
+        if (merchant === undefined) return
+        const made = yield* engine
+          .list({ attributes: { guid }, limit: 1 })
+          .pipe(Effect.mapError(unavailable("execution queue")))
+        const owner = made[0] === undefined ? undefined : yield* tenantOf(made[0].executionId)
+        if (owner !== merchant) {
+          return yield* new Intake.NotFound({ message: `no transaction ${guid} of merchant ${merchant}` })
+        }
       })
-    )
-    if (!found.enabled) {
-      return yield* new Intake.ActionRefused({
-        rule: "merchant-enabled",
-        message: `merchant ${merchant} is disabled: it takes no new operations (tillflow merchants enable ${merchant})`
-      })
-    }
-    return Option.some(found)
+
+    const admit = Effect.gen(function* () {
+      const merchant = yield* MerchantKeys.currentMerchant
+      if (merchant === undefined) return Option.none()
+      if (Option.isNone(registry)) {
+        return yield* new Intake.InvalidRequest({
+          message: `Tillflow-Merchant: this intake serves its deployment's own merchant only; leave the header out`
+        })
+      }
+      const found = yield* registry.value.get(merchant).pipe(
+        Effect.catchTags({
+          MerchantNotFound: () =>
+            Effect.fail(
+              new Intake.InvalidRequest({
+                message: `Tillflow-Merchant: no merchant ${merchant} is registered (tillflow merchants list)`
+              })
+            ),
+          MerchantRefused: (error) => Effect.fail(new Intake.InvalidRequest({ message: error.message })),
+          RegistryUnavailable: (error) =>
+            Effect.fail(new Intake.Unavailable({ message: `the merchant registry: ${error.message}` }))
+        })
+      )
+      if (!found.enabled) {
+        return yield* new Intake.ActionRefused({
+          rule: "merchant-enabled",
+          message: `merchant ${merchant} is disabled: it takes no new operations (tillflow merchants enable ${merchant})`
+        })
+      }
+      return Option.some(found)
+    })
+    return { admit, ownExecution, ownTransaction }
   })
-  return { admit }
-})

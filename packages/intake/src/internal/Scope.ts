@@ -1,0 +1,74 @@
+/**
+ * What a credential limited to merchants may do (issue 32: a merchant's own staff or
+ * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
+ * terminals, start and stop its operations, follow its executions by id, ask the status
+ * endpoint, act on and resolve its transactions, and nothing else — the log, the audit, the
+ * metrics, the monitor, the execution lists and the merchant registry span every merchant
+ * and are the platform's. It acts for the merchant `Tillflow-Merchant` names, which must be
+ * one of its own, or for its only merchant when the header is absent. What an allowed route
+ * reaches by id or guid is checked against that merchant (`MerchantGate`).
+ */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type { Operators } from "@tillflow/console"
+import * as Tenant from "@tillflow/engine/Tenant"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import { Forbidden, InvalidRequest } from "../Intake.js"
+
+/** The routes a limited credential may call: method and path. */
+const allowed: ReadonlyArray<readonly [string, RegExp]> = [
+  ["GET", /^\/v1\/devices$/],
+  ["POST", /^\/v1\/operations$/],
+  ["POST", /^\/v1\/terminals\/[^/]+\/stop$/],
+  ["POST", /^\/v1\/lifecycle\/[^/]+$/],
+  ["GET", /^\/v1\/executions\/[^/]+$/],
+  ["GET", /^\/v1\/executions\/[^/]+\/history$/],
+  ["POST", /^\/v1\/executions\/[^/]+\/retry$/],
+  ["GET", /^\/v1\/transactions\/[^/]+\/status$/],
+  ["POST", /^\/v1\/transactions\/[^/]+\/actions$/],
+  ["POST", /^\/v1\/transactions\/[^/]+\/resolve$/]
+]
+
+/** Whether a limited credential may call `method path`. */
+export const isAllowed = (method: string, path: string): boolean =>
+  allowed.some(([m, pattern]) => (m === method || (m === "GET" && method === "HEAD")) && pattern.test(path))
+
+/**
+ * Checks a request of `operator` against its merchants, and makes it act for the merchant it
+ * names (or its only one). Nothing for a credential of every merchant.
+ */
+export const enforce = (
+  operator: Operators.Operator,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<void, Forbidden | InvalidRequest> =>
+  Effect.gen(function* () {
+    const merchants = operator.merchants
+    if (merchants === undefined) return
+    const who = `${operator.via === "token" ? "token" : "operator"} ${operator.name}`
+    const list = merchants.join(", ")
+    const path = request.url.split("?")[0] ?? request.url
+    if (!isAllowed(request.method, path)) {
+      return yield* new Forbidden({
+        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, follows and acts on its own operations)`,
+        role: operator.role
+      })
+    }
+    const named = request.headers["tillflow-merchant"]
+    if (named !== undefined) {
+      if (!merchants.includes(named)) {
+        return yield* new Forbidden({
+          message: `${who} acts for ${list} only, not for merchant ${named}`,
+          role: operator.role
+        })
+      }
+      return
+    }
+    const [only, ...others] = merchants
+    if (only === undefined || others.length > 0) {
+      return yield* new InvalidRequest({
+        message: `Tillflow-Merchant: ${who} acts for ${list}: name the merchant this request is for`
+      })
+    }
+    // The request acts for the credential's only merchant, as if it had named it.
+    yield* FiberRef.set(Tenant.currentRef, only)
+  })

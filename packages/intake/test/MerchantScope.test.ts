@@ -1,0 +1,212 @@
+/**
+ * Each merchant's people see only their own (issue 32), on a running worker with two
+ * merchants besides the deployment's own: a merchant's bearer token (`TILLFLOW_INTAKE_TOKENS`)
+ * and a merchant's console operator reach their merchant's executions and transactions, and
+ * another merchant's — or the deployment's own — are not found by any route, id or guid:
+ * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it. What spans
+ * every merchant (lists, the log, the audit, the monitor, metrics, the registry) is refused
+ * 403; naming another merchant is refused 403. The platform's token sees everything.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Operators } from "@tillflow/console"
+import { CallbackRegistration, MerchantRegistry } from "@tillflow/core"
+import { Stack } from "@tillflow/intake"
+import { adminClient } from "@tillflow/simulator/testing"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { call, login, running, send } from "./support.js"
+
+const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
+const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
+const teaToken = "tea-pos-token-0c7e2b9f4d1a6e35"
+
+const configured = await Effect.runPromise(
+  Effect.gen(function* () {
+    const tokens = [
+      {
+        name: "cafe-pos",
+        role: "operator",
+        merchants: ["cafe-sol"],
+        sha256: yield* CallbackRegistration.hashToken(cafeToken)
+      },
+      {
+        name: "tea-pos",
+        role: "operator",
+        merchants: ["tea-house"],
+        sha256: yield* CallbackRegistration.hashToken(teaToken)
+      }
+    ]
+    const operators = [
+      {
+        name: "carla",
+        role: "operator",
+        merchants: ["cafe-sol"],
+        secret: yield* Operators.hash("carla-secret", 1000)
+      }
+    ]
+    return {
+      tokens: Either.getOrThrow(Operators.parseTokens(JSON.stringify(tokens))),
+      operators: Either.getOrThrow(Operators.parse(JSON.stringify(operators)))
+    }
+  })
+)
+
+const stack = running(31, configured).pipe(
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+)
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any
+
+/** A merchant at the simulator (a terminal, a key) and in the registry. */
+const merchant = (id: string, simId: string, serial: string) =>
+  Effect.gen(function* () {
+    const cloud = yield* Stack.Cloud
+    if (cloud.adminUrl === undefined) return yield* Effect.dieMessage("no built-in simulator")
+    const admin = adminClient(cloud.adminUrl)
+    const created = (yield* admin("POST", "/merchants", { id: simId, name: id, mcc: "5812" })) as {
+      readonly apiKey: string
+    }
+    yield* admin("POST", `/merchants/${simId}/terminals`, { serial_number: serial, terminal_type: "ANDROID" })
+    const registry = yield* MerchantRegistry.MerchantRegistry
+    yield* registry.register({ id, name: id, mcc: "5812" })
+    yield* registry.addKey(id, "merchant", Redacted.make(created.apiKey))
+  })
+
+let amount = 1_500
+const saleBody = (serial: string, key: string) =>
+  JSON.stringify({
+    idempotencyKey: key,
+    waitSeconds: 60,
+    request: { operation: "sale", serial_number: serial, amount: String(amount++), currency: "EUR" }
+  })
+
+describe("each merchant's people see only their own", () => {
+  layer(stack, { timeout: 180_000, excludeTestServices: true })((it) => {
+    it.effect("a merchant's token and operator reach their own, and nothing of another merchant's", () =>
+      Effect.gen(function* () {
+        yield* merchant("cafe-sol", "SIM-CAFE", "CAFE-1")
+        yield* merchant("tea-house", "SIM-TEA", "TEA-1")
+        const cloud = yield* Stack.Cloud
+        const own = cloud.terminals[0]
+        if (own === undefined) return yield* Effect.dieMessage("no terminal")
+        const run = Date.now()
+        const asCafe = { token: cafeToken }
+        const asTea = { token: teaToken }
+
+        // Each merchant's backend sells on its own terminal, its merchant implied by its token.
+        const cafeSale = yield* call("POST", "/v1/operations", {
+          ...asCafe,
+          body: saleBody("CAFE-1", `c-${run}`)
+        })
+        expect([cafeSale.status, cafeSale.json?.report?.verdict], cafeSale.text).toEqual([200, "approved"])
+        const teaSale = yield* call("POST", "/v1/operations", {
+          ...asTea,
+          body: saleBody("TEA-1", `t-${run}`)
+        })
+        expect([teaSale.status, teaSale.json?.report?.verdict], teaSale.text).toEqual([200, "approved"])
+        const ownSale = yield* call("POST", "/v1/operations", {
+          body: saleBody(own.serialNumber, `o-${run}`)
+        })
+        expect([ownSale.status, ownSale.json?.report?.verdict], ownSale.text).toEqual([200, "approved"])
+        const cafe = { id: String(cafeSale.json.executionId), guid: String(cafeSale.json.attributes.guid) }
+        const tea = { id: String(teaSale.json.executionId), guid: String(teaSale.json.attributes.guid) }
+        const ownId = String(ownSale.json.executionId)
+
+        // Its own: found.
+        expect((yield* call("GET", `/v1/executions/${cafe.id}`, asCafe)).status).toBe(200)
+        expect((yield* call("GET", `/v1/executions/${cafe.id}/history`, asCafe)).status).toBe(200)
+        const devices = yield* call("GET", "/v1/devices", asCafe)
+        expect((devices.json as Json).map((d: Json) => d.serialNumber)).toEqual(["CAFE-1"])
+
+        // Another merchant's, and the deployment's own: not found, by any route, id or guid.
+        const refund = JSON.stringify({ action: "refund", amount: "1.00", currency: "EUR", reason: "test" })
+        for (const [method, path, body] of [
+          ["GET", `/v1/executions/${tea.id}`, undefined],
+          ["GET", `/v1/executions/${ownId}`, undefined],
+          ["GET", `/v1/executions/${tea.id}/history`, undefined],
+          ["POST", `/v1/executions/${tea.id}/retry`, JSON.stringify({ reason: "again" })],
+          ["POST", `/v1/transactions/${tea.guid}/actions`, refund],
+          [
+            "POST",
+            `/v1/transactions/${tea.guid}/resolve`,
+            JSON.stringify({
+              requestId: "r-1",
+              resolution: "applied",
+              operator: "cafe-pos",
+              reason: "checked"
+            })
+          ],
+          [
+            "POST",
+            "/v1/lifecycle/TipAdjustment",
+            JSON.stringify({
+              payload: { originalGuid: tea.guid, tipAmount: { amount: "100", currency: "EUR" } }
+            })
+          ],
+          ["POST", "/v1/terminals/CAFE-1/stop", JSON.stringify({ of: tea.id, reason: "wrong one" })]
+        ] as const) {
+          const reply = yield* call(method, path, { ...asCafe, ...(body === undefined ? {} : { body }) })
+          expect([method, path, reply.status, reply.json?._tag], reply.text).toEqual([
+            method,
+            path,
+            404,
+            "NotFound"
+          ])
+          expect(reply.text).not.toContain("tea-house")
+        }
+        // A sale on another merchant's terminal: its device list does not name it.
+        const crossed = yield* call("POST", "/v1/operations", {
+          ...asCafe,
+          body: saleBody("TEA-1", `x-${run}`)
+        })
+        expect([crossed.status, crossed.json?._tag]).toEqual([400, "InvalidRequest"])
+
+        // What spans every merchant is the platform's.
+        for (const path of [
+          "/v1/executions",
+          "/v1/events",
+          "/v1/audit/ledger",
+          "/v1/audit/verify",
+          `/v1/audit/timeline/${tea.id}`,
+          "/v1/monitor/alerts",
+          "/v1/monitor/executions",
+          "/v1/monitor/live",
+          "/v1/merchants",
+          "/metrics"
+        ]) {
+          const reply = yield* call("GET", path, asCafe)
+          expect([path, reply.status, reply.json?._tag]).toEqual([path, 403, "Forbidden"])
+        }
+        // Naming another merchant is refused.
+        const named = yield* call("GET", "/v1/devices", {
+          ...asCafe,
+          headers: { "tillflow-merchant": "tea-house" }
+        })
+        expect([named.status, named.json?.message]).toEqual([
+          403,
+          "token cafe-pos acts for cafe-sol only, not for merchant tea-house"
+        ])
+
+        // A merchant's console operator: the same.
+        const cookie = yield* login("carla")
+        expect((yield* send("GET", `/v1/executions/${cafe.id}`, { cookie })).status).toBe(200)
+        expect((yield* send("GET", `/v1/executions/${tea.id}`, { cookie })).status).toBe(404)
+        expect(
+          (yield* send("POST", `/v1/transactions/${tea.guid}/actions`, { cookie, body: JSON.parse(refund) }))
+            .status
+        ).toBe(404)
+        expect((yield* send("GET", "/v1/executions", { cookie })).status).toBe(403)
+
+        // The platform's token sees every merchant's.
+        expect((yield* call("GET", `/v1/executions/${tea.id}`)).status).toBe(200)
+        expect((yield* call("GET", `/v1/executions/${cafe.id}`)).status).toBe(200)
+        // A wrong token is still a wrong token.
+        expect((yield* call("GET", "/v1/devices", { token: "not-a-token-of-anyone-0000" })).status).toBe(401)
+      })
+    )
+  })
+})
