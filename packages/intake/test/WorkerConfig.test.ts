@@ -61,6 +61,43 @@ describe("WorkerConfig", () => {
   )
 
   it.effect(
+    "merchants' own tokens come from TILLFLOW_INTAKE_TOKENS, each limited to its merchants; a token given instead of its SHA-256, or no merchant, is refused naming the key",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).intake.tokens.bySha256.size).toBe(0)
+        const sha256 = "a".repeat(64)
+        const tokens = (yield* withEnv({
+          TILLFLOW_INTAKE_TOKENS: JSON.stringify([
+            { name: "cafe-pos", role: "operator", merchants: ["cafe-sol"], sha256 }
+          ])
+        })).intake.tokens
+        expect(tokens.bySha256.get(sha256)).toEqual({
+          name: "cafe-pos",
+          role: "operator",
+          via: "token",
+          merchants: ["cafe-sol"]
+        })
+        const clear = yield* Effect.flip(
+          withEnv({
+            TILLFLOW_INTAKE_TOKENS: JSON.stringify([
+              { name: "cafe-pos", role: "operator", merchants: ["cafe-sol"], sha256: "cafe-pos-token-1234" }
+            ])
+          })
+        )
+        expect(String(clear)).toContain("TILLFLOW_INTAKE_TOKENS")
+        expect(String(clear)).toContain("never the token itself")
+        const unlimited = yield* Effect.flip(
+          withEnv({
+            TILLFLOW_INTAKE_TOKENS: JSON.stringify([
+              { name: "cafe-pos", role: "operator", merchants: [], sha256 }
+            ])
+          })
+        )
+        expect(String(unlimited)).toContain("TILLFLOW_INTAKE_TOKENS")
+      })
+  )
+
+  it.effect(
     "the merchant's virtual terminal comes from TILLFLOW_MOTO_TERMINAL; a blank one is refused, naming the key",
     () =>
       Effect.gen(function* () {
