@@ -82,33 +82,43 @@ export const suite = (it: QueueTests): void => {
         const queue = yield* ExecutionQueue.ExecutionQueue
         const workflow = unique()
         const [t1, t2, t3] = [unique(), unique(), unique()]
-        const ofT1: Array<{ executionId: string; createdAt: number }> = []
+        const enqueued: Array<{ executionId: string; tenant: string | undefined; createdAt: number }> = []
         for (let i = 0; i < 30; i++) {
           const tenant = i % 3 === 0 ? t1 : i % 3 === 1 ? t2 : i % 6 === 2 ? undefined : t3
           const now = 10_000 + Math.floor(i / 4)
-          const executionId = yield* enqueueFor(workflow, tenant, now)
-          if (tenant === t1) ofT1.push({ executionId, createdAt: now })
+          enqueued.push({ executionId: yield* enqueueFor(workflow, tenant, now), tenant, createdAt: now })
         }
-        const expected = ofT1
-          .sort((a, b) => b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : -1))
-          .map((e) => e.executionId)
-        const seen: Array<string> = []
-        let after: ExecutionQueue.ListPosition | undefined
-        for (let pages = 0; pages < 5; pages++) {
-          const page = yield* queue.list({
-            workflowName: workflow,
-            tenants: [t1],
-            order: "newest",
-            limit: 4,
-            after
+        const newestOf = (tenants: ReadonlyArray<string>) =>
+          enqueued
+            .filter((e) => e.tenant !== undefined && tenants.includes(e.tenant))
+            .sort((a, b) => b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : -1))
+            .map((e) => e.executionId)
+        // Pages newest first by keyset through the executions of `tenants`, `size` at a time.
+        const pageThrough = (tenants: ReadonlyArray<string>, size: number) =>
+          Effect.gen(function* () {
+            const seen: Array<string> = []
+            let after: ExecutionQueue.ListPosition | undefined
+            // Bounded: a queue that ignored `after` would answer its first page for ever.
+            for (let pages = 0; pages < 10; pages++) {
+              const page = yield* queue.list({
+                workflowName: workflow,
+                tenants,
+                order: "newest",
+                limit: size,
+                after
+              })
+              expect(page.every((info) => info.tenant !== null && tenants.includes(info.tenant))).toBe(true)
+              seen.push(...page.map((info) => info.executionId))
+              const last = page[page.length - 1]
+              if (page.length < size || last === undefined) break
+              after = { createdAt: last.createdAt, executionId: last.executionId }
+            }
+            return seen
           })
-          expect(page.every((info) => info.tenant === t1)).toBe(true)
-          seen.push(...page.map((info) => info.executionId))
-          const last = page[page.length - 1]
-          if (page.length < 4 || last === undefined) break
-          after = { createdAt: last.createdAt, executionId: last.executionId }
-        }
-        expect(seen).toEqual(expected)
+        expect(yield* pageThrough([t1], 4)).toEqual(newestOf([t1]))
+        // Several tenants: each page is the newest of all of theirs together.
+        expect(yield* pageThrough([t1, t3], 4)).toEqual(newestOf([t1, t3]))
+        expect(yield* pageThrough([t2, t3, unique()], 6)).toEqual(newestOf([t2, t3]))
         const count = (filter: ExecutionQueue.ListFilter) =>
           queue.count === undefined
             ? Effect.map(queue.list(filter), (all) => all.length)

@@ -616,8 +616,11 @@ const whereOf = (
 
 /**
  * The rows matching `filter`, oldest first (as enqueued) or newest first (creation time,
- * then id, descending: keyset paging from `after`, on the index `by_created`);
- * `statuses` is its status criterion as a list (undefined: any status).
+ * then id, descending: keyset paging from `after`, on the index `by_created`, or on
+ * `by_tenant` for one tenant); `statuses` is its status criterion as a list (undefined:
+ * any status). A newest-first page of several tenants is each tenant's page, read from its
+ * own range of `by_tenant`, merged: as `tenant IN (…)`, the planner walked `by_created`
+ * and filtered, the whole table for tenants with few executions (283 ms at 100k rows).
  */
 export const list = (
   sql: SqlClient.SqlClient,
@@ -625,8 +628,19 @@ export const list = (
   statuses: ReadonlyArray<ExecutionQueue.ExecutionStatus> | undefined
 ) => {
   const limit = filter.limit === undefined ? sql`` : sql`LIMIT ${filter.limit}`
-  const order =
-    filter.order === "newest" ? sql`ORDER BY created_at DESC, execution_id DESC` : sql`ORDER BY seq`
+  const newest = sql`ORDER BY created_at DESC, execution_id DESC`
+  const order = filter.order === "newest" ? newest : sql`ORDER BY seq`
+  const tenants = filter.tenants ?? []
+  if (filter.order === "newest" && filter.limit !== undefined && tenants.length > 1) {
+    const where = whereOf(sql, { ...filter, tenants: undefined }, statuses, true)
+    return sql`
+        SELECT p.* FROM (VALUES ${sql.csv(tenants.map((tenant) => sql`(${tenant}::text)`))}) AS t(tenant)
+        CROSS JOIN LATERAL (
+          SELECT ${columns(sql)} FROM tillflow_executions
+          WHERE tenant = t.tenant AND ${where} ${newest} ${limit}
+        ) p
+        ${newest} ${limit}`
+  }
   return sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE ${whereOf(sql, filter, statuses, true)} ${order} ${limit}`
 }
 
