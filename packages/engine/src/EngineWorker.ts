@@ -3,7 +3,9 @@
  * its process from the `ExecutionQueue`, runs each on the engine, renews their leases by
  * heartbeat and stops a run whose lease it lost. Start as many workers, in as many
  * processes, as you like against one store: the queue hands each execution to one of them
- * at a time. Stopping a worker (closing its scope) stops claiming, lets runs in flight
+ * at a time. With `tenantConcurrency`, it runs at most that many executions of one tenant
+ * at once (counted across every worker's leases), so one tenant's flood leaves room for the
+ * others (fair shares). Stopping a worker (closing its scope) stops claiming, lets runs in flight
  * finish for a grace period, then interrupts the rest, giving their claims back.
  */
 import * as Clock from "effect/Clock"
@@ -23,6 +25,13 @@ export interface Options {
   readonly workerId?: string | undefined
   /** How many executions it runs at once (default 16). */
   readonly concurrency?: number | undefined
+  /**
+   * Fair shares: at most this many executions of one tenant (`Tenant`) running at once,
+   * counted over the running executions of every worker on the queue (the queue's
+   * `tenantLimit`), whether claimed or started here. Executions without a tenant are not
+   * limited. Default: no limit.
+   */
+  readonly tenantConcurrency?: number | undefined
   /** How long a claim lasts without a heartbeat (default 30 s). */
   readonly lease?: Duration.DurationInput | undefined
   /** How often leases are renewed (default a third of the lease). */
@@ -44,6 +53,8 @@ export const start = (
     const queue = yield* ExecutionQueue.ExecutionQueue
     const workerId = options.workerId ?? `worker-${globalThis.crypto.randomUUID()}`
     const concurrency = Math.max(1, options.concurrency ?? 16)
+    const tenantLimit =
+      options.tenantConcurrency === undefined ? undefined : Math.max(1, options.tenantConcurrency)
     const leaseMs = Duration.toMillis(options.lease ?? "30 seconds")
     const heartbeatMs = options.heartbeat === undefined ? leaseMs / 3 : Duration.toMillis(options.heartbeat)
     const pollMs = Duration.toMillis(options.pollInterval ?? "1 second")
@@ -127,7 +138,8 @@ export const start = (
         workflowNames: names,
         limit: free,
         leaseMs,
-        now: yield* Clock.currentTimeMillis
+        now: yield* Clock.currentTimeMillis,
+        tenantLimit
       }
       const { claims, nextDueAt } =
         queue.claimWithNextDue === undefined
@@ -204,6 +216,7 @@ export const start = (
     yield* engine.attachWorker({
       workerId,
       leaseMs,
+      tenantLimit,
       reserve: () => {
         if (stopping || Effect.runSync(FiberMap.size(runs)) + reserved >= concurrency) return false
         reserved += 1

@@ -5,7 +5,9 @@
  * signal (`suspended`), or finished; workers claim due rows with a lease they renew by
  * heartbeat, and a row whose lease ran out is due again, so another worker takes it over.
  * A concurrency key (a device's id, say) is held by one unfinished execution
- * at a time across all workers. The rows also carry search attributes for visibility.
+ * at a time across all workers. A row may name its tenant (`Tenant`): visibility can be
+ * scoped to tenants, and a claim can hold each tenant to a fair share of the running
+ * executions (`tenantLimit`). The rows also carry search attributes for visibility.
  * The event store stays the source of truth: this queue only schedules and indexes.
  */
 import * as Context from "effect/Context"
@@ -54,6 +56,8 @@ export class ExecutionInfo extends Schema.Class<ExecutionInfo>("tillflow/Executi
   leaseOwner: Schema.NullOr(Schema.String),
   concurrencyKey: Schema.NullOr(Schema.String),
   parentId: Schema.NullOr(Schema.String),
+  /** The tenant it was started for (`Tenant`); null when none was named. */
+  tenant: Schema.NullOr(Schema.String),
   attributes: SearchAttributes,
   /** How many times a worker claimed it. */
   claims: Schema.Number,
@@ -104,6 +108,25 @@ export interface Tally {
   readonly count: number
 }
 
+/** The tenant tally of a list of executions at `now` (for a queue that cannot count them itself). */
+export const tenantTallyOf = (
+  executions: ReadonlyArray<ExecutionInfo>,
+  now: number
+): ReadonlyArray<TenantTally> => {
+  const counts = new Map<string, { running: number; waiting: number }>()
+  for (const e of executions) {
+    if (e.tenant === null || e.dueAt === null) continue
+    const running = e.status === "running" && e.dueAt > now
+    const waiting = e.status === "pending" && e.dueAt <= now
+    if (!running && !waiting) continue
+    const counted = counts.get(e.tenant) ?? { running: 0, waiting: 0 }
+    if (running) counted.running++
+    else counted.waiting++
+    counts.set(e.tenant, counted)
+  }
+  return Array.from(counts, ([tenant, counted]) => ({ tenant, ...counted }))
+}
+
 /** The tally of a list of executions (for a queue that cannot count them itself). */
 export const tallyOf = (executions: ReadonlyArray<ExecutionInfo>): ReadonlyArray<Tally> => {
   const counts = new Map<string, Tally>()
@@ -115,9 +138,22 @@ export const tallyOf = (executions: ReadonlyArray<ExecutionInfo>): ReadonlyArray
   return Array.from(counts.values())
 }
 
+/** How many executions of a tenant run under an unexpired lease, and how many wait due. */
+export interface TenantTally {
+  readonly tenant: string
+  readonly running: number
+  /** Pending and due (at the tally's `now`). */
+  readonly waiting: number
+}
+
 /** A visibility query; every given criterion must hold. */
 export interface ListFilter {
   readonly workflowName?: string | undefined
+  /**
+   * Only executions of one of these tenants: an execution without a tenant matches no
+   * list, and an empty list matches nothing (an operator scoped to no tenant sees none).
+   */
+  readonly tenants?: ReadonlyArray<string> | undefined
   readonly status?: ExecutionStatus | ReadonlyArray<ExecutionStatus> | undefined
   /** Every pair must be present among the execution's search attributes. */
   readonly attributes?: SearchAttributes | undefined
@@ -167,6 +203,17 @@ export const isAfter = (info: ExecutionInfo, position: ListPosition): boolean =>
 export const newestFirst = (a: ExecutionInfo, b: ExecutionInfo): number =>
   b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
 
+/** What a claim is asked (`claim`, `claimWithNextDue`). */
+export interface ClaimOptions {
+  readonly workerId: string
+  readonly workflowNames: ReadonlyArray<string>
+  readonly limit: number
+  readonly leaseMs: number
+  readonly now: number
+  /** At most this many executions of one tenant running under an unexpired lease (see `claim`). */
+  readonly tenantLimit?: number | undefined
+}
+
 /** What `enqueue` is given: a new execution. */
 export interface EnqueueInput {
   readonly executionId: string
@@ -176,6 +223,8 @@ export interface EnqueueInput {
   readonly attributes: SearchAttributes
   /** The execution's event stream, for `Claim.streamVersion` (queues that can read it). */
   readonly stream?: string | undefined
+  /** The tenant it is started for (`Tenant`), for `tenants` filters and `tenantLimit`. */
+  readonly tenant?: string | undefined
   /**
    * For an execution with a concurrency key: when it must have started by. Still
    * waiting for its key then, `expireStartDeadlines` takes it out of the key's line.
@@ -216,11 +265,15 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * the execution becomes the key's holder, as a claim makes it. Answers whether the row
      * was inserted and, when it was inserted leased, its claim (`claims` 1). Nothing is
      * done to an execution that exists. Optional: a queue without it is asked `enqueue`.
+     * With `tenantLimit`, a row whose tenant already has that many executions running under
+     * an unexpired lease is inserted pending too, and waits for a claim.
      */
     readonly enqueueLeased?: (
       input: EnqueueInput & {
         readonly workerId: string
         readonly leaseMs: number
+        /** As a claim's `tenantLimit`: a tenant at its limit gets the row pending, not leased. */
+        readonly tenantLimit?: number | undefined
       }
     ) => Effect.Effect<EnqueueLeased, ExecutionQueueError>
 
@@ -245,14 +298,13 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * lease expired) come before executions never claimed, each group oldest due first:
      * in a burst of new executions, one woken by its callback does not wait behind every
      * first run of the burst, so work in progress finishes before more is started.
+     *
+     * Fair shares: with `tenantLimit`, an execution whose tenant already has that many
+     * executions running under an unexpired lease is skipped (it stays due), and one claim
+     * takes no tenant past the limit, so a flood of one tenant's executions cannot keep
+     * another tenant's waiting. Executions without a tenant are never limited.
      */
-    readonly claim: (options: {
-      readonly workerId: string
-      readonly workflowNames: ReadonlyArray<string>
-      readonly limit: number
-      readonly leaseMs: number
-      readonly now: number
-    }) => Effect.Effect<ReadonlyArray<Claim>, ExecutionQueueError>
+    readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Claim>, ExecutionQueueError>
 
     /**
      * `claim`, answering with the claims the earliest time AFTER `now` at which an
@@ -263,13 +315,7 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * took fewer than `limit` sleeps until that time (or a signal) without asking
      * `nextDueAt`. Optional: a queue without it is asked `claim` and `nextDueAt`.
      */
-    readonly claimWithNextDue?: (options: {
-      readonly workerId: string
-      readonly workflowNames: ReadonlyArray<string>
-      readonly limit: number
-      readonly leaseMs: number
-      readonly now: number
-    }) => Effect.Effect<ClaimResult, ExecutionQueueError>
+    readonly claimWithNextDue?: (options: ClaimOptions) => Effect.Effect<ClaimResult, ExecutionQueueError>
 
     /** Renews the leases `workerId` still holds; returns the ids it still holds. */
     readonly heartbeat: (options: {
@@ -326,6 +372,15 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
     readonly tally?: Effect.Effect<ReadonlyArray<Tally>, ExecutionQueueError>
 
     /**
+     * Per tenant (executions without one left out), how many run under an unexpired lease
+     * and how many wait, pending and due, at `now` (what a metrics scrape reads for fair
+     * shares). Optional: a queue without it is asked `list`, counted by {@link tenantTallyOf}.
+     */
+    readonly tallyByTenant?: (options: {
+      readonly now: number
+    }) => Effect.Effect<ReadonlyArray<TenantTally>, ExecutionQueueError>
+
+    /**
      * Ids of executions that other processes made due (pending, or suspended with a timer)
      * or finished, as the storage reports them (PostgreSQL's LISTEN/NOTIFY), so waiting
      * workers and callers wake at once. Best effort: polling stays the floor. The memory
@@ -347,6 +402,8 @@ const statusFilter = (status: ListFilter["status"]): ReadonlyArray<ExecutionStat
 export const matches = (info: ExecutionInfo, filter: ListFilter): boolean => {
   const statuses = statusFilter(filter.status)
   if (filter.workflowName !== undefined && info.workflowName !== filter.workflowName) return false
+  if (filter.tenants !== undefined && (info.tenant === null || !filter.tenants.includes(info.tenant)))
+    return false
   if (statuses !== undefined && !statuses.includes(info.status)) return false
   if (filter.attributes !== undefined && !contains(info.attributes, filter.attributes)) return false
   if (filter.createdFrom !== undefined && info.createdAt < filter.createdFrom) return false
@@ -374,6 +431,7 @@ interface Row {
   concurrencyKey: string | null
   startBy: number | null
   parentId: string | null
+  tenant: string | null
   attributes: Record<string, string>
   claims: number
   createdAt: number
@@ -392,6 +450,7 @@ const toInfo = (row: Row): ExecutionInfo =>
       leaseOwner: row.leaseOwner,
       concurrencyKey: row.concurrencyKey,
       parentId: row.parentId,
+      tenant: row.tenant,
       attributes: { ...row.attributes },
       claims: row.claims,
       createdAt: row.createdAt,
@@ -421,18 +480,35 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     row.dueAt !== null &&
     row.dueAt <= now
 
-  const claimNow = (options: Parameters<ExecutionQueue["Type"]["claim"]>[0]): Array<Claim> => {
+  /** How many executions of each tenant run under a lease unexpired at `now`. */
+  const runningByTenant = (now: number): Map<string, number> => {
+    const counts = new Map<string, number>()
+    for (const row of rows.values()) {
+      if (row.tenant === null || row.status !== "running" || row.dueAt === null || row.dueAt <= now) continue
+      counts.set(row.tenant, (counts.get(row.tenant) ?? 0) + 1)
+    }
+    return counts
+  }
+
+  const claimNow = (options: ClaimOptions): Array<Claim> => {
     const due = Array.from(rows.values())
       .filter((row) => isClaimable(row, options.workflowNames, options.now))
       .sort((a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq)
+    const { tenantLimit } = options
+    const running = tenantLimit === undefined ? undefined : runningByTenant(options.now)
     const claimed: Array<Claim> = []
     for (const row of due) {
       if (claimed.length >= options.limit) break
       if (row.concurrencyKey !== null) {
         const holder = holders.get(row.concurrencyKey)
         if (holder !== undefined && holder !== row.executionId) continue
-        holders.set(row.concurrencyKey, row.executionId)
       }
+      if (running !== undefined && tenantLimit !== undefined && row.tenant !== null) {
+        const share = running.get(row.tenant) ?? 0
+        if (share >= tenantLimit) continue
+        running.set(row.tenant, share + 1)
+      }
+      if (row.concurrencyKey !== null) holders.set(row.concurrencyKey, row.executionId)
       const leaseUntil = options.now + options.leaseMs
       row.status = "running"
       row.leaseOwner = options.workerId
@@ -462,6 +538,7 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
       concurrencyKey: input.concurrencyKey ?? null,
       startBy: input.concurrencyKey === undefined ? null : (input.startBy ?? null),
       parentId: input.parentId ?? null,
+      tenant: input.tenant ?? null,
       attributes: { ...input.attributes },
       claims: 0,
       createdAt: input.now,
@@ -483,7 +560,13 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     enqueueLeased: (input) =>
       Effect.sync((): EnqueueLeased => {
         if (rows.has(input.executionId)) return { inserted: false, claim: undefined }
+        const { tenantLimit } = input
+        const atLimit =
+          tenantLimit !== undefined &&
+          input.tenant !== undefined &&
+          (runningByTenant(input.now).get(input.tenant) ?? 0) >= tenantLimit
         const row = insert(input)
+        if (atLimit) return { inserted: true, claim: undefined }
         if (row.concurrencyKey !== null) {
           const holder = holders.get(row.concurrencyKey)
           if (holder !== undefined && holder !== row.executionId) return { inserted: true, claim: undefined }
@@ -635,6 +718,8 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
       }),
 
     tally: Effect.sync(() => tallyOf(Array.from(rows.values()).map(toInfo))),
+
+    tallyByTenant: ({ now }) => Effect.sync(() => tenantTallyOf(Array.from(rows.values()).map(toInfo), now)),
 
     changes: Stream.never,
 

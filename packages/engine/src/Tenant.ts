@@ -5,8 +5,10 @@
  * execution's `WorkflowStarted` metadata (beside its trace) and in its queue row, and every
  * run of the execution — on whichever worker, after any suspension, and every child it
  * starts — runs within it again, so an activity reads {@link current} to act for the right
- * tenant (the key a remote call is made with, say). No tenant (`undefined`) is the
- * single-tenant case, and what every execution started before tenants existed has.
+ * tenant (the key a remote call is made with, say). The queue row lets listings be scoped
+ * to tenants, and a worker hold each tenant to a fair share of its runs (`EngineWorker`'s
+ * `tenantConcurrency`). No tenant (`undefined`) is the single-tenant case, and what every
+ * execution started before tenants existed has.
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"

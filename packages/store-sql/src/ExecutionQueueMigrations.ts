@@ -200,6 +200,20 @@ const searchIndexes = Effect.gen(function* () {
   yield* sql`CREATE INDEX tillflow_executions_by_id_prefix ON tillflow_executions (execution_id text_pattern_ops)`
 })
 
+// Tenants (issue 32): the tenant an execution was started for (`Tenant`), NULL for rows
+// enqueued before or without one. An operator scoped to tenants pages newest first through
+// their executions (`list` with `tenants`): one tenant's page is an ordered range of
+// `by_tenant`. The fair-share claim counts a tenant's running executions through the
+// partial index of started rows (`3_claim_started_first`: a running row has `claims > 0`,
+// its lease is its `due_at`), so it needs no index of its own.
+const tenants = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tillflow_executions ADD COLUMN tenant text`
+  yield* sql`
+    CREATE INDEX tillflow_executions_by_tenant ON tillflow_executions (tenant, created_at, execution_id)
+    WHERE tenant IS NOT NULL`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
@@ -210,7 +224,8 @@ export const migrations = {
   "6_start_by": startBy,
   "7_scan_floors": scanFloors,
   "8_holders_by_execution": holdersByExecution,
-  "9_search_indexes": searchIndexes
+  "9_search_indexes": searchIndexes,
+  "10_tenants": tenants
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

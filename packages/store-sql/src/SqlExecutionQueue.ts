@@ -14,6 +14,11 @@
  * statement and transaction when one finishes (`internal/Coalescer`), each caller getting
  * its own row's answer; see `internal/executionQueue/Enqueue` and `Transition`.
  *
+ * Tenants: a row keeps the tenant its execution was started for (migration `10_tenants`);
+ * `list` and `count` can be scoped to tenants, and a claim given a `tenantLimit` ranks the
+ * due rows per tenant first (`Statements.claim`), so that no tenant runs more than its
+ * share; without one, the claim's statement is the same as before tenants.
+ *
  * History: finished executions stay in the table, and the claim and due-time look-ups read
  * their partial indexes from scan floors (migration `7_scan_floors`) that claims move up
  * and writes below them move down, past the dead index entries finished runs leave, which
@@ -48,6 +53,7 @@ type Service = ExecutionQueue.ExecutionQueue["Type"] & {
   readonly enqueueLeased: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["enqueueLeased"]>
   readonly count: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["count"]>
   readonly tally: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["tally"]>
+  readonly tallyByTenant: NonNullable<ExecutionQueue.ExecutionQueue["Type"]["tallyByTenant"]>
 }
 
 /** The service with every call run uninterruptibly (the `changes` stream stays interruptible). */
@@ -66,6 +72,7 @@ const uninterruptibleCalls = (service: Service): Service => ({
   list: (filter) => Effect.uninterruptible(service.list(filter)),
   count: (filter) => Effect.uninterruptible(service.count(filter)),
   tally: Effect.uninterruptible(service.tally),
+  tallyByTenant: (options) => Effect.uninterruptible(service.tallyByTenant(options)),
   nextDueAt: (workflowNames) => Effect.uninterruptible(service.nextDueAt(workflowNames)),
   expireStartDeadlines: (options) => Effect.uninterruptible(service.expireStartDeadlines(options))
 })
@@ -174,6 +181,7 @@ export const makeWith = (
       list: (filter) => Lookup.list(sql, filter),
       count: (filter) => Lookup.count(sql, filter),
       tally: Lookup.tally(sql),
+      tallyByTenant: ({ now }) => Lookup.tallyByTenant(sql, now),
       changes: Announcements.changes(listen, local, self),
       nextDueAt: (workflowNames) => NextDue.earliest(sql, workflowNames),
       expireStartDeadlines: ({ now }) =>

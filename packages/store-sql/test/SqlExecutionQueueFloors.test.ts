@@ -210,7 +210,8 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
         const {
           "7_scan_floors": _added,
           "8_holders_by_execution": _later,
-          "9_search_indexes": _latest,
+          "9_search_indexes": _search,
+          "10_tenants": _latest,
           ...before
         } = ExecutionQueueMigrations.migrations
         yield* Migrator.make({})({
@@ -224,7 +225,8 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
         expect(yield* ExecutionQueueMigrations.run).toEqual([
           [7, "scan_floors"],
           [8, "holders_by_execution"],
-          [9, "search_indexes"]
+          [9, "search_indexes"],
+          [10, "tenants"]
         ])
         expect((yield* floors).due).toBe(5000)
         const claimed = yield* Effect.scoped(

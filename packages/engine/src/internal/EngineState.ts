@@ -64,6 +64,8 @@ export interface RunState {
 export interface LocalWorker {
   readonly workerId: string
   readonly leaseMs: number
+  /** The worker's `tenantConcurrency`: a start of a tenant at it is left to a claim. */
+  readonly tenantLimit?: number | undefined
   /** Takes one of its free slots for a start; false when it has none or is stopping. */
   readonly reserve: () => boolean
   /** Gives a slot `reserve` took back unused. */

@@ -1,7 +1,7 @@
 /**
  * Starting an execution (`WorkflowEngine.execute`): its `WorkflowStarted` appended as
  * the first event of its stream (the execution is its stream: starting it twice finds it
- * started), the execution enqueued with its concurrency key and search attributes, then
+ * started), the execution enqueued with its concurrency key, search attributes and tenant, then
  * the caller waits for its result (`Results`) unless it asked not to. A child execution
  * suspends its parent until it finishes.
  */
@@ -141,7 +141,9 @@ const enqueueLeased = (
   worker: LocalWorker,
   input: ExecutionQueue.EnqueueInput
 ) =>
-  orDieAfterRetries(enqueue({ ...input, workerId: worker.workerId, leaseMs: worker.leaseMs })).pipe(
+  orDieAfterRetries(
+    enqueue({ ...input, workerId: worker.workerId, leaseMs: worker.leaseMs, tenantLimit: worker.tenantLimit })
+  ).pipe(
     Effect.map((answer) => ({ claim: answer.claim, created: answer.inserted })),
     Effect.onExit((exit) =>
       Exit.isSuccess(exit) && exit.value.claim !== undefined
@@ -190,6 +192,8 @@ export const execute =
         parentId: parent?.executionId,
         attributes: Context.get(workflow.annotations, SearchAttributesOf)(owner),
         stream: log.stream,
+        // The owner's tenant, as its `WorkflowStarted` says (this call's when it started it).
+        tenant: log.history.tenant,
         now: time
       }
       // Started by this call in a process whose worker has a free slot: it runs there at

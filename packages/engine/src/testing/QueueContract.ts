@@ -1,8 +1,9 @@
 /**
  * The rules of the `ExecutionQueue` port, run against each implementation (memory,
  * PGlite, PostgreSQL): claims, leases and their expiry, heartbeats, suspension and
- * wake-ups, concurrency keys, visibility, concurrent claimers never sharing a row, and
- * live executions never hidden by what a queue keeps to skip its history.
+ * wake-ups, concurrency keys, visibility, tenants and their fair shares, concurrent
+ * claimers never sharing a row, and live executions never hidden by what a queue keeps to
+ * skip its history.
  * Times are plain numbers: the queue never reads a clock itself. Each concern's tests live
  * in a module of `./queue/`; this one runs them all on one layer.
  */
@@ -20,6 +21,7 @@ import * as Notifications from "./queue/Notifications.js"
 import * as StartDeadlines from "./queue/StartDeadlines.js"
 import * as StartLeased from "./queue/StartLeased.js"
 import * as Suspension from "./queue/Suspension.js"
+import * as Tenants from "./queue/Tenants.js"
 
 export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue.ExecutionQueue, E>) =>
   it.layer(layer, { timeout: 60_000 })(`ExecutionQueue on ${name}`, (it) => {
@@ -33,6 +35,7 @@ export const queueContract = <E>(name: string, layer: Layer.Layer<ExecutionQueue
     StartLeased.suite(it)
     Listing.suite(it)
     History.suite(it)
+    Tenants.suite(it)
   })
 
 /** The SQL queue announces changes on LISTEN/NOTIFY (the memory queue has nothing to say). */

@@ -2,7 +2,7 @@
  * The claim: due executions taken for a worker in one statement, `FOR UPDATE SKIP LOCKED`
  * so concurrent claimers never block on nor take the same row, each leased until
  * `now + leaseMs` and holding its concurrency key, with the next due time read in the
- * same snapshot.
+ * same snapshot; with a `tenantLimit`, no tenant past its fair share.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { ExecutionQueue } from "@tillflow/engine"

@@ -33,6 +33,7 @@ const enqueueMany = (sql: SqlClient.SqlClient, inputs: ReadonlyArray<Statements.
       attributes: input.attributes,
       stream_id: input.stream ?? null,
       start_by: Statements.startByOf(input),
+      tenant: input.tenant ?? null,
       now: input.now
     }))
   )

@@ -1,12 +1,13 @@
 /**
  * The queue's visibility queries: one execution (`get`), those matching a filter (`list`),
- * as the port's `ExecutionInfo`, and how many match (`count`).
+ * as the port's `ExecutionInfo`, how many match (`count`), and the tallies a metrics
+ * scrape reads (by workflow and status, `tally`; by tenant, `tallyByTenant`).
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { ExecutionQueue } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { decodeExecutionRows, failure, toInfo } from "./Rows.js"
+import { decodeExecutionRows, decodeTenantTally, failure, toInfo } from "./Rows.js"
 import * as Statements from "./Statements.js"
 
 /** One execution. */
@@ -27,16 +28,20 @@ const statusesOf = (filter: ExecutionQueue.ListFilter) =>
       ? [filter.status]
       : filter.status
 
+/** True when the filter can match nothing: an empty status or tenant list. */
+const matchesNothing = (filter: ExecutionQueue.ListFilter, statuses: ReadonlyArray<string> | undefined) =>
+  (statuses !== undefined && statuses.length === 0) || filter.tenants?.length === 0
+
 /**
  * Executions matching a filter, oldest first or newest first as it asks; none, without a
- * statement, for an empty status list.
+ * statement, for an empty status or tenant list.
  */
 export const list = (
   sql: SqlClient.SqlClient,
   filter: ExecutionQueue.ListFilter
 ): Effect.Effect<ReadonlyArray<ExecutionQueue.ExecutionInfo>, ExecutionQueue.ExecutionQueueError> => {
   const statuses = statusesOf(filter)
-  if (statuses !== undefined && statuses.length === 0) return Effect.succeed([])
+  if (matchesNothing(filter, statuses)) return Effect.succeed([])
   return Statements.list(sql, filter, statuses).pipe(
     Effect.flatMap(decodeExecutionRows),
     Effect.map((rows) => rows.map(toInfo)),
@@ -59,15 +64,28 @@ export const tally = (
     Effect.mapError(failure("tally"))
   )
 
-/** How many executions match a filter; 0, without a statement, for an empty status list. */
+/** How many executions match a filter; 0, without a statement, for an empty status or tenant list. */
 export const count = (
   sql: SqlClient.SqlClient,
   filter: ExecutionQueue.ListFilter
 ): Effect.Effect<number, ExecutionQueue.ExecutionQueueError> => {
   const statuses = statusesOf(filter)
-  if (statuses !== undefined && statuses.length === 0) return Effect.succeed(0)
+  if (matchesNothing(filter, statuses)) return Effect.succeed(0)
   return Statements.count(sql, filter, statuses).pipe(
     Effect.map((rows) => Number(rows[0]?.count ?? 0)),
     Effect.mapError(failure("count"))
   )
 }
+
+/** Per tenant, how many executions run under an unexpired lease and how many wait due at `now`. */
+export const tallyByTenant = (
+  sql: SqlClient.SqlClient,
+  now: number
+): Effect.Effect<ReadonlyArray<ExecutionQueue.TenantTally>, ExecutionQueue.ExecutionQueueError> =>
+  Statements.tallyByTenant(sql, now).pipe(
+    Effect.flatMap(decodeTenantTally),
+    Effect.map((rows) =>
+      rows.map((row) => ({ tenant: row.tenant, running: row.running, waiting: row.waiting }))
+    ),
+    Effect.mapError(failure("tallyByTenant"))
+  )

@@ -18,6 +18,7 @@ const ExecutionRow = Schema.Struct({
   lease_owner: Schema.NullOr(Schema.String),
   concurrency_key: Schema.NullOr(Schema.String),
   parent_id: Schema.NullOr(Schema.String),
+  tenant: Schema.NullOr(Schema.String),
   attributes: ExecutionQueue.SearchAttributes,
   claims: Schema.Number,
   created_at: Int8,
@@ -69,6 +70,9 @@ const TransitionRow = Schema.Struct({
 })
 export const decodeTransitions = Schema.decodeUnknown(Schema.Array(TransitionRow))
 
+const TenantTallyRow = Schema.Struct({ tenant: Schema.String, running: Int8, waiting: Int8 })
+export const decodeTenantTally = Schema.decodeUnknown(Schema.Array(TenantTallyRow))
+
 const StoreTableRow = Schema.Struct({ present: Schema.Boolean })
 export const decodeStoreTable = Schema.decodeUnknown(Schema.Array(StoreTableRow))
 
@@ -83,6 +87,7 @@ export const toInfo = (row: typeof ExecutionRow.Type): ExecutionQueue.ExecutionI
       leaseOwner: row.lease_owner,
       concurrencyKey: row.concurrency_key,
       parentId: row.parent_id,
+      tenant: row.tenant,
       attributes: row.attributes,
       claims: row.claims,
       createdAt: row.created_at,
