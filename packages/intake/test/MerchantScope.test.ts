@@ -3,9 +3,9 @@
  * merchants besides the deployment's own: a merchant's bearer token (`TILLFLOW_INTAKE_TOKENS`)
  * and a merchant's console operator reach their merchant's executions and transactions, and
  * another merchant's — or the deployment's own — are not found by any route, id or guid:
- * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it. What spans
- * every merchant (lists, the log, the audit, the monitor, metrics, the registry) is refused
- * 403; naming another merchant is refused 403. The platform's token sees everything.
+ * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it, a list or
+ * a search. What spans every merchant (the log, the audit, alerts, the live stream,
+ * metrics, the registry) is refused 403; naming another merchant is refused 403. The platform's token sees everything.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Operators } from "@tillflow/console"
@@ -166,14 +166,23 @@ describe("each merchant's people see only their own", () => {
         expect([crossed.status, crossed.json?._tag]).toEqual([400, "InvalidRequest"])
 
         // What spans every merchant is the platform's.
+        // Its lists and searches hold its merchant's executions only.
+        const listed = yield* call("GET", "/v1/executions", asCafe)
+        expect(listed.status, listed.text).toBe(200)
+        expect((listed.json as Json).map((e: Json) => e.executionId)).toEqual([cafe.id])
+        const searched = yield* call("GET", "/v1/monitor/executions", asCafe)
+        expect(searched.status, searched.text).toBe(200)
+        expect(searched.json.executions.map((e: Json) => e.executionId)).toEqual([cafe.id])
+        expect(searched.json.total).toBe(1)
+        const byGuid = yield* call("GET", `/v1/monitor/executions?q=${tea.guid}`, asCafe)
+        expect(byGuid.json.executions).toEqual([])
         for (const path of [
-          "/v1/executions",
           "/v1/events",
           "/v1/audit/ledger",
           "/v1/audit/verify",
           `/v1/audit/timeline/${tea.id}`,
           "/v1/monitor/alerts",
-          "/v1/monitor/executions",
+          "/v1/monitor/terminals",
           "/v1/monitor/live",
           "/v1/merchants",
           "/metrics"
@@ -199,7 +208,9 @@ describe("each merchant's people see only their own", () => {
           (yield* send("POST", `/v1/transactions/${tea.guid}/actions`, { cookie, body: JSON.parse(refund) }))
             .status
         ).toBe(404)
-        expect((yield* send("GET", "/v1/executions", { cookie })).status).toBe(403)
+        const carlaList = yield* send("GET", "/v1/executions", { cookie })
+        expect((carlaList.json as Json).map((e: Json) => e.executionId)).toEqual([cafe.id])
+        expect((yield* send("GET", "/v1/events", { cookie })).status).toBe(403)
 
         // The platform's token sees every merchant's.
         expect((yield* call("GET", `/v1/executions/${tea.id}`)).status).toBe(200)

@@ -5,7 +5,14 @@
  * status at the service, a page of the global event log, and whether this process is
  * ready (its store, its engine and the workflows it registered, the service taking its key).
  */
-import { PaymentEvents, Ledger, LedgerProjection, TerminalCloud, TransactionResult } from "@tillflow/core"
+import {
+  Ledger,
+  LedgerProjection,
+  MerchantKeys,
+  PaymentEvents,
+  TerminalCloud,
+  TransactionResult
+} from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -148,6 +155,11 @@ export const make = (
         }
       })
 
+    // A request acting for a merchant lists that merchant's executions only (`Tenant`).
+    const merchantScope = Effect.map(MerchantKeys.currentMerchant, (merchant) =>
+      merchant === undefined ? {} : { tenants: [merchant] }
+    )
+
     const list = (query: Intake.ListQuery) =>
       Effect.gen(function* () {
         const attributes: Record<string, string> = {}
@@ -160,6 +172,7 @@ export const make = (
           .list({
             ...(query.workflow === undefined ? {} : { workflowName: query.workflow }),
             ...(query.status === undefined ? {} : { status: query.status }),
+            ...(yield* merchantScope),
             attributes
           })
           .pipe(Effect.mapError(unavailable("execution queue")))
@@ -170,7 +183,7 @@ export const make = (
 
     const search = (query: Intake.SearchQuery) =>
       Effect.gen(function* () {
-        const filter = yield* filterOf(query)
+        const filter = { ...(yield* filterOf(query)), ...(yield* merchantScope) }
         const limit = query.limit ?? 50
         // One more than the page: whether a next page exists, without counting.
         const [found, total] = yield* Effect.all(

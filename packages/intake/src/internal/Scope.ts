@@ -1,10 +1,10 @@
 /**
  * What a credential limited to merchants may do (issue 32: a merchant's own staff or
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
- * terminals, start and stop its operations, follow its executions by id, ask the status
- * endpoint, act on and resolve its transactions, and nothing else — the log, the audit, the
- * metrics, the monitor, the execution lists and the merchant registry span every merchant
- * and are the platform's. It acts for the merchant `Tillflow-Merchant` names, which must be
+ * terminals, start and stop its operations, list, search and follow its executions, ask
+ * the status endpoint, act on and resolve its transactions, and nothing else — the log,
+ * the audit, the metrics, the alerts, the live stream and the merchant registry span every
+ * merchant and are the platform's. It acts for the merchant `Tillflow-Merchant` names, which must be
  * one of its own, or for its only merchant when the header is absent. What an allowed route
  * reaches by id or guid is checked against that merchant (`MerchantGate`).
  */
@@ -21,6 +21,8 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["POST", /^\/v1\/operations$/],
   ["POST", /^\/v1\/terminals\/[^/]+\/stop$/],
   ["POST", /^\/v1\/lifecycle\/[^/]+$/],
+  ["GET", /^\/v1\/executions$/],
+  ["GET", /^\/v1\/monitor\/executions$/],
   ["GET", /^\/v1\/executions\/[^/]+$/],
   ["GET", /^\/v1\/executions\/[^/]+\/history$/],
   ["POST", /^\/v1\/executions\/[^/]+\/retry$/],
@@ -49,7 +51,7 @@ export const enforce = (
     const path = request.url.split("?")[0] ?? request.url
     if (!isAllowed(request.method, path)) {
       return yield* new Forbidden({
-        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, follows and acts on its own operations)`,
+        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, lists, follows and acts on its own operations)`,
         role: operator.role
       })
     }
