@@ -20,6 +20,7 @@ import type * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import type * as Workflow from "@effect/workflow/Workflow"
 import { makeUnsafe, WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import type * as WorkflowEngineModule from "@effect/workflow/WorkflowEngine"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -217,6 +218,11 @@ export interface Service {
   ) => Effect.Effect<number, ExecutionQueue.ExecutionQueueError>
   /** How many executions of each workflow are in each status. */
   readonly tally: Effect.Effect<ReadonlyArray<ExecutionQueue.Tally>, ExecutionQueue.ExecutionQueueError>
+  /** How many executions of each tenant run and wait now (`Tenant`: fair shares, their metrics). */
+  readonly tallyByTenant: Effect.Effect<
+    ReadonlyArray<ExecutionQueue.TenantTally>,
+    ExecutionQueue.ExecutionQueueError
+  >
   /** The names of the workflows registered in this process (what its workers claim). */
   readonly workflowNames: Effect.Effect<ReadonlyArray<string>>
   /**
@@ -413,6 +419,11 @@ export const make = (
       count: (filter) =>
         queue.count !== undefined ? queue.count(filter) : Effect.map(queue.list(filter), (all) => all.length),
       tally: queue.tally ?? Effect.map(queue.list({}), ExecutionQueue.tallyOf),
+      tallyByTenant: Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        queue.tallyByTenant !== undefined
+          ? queue.tallyByTenant({ now })
+          : Effect.map(queue.list({}), (all) => ExecutionQueue.tenantTallyOf(all, now))
+      ),
       workflowNames: Effect.sync(() => Array.from(state.registry.keys())),
       run: run(state, engine),
       awaitChange: (executionId) => awaitChange(state, executionId),

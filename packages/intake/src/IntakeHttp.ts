@@ -18,7 +18,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { CallbackHttp, CallbackReceiver } from "@tillflow/callback"
 import { ConsoleHttp, ConsoleSessions, LoginLimiter, Operators } from "@tillflow/console"
-import { CallbackRegistration, LogMetrics, MerchantKeys } from "@tillflow/core"
+import { CallbackRegistration, LogMetrics, MerchantKeys, MerchantRegistry } from "@tillflow/core"
 import { DurableEngine, type EventStore, ExecutionQueue, Tenant } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -57,6 +57,12 @@ export const executions = Metric.gauge("tillflow_executions", {
 export const alertsOpen = Metric.gauge("tillflow_alerts_open", {
   description:
     "unresolved alerts by kind (mismatch, unresolved, stuck, overdue, late-result, key-refused) and state (open: not yet acknowledged; acknowledged)"
+})
+
+/** Each merchant's executions running and waiting (fair shares, issue 32), set at each scrape. */
+export const merchantExecutions = Metric.gauge("tillflow_merchant_executions", {
+  description:
+    "a merchant's executions by state: running (under a worker's lease), waiting (due, not yet claimed); the deployment's own merchant is not counted"
 })
 
 /** The merchant's terminals by state (idle, busy, offline), set at each scrape. */
@@ -367,9 +373,29 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
         )
       }
     }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: terminals not counted: ${error.message}`)))
+    // The registered merchants and those seen at a scrape: each has its series, 0 when idle.
+    const registry = yield* Effect.serviceOption(MerchantRegistry.MerchantRegistry)
+    const merchantsSeen = new Set<string>()
+    const countMerchants = Effect.gen(function* () {
+      const tally = yield* engine.tallyByTenant
+      for (const t of tally) merchantsSeen.add(t.tenant)
+      if (Option.isSome(registry)) {
+        const registered = yield* Effect.option(registry.value.list)
+        for (const m of Option.getOrElse(registered, () => [])) merchantsSeen.add(m.id)
+      }
+      for (const merchant of merchantsSeen) {
+        const counted = tally.find((t) => t.tenant === merchant)
+        for (const state of ["running", "waiting"] as const) {
+          yield* Metric.set(
+            Metric.tagged(Metric.tagged(merchantExecutions, "merchant", merchant), "state", state),
+            counted?.[state] ?? 0
+          )
+        }
+      }
+    }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: merchants not counted: ${error.message}`)))
     return handlers.handle("metrics", () =>
       Effect.zipRight(
-        Effect.all([countExecutions, countAlerts, countTerminals], { concurrency: 3 }),
+        Effect.all([countExecutions, countAlerts, countTerminals, countMerchants], { concurrency: 4 }),
         Prometheus.scrape
       )
     )

@@ -375,7 +375,11 @@ export const workerLayer = (config: WorkerConfig.WorkerConfig["worker"]) =>
     ...(Option.isSome(config.id) ? { workerId: config.id.value } : {}),
     concurrency: config.concurrency,
     lease: config.lease,
-    shutdownTimeout: config.shutdownTimeout
+    shutdownTimeout: config.shutdownTimeout,
+    // A merchant's fair share of the worker's slots (the engine's tenants).
+    ...(Option.isSome(config.merchantConcurrency)
+      ? { tenantConcurrency: config.merchantConcurrency.value }
+      : {})
   })
 
 /** What {@link layer} provides: everything the library's operations, lifecycles and audit run on. */

@@ -62,6 +62,12 @@ export interface WorkerConfig {
     readonly concurrency: number
     readonly lease: Duration.Duration
     readonly shutdownTimeout: Duration.Duration
+    /**
+     * A merchant's fair share (`TILLFLOW_MERCHANT_CONCURRENCY`): at most this many of one
+     * merchant's executions run on a worker at a time, so one merchant's burst cannot take
+     * every slot. None: no cap.
+     */
+    readonly merchantConcurrency: Option.Option<number>
   }
   /** The merchant's category code (capture rules of pre-authorizations made on terminals). */
   readonly merchantMcc: Option.Option<string>
@@ -220,6 +226,14 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
       lease: Config.duration("TILLFLOW_LEASE").pipe(Config.withDefault(Duration.seconds(30))),
       shutdownTimeout: Config.duration("TILLFLOW_SHUTDOWN_TIMEOUT").pipe(
         Config.withDefault(Duration.seconds(10))
+      ),
+      merchantConcurrency: Config.option(
+        Config.integer("TILLFLOW_MERCHANT_CONCURRENCY").pipe(
+          Config.validate({
+            message: "TILLFLOW_MERCHANT_CONCURRENCY must be 1 to 1000",
+            validation: (n) => n >= 1 && n <= 1000
+          })
+        )
       )
     }),
     logFormat: Config.literal(

@@ -181,6 +181,15 @@ describe("many merchants in one worker", () => {
           expect(keyAlert?.message).toContain(`tillflow merchants retire-key ${cafe} ${oldKeyId}`)
           expect(keyAlert?.state).toBe("open")
 
+          // Each merchant's executions running and waiting are metrics (its fair share).
+          const metrics = yield* call("GET", "/metrics")
+          expect(metrics.text).toMatch(
+            /tillflow_merchant_executions\{merchant="cafe-sol",state="running"\} 0/
+          )
+          expect(metrics.text).toMatch(
+            /tillflow_merchant_executions\{merchant="cafe-sol",state="waiting"\} 0/
+          )
+
           // Disabled mid-traffic: its new operations refused with the rule; the other merchant's go on.
           yield* registry.setEnabled(cafe, false)
           const refused = yield* sale("CAFE-1", `disabled-${run}`, forCafe)

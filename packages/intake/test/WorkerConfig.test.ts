@@ -98,6 +98,19 @@ describe("WorkerConfig", () => {
   )
 
   it.effect(
+    "a merchant's fair share comes from TILLFLOW_MERCHANT_CONCURRENCY; none by default, 0 refused",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).worker.merchantConcurrency).toEqual(Option.none())
+        expect((yield* withEnv({ TILLFLOW_MERCHANT_CONCURRENCY: "4" })).worker.merchantConcurrency).toEqual(
+          Option.some(4)
+        )
+        const zero = yield* Effect.flip(withEnv({ TILLFLOW_MERCHANT_CONCURRENCY: "0" }))
+        expect(String(zero)).toContain("TILLFLOW_MERCHANT_CONCURRENCY must be 1 to 1000")
+      })
+  )
+
+  it.effect(
     "the merchant's virtual terminal comes from TILLFLOW_MOTO_TERMINAL; a blank one is refused, naming the key",
     () =>
       Effect.gen(function* () {
