@@ -95,26 +95,36 @@ export class InvalidOperators extends Schema.TaggedError<InvalidOperators>()("In
   message: Schema.String
 }) {}
 
-/**
- * The operators of a JSON array (`TILLFLOW_OPERATORS`, or the file `TILLFLOW_OPERATORS_FILE`
- * names): each `{name, role, secret}` and, for a merchant's own staff, `merchants` (the
- * merchants they see and act for); names are unique (case-insensitive).
- */
-export const parse = (text: string): Either.Either<Registry, InvalidOperators> => {
+/** The entries of a JSON array of the configuration, each decoded by `entry`; `expected` says the form. */
+const entriesOf = <A, I>(
+  entry: Schema.Schema<A, I>,
+  text: string,
+  expected: string
+): Either.Either<ReadonlyArray<A>, InvalidOperators> => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
     return Either.left(new InvalidOperators({ message: `not JSON: ${(error as Error).message}` }))
   }
-  const decoded = Schema.decodeUnknownEither(Schema.Array(OperatorEntry), { errors: "first" })(json)
-  if (Either.isLeft(decoded)) {
-    return Either.left(
-      new InvalidOperators({
-        message: `expected [{"name", "role" (viewer, operator or admin), "secret" (a hash)}]: ${decoded.left.message}`
-      })
-    )
-  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(Schema.Array(entry), { errors: "first" })(json),
+    (error) => new InvalidOperators({ message: `expected ${expected}: ${error.message}` })
+  )
+}
+
+/**
+ * The operators of a JSON array (`TILLFLOW_OPERATORS`, or the file `TILLFLOW_OPERATORS_FILE`
+ * names): each `{name, role, secret}` and, for a merchant's own staff, `merchants` (the
+ * merchants they see and act for); names are unique (case-insensitive).
+ */
+export const parse = (text: string): Either.Either<Registry, InvalidOperators> => {
+  const decoded = entriesOf(
+    OperatorEntry,
+    text,
+    `[{"name", "role" (viewer, operator or admin), "secret" (a hash)}]`
+  )
+  if (Either.isLeft(decoded)) return Either.left(decoded.left)
   const operators = new Map<string, OperatorEntry>()
   for (const entry of decoded.right) {
     const key = entry.name.toLowerCase()
@@ -230,20 +240,12 @@ export const noTokens: Tokens = { bySha256: new Map() }
 
 /** The merchant tokens of a JSON array (`TILLFLOW_INTAKE_TOKENS`): each `{name, role, merchants, sha256}`. */
 export const parseTokens = (text: string): Either.Either<Tokens, InvalidOperators> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    return Either.left(new InvalidOperators({ message: `not JSON: ${(error as Error).message}` }))
-  }
-  const decoded = Schema.decodeUnknownEither(Schema.Array(TokenEntry), { errors: "first" })(json)
-  if (Either.isLeft(decoded)) {
-    return Either.left(
-      new InvalidOperators({
-        message: `expected [{"name", "role", "merchants" (ids), "sha256" (of the token)}]: ${decoded.left.message}`
-      })
-    )
-  }
+  const decoded = entriesOf(
+    TokenEntry,
+    text,
+    `[{"name", "role", "merchants" (ids), "sha256" (of the token)}]`
+  )
+  if (Either.isLeft(decoded)) return Either.left(decoded.left)
   const bySha256 = new Map<string, Operator>()
   const names = new Set<string>()
   for (const entry of decoded.right) {
