@@ -262,6 +262,41 @@ describe("end to end: one terminal, several callers; stop", () => {
   )
 
   it.effect(
+    "stop after the callback's fallback, while the status endpoint cannot tell: the CANCELLED result delivered meanwhile settles the sale, nothing sold again or charged",
+    () =>
+      Effect.gen(function* () {
+        const h = yield* Harness
+        const sale = yield* Effect.fork(
+          TerminalOperations.sale(
+            { ...h.terminal, amount: eur(2950n) },
+            { idempotencyKey: "s-late-stop", delivery: "callback" }
+          )
+        )
+        // The fallback fired: the sale is reconciling (a sale at the card is not at the gateway).
+        yield* advanceUntil(
+          Effect.map(paymentEvents, (events) => events.some((e) => e.type === "ReconciliationChecked"))
+        )
+        expect(yield* stepOf(h, h.terminal.serialNumber)).toBe("WaitingForCard")
+        const stopped = yield* runToEnd(
+          TerminalOperations.stopCurrentTransaction(h.terminal, { idempotencyKey: "stop-late" })
+        )
+        expect(tagOf(stopped)).toBe("StopAccepted")
+        const exit = yield* runToEnd(Fiber.join(sale), { max: "80 seconds" })
+        expect(tagOf(exit)).toBe("Cancelled")
+        expect(yield* h.charges).toBe(0)
+        const types = (yield* paymentEvents).map((e) => e.type)
+        expect(types).toContain("PaymentCancelled")
+        expect(types.filter((t) => t === "AttemptRecorded")).toHaveLength(1)
+        expect(types).not.toContain("AttemptNotCharged")
+      }).pipe(
+        Effect.provide(
+          layer({ timings: { WaitingForCard: 600_000 }, settings: { callbackFallback: Duration.seconds(1) } })
+        )
+      ),
+    { timeout: 120_000 }
+  )
+
+  it.effect(
     "stop while the terminal waits for the host: refused (1003), the sale completes and charges once",
     () =>
       Effect.gen(function* () {

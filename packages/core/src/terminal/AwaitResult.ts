@@ -11,12 +11,9 @@ import * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
-import type * as EventStore from "@tillflow/engine/EventStore"
 import * as SchemaCache from "@tillflow/engine/SchemaCache"
-import * as StoreRetry from "@tillflow/engine/StoreRetry"
 import * as Identifiers from "../model/Identifiers.js"
 import * as CallbackRegistration from "./CallbackRegistration.js"
 import * as OperationOutcome from "./OperationOutcome.js"
@@ -94,7 +91,7 @@ const awaitCallback = (
           // Durable even when short: the workflow suspends, and the callback wakes it.
           inMemoryThreshold: Duration.zero
         }),
-        Effect.map(recordedResult(store, attempt.attemptId), (delivered) =>
+        Effect.map(CallbackRegistration.recordedResult(store, attempt.attemptId), (delivered) =>
           delivered === null
             ? new Elapsed({})
             : delivered === "undecodable"
@@ -137,37 +134,6 @@ const awaitCallback = (
         } satisfies Waited
       }
     }
-  })
-
-/**
- * The first result recorded in the attempt's stream, if any; "undecodable" when only
- * bodies that are not results were recorded. A store that cannot answer counts as none:
- * the wait goes on as without it.
- */
-const recordedResult = (
-  store: EventStore.Service,
-  attemptId: string
-): Effect.Effect<CallbackRegistration.DeliveredResult | "undecodable" | null> =>
-  Effect.gen(function* () {
-    const read = yield* store
-      .readStream(CallbackRegistration.attemptStream(attemptId))
-      .pipe((effect) => StoreRetry.retry(effect, StoreRetry.patient), Effect.option)
-    if (Option.isNone(read)) return null
-    const events = read.value
-    let undecodable = false
-    for (const recorded of events) {
-      if (recorded.type === CallbackRegistration.ResultUndecodable.type) undecodable = true
-      if (recorded.type !== CallbackRegistration.ResultReceived.type) continue
-      const decoded = yield* Effect.option(CallbackRegistration.events.decode(recorded))
-      if (Option.isNone(decoded) || decoded.value.type !== "ResultReceived") continue
-      const received = decoded.value.data as typeof CallbackRegistration.ResultReceived.schema.Type
-      const result = Schema.decodeUnknownOption(CallbackRegistration.DeliveredResult.fields.result)(
-        received.result
-      )
-      if (Option.isNone(result)) continue
-      return { result: result.value, resultHash: received.resultHash, receivedAt: received.receivedAt }
-    }
-    return undecodable ? "undecodable" : null
   })
 
 // ---------------------------------------------------------------------------------------

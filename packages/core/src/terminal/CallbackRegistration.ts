@@ -17,11 +17,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
+import * as StoreRetry from "@tillflow/engine/StoreRetry"
 import { TransactionResult } from "../model/TransactionResult.js"
 
 /** The id of one attempt of an operation (a UUID v4), also the path segment of its callback address. */
@@ -332,3 +334,32 @@ export const makeRegisteredAttempts = (capacity = 10_000): RegisteredAttemptsSer
 /** {@link RegisteredAttempts} as a layer (one per process, shared by workflows and receiver). */
 export const registeredAttemptsLayer = (capacity?: number): Layer.Layer<RegisteredAttempts> =>
   Layer.sync(RegisteredAttempts, () => makeRegisteredAttempts(capacity))
+
+/**
+ * The first result recorded in the attempt's stream, if any; "undecodable" when only
+ * bodies that are not results were recorded. A store that cannot answer counts as none:
+ * the wait goes on as without it.
+ */
+export const recordedResult = (
+  store: EventStore.Service,
+  attemptId: string
+): Effect.Effect<DeliveredResult | "undecodable" | null> =>
+  Effect.gen(function* () {
+    const read = yield* store
+      .readStream(attemptStream(attemptId))
+      .pipe((effect) => StoreRetry.retry(effect, StoreRetry.patient), Effect.option)
+    if (Option.isNone(read)) return null
+    const stored = read.value
+    let undecodable = false
+    for (const recorded of stored) {
+      if (recorded.type === ResultUndecodable.type) undecodable = true
+      if (recorded.type !== ResultReceived.type) continue
+      const decoded = yield* Effect.option(events.decode(recorded))
+      if (Option.isNone(decoded) || decoded.value.type !== "ResultReceived") continue
+      const received = decoded.value.data as typeof ResultReceived.schema.Type
+      const result = Schema.decodeUnknownOption(DeliveredResult.fields.result)(received.result)
+      if (Option.isNone(result)) continue
+      return { result: result.value, resultHash: received.resultHash, receivedAt: received.receivedAt }
+    }
+    return undecodable ? "undecodable" : null
+  })

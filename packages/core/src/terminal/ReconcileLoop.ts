@@ -5,13 +5,15 @@
  * `Reconciliation`, with durable pauses of the recovery rhythm between: IN_PROGRESS → ask
  * again; NOT FOUND within the 90 s window → wait for the rest of it; NOT FOUND after it →
  * not charged (`AttemptNotCharged`); a final status → settled; past `reconcileTimeout` →
- * unresolved.
+ * unresolved. A result delivered by callback while the endpoint cannot yet tell (a sale
+ * stopped at the card never reaches the gateway) settles the attempt at the next check.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import type * as Identifiers from "../model/Identifiers.js"
+import * as CallbackRegistration from "./CallbackRegistration.js"
 import { TransactionStatusResult } from "../model/TransactionResult.js"
 import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
@@ -57,6 +59,12 @@ const StatusCheck = Schema.Struct({
   chargeDelivered: Schema.optional(Schema.Boolean),
   /** The service answered, but its answer does not decode. */
   undecodable: Schema.optional(Schema.Boolean),
+  /**
+   * The status endpoint did not settle the attempt, but a result was delivered for it by
+   * callback meanwhile (recorded in its attempt's stream): the attempt settles with it.
+   * Absent from checks recorded before it was looked for.
+   */
+  delivered: Schema.optional(CallbackRegistration.DeliveredResult),
   at: Schema.Number
 })
 type StatusCheck = typeof StatusCheck.Type
@@ -97,6 +105,13 @@ export const reconcile = (
       const check: StatusCheck = yield* statusStep(step)(
         checkStatus(execution, plan, attempt, reference, step)
       )
+      // A result delivered by callback while reconciling (the terminal's own word: a sale
+      // stopped at the card never reaches the gateway, whose status endpoint then knows
+      // nothing of it until the window proves it not charged, and a retry would sell again).
+      if (check.delivered !== undefined) {
+        const reading = OperationOutcome.read(check.delivered.result, context, "callback")
+        if (reading._tag === "Settled") return reading satisfies Reconciled
+      }
       switch (check.verdict) {
         case "Settled": {
           if (check.entry !== undefined) {
@@ -210,6 +225,11 @@ const checkStatus = (
       )
     }
     yield* execution.emit(step, events)
+    // Not settled by the endpoint: a result delivered by callback meanwhile settles it.
+    if (reading._tag === "NotFoundYet" || reading._tag === "InProgress" || reading._tag === "Unavailable") {
+      const delivered = yield* CallbackRegistration.recordedResult(execution.store, attempt.attemptId)
+      if (delivered !== null && delivered !== "undecodable") return { ...check, delivered }
+    }
     // Its results, once the conclusion has landed: those the receiver could not
     // yet note against it, those delivered during reconciliation included. A charge
     // among them contradicts the status endpoint: the attempt is not retried.
