@@ -128,7 +128,9 @@ export const startWorker = (
   url: string,
   info: SimInfo,
   terminalsFile: string,
-  progressFile?: string
+  progressFile?: string,
+  /** More variables (the many-merchants bench: SIM_MERCHANTS_FILE, TILLFLOW_KEK …). */
+  moreEnv: Readonly<Record<string, string>> = {}
 ) =>
   Child.start("apps/bench/src/processes/EndToEndWorker.ts", {
     env: {
@@ -137,7 +139,8 @@ export const startWorker = (
       SIM_TRANSACTIONS_URL: info.transactionsUrl,
       SIM_API_KEY: info.apiKey,
       SIM_TERMINALS_FILE: terminalsFile,
-      ...(progressFile === undefined ? {} : { E2E_PROGRESS_FILE: progressFile })
+      ...(progressFile === undefined ? {} : { E2E_PROGRESS_FILE: progressFile }),
+      ...moreEnv
     },
     // E2E_WORKER_NODE_FLAGS: more flags for the worker (`--max-old-space-size=256`: the
     // old-space cap `npm start` sets, for the memory figures with and without it).

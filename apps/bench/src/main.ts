@@ -16,6 +16,7 @@ import * as ConsoleBench from "./ConsoleBench.js"
 import * as EndToEndBench from "./EndToEndBench.js"
 import * as HistoryGrowthBench from "./HistoryGrowthBench.js"
 import * as EngineBench from "./EngineBench.js"
+import * as MerchantsBench from "./MerchantsBench.js"
 import * as Measure from "./internal/Measure.js"
 import * as Report from "./internal/Report.js"
 import * as Scratch from "./internal/Scratch.js"
@@ -37,6 +38,7 @@ const sections: ReadonlyArray<Section.Section> = [
   CallbackBench.section,
   EndToEndBench.section,
   EndToEndBench.historySection,
+  MerchantsBench.section,
   HistoryGrowthBench.section,
   HistoryGrowthBench.archiveSection,
   AddedTimeBench.section,
