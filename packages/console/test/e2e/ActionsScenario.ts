@@ -32,6 +32,42 @@ export const sale = async (worker: Worker.Worker): Promise<{ executionId: string
   return { executionId: view.executionId, guid }
 }
 
+/** The worker's settings of the resolve tests: a 2-second reconciliation budget leaves a reversal in doubt. */
+export const inDoubtSettings = {
+  TILLFLOW_CALLBACK_FALLBACK: "1 second",
+  TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds"
+}
+
+/**
+ * A terminal-less reversal of `guid` left in doubt (its first request answered 503 without
+ * being applied, the status endpoint unable to tell within the budget): its execution id.
+ */
+export const reversalInDoubt = async (
+  worker: Worker.Worker,
+  guid: string,
+  requestId: string
+): Promise<string> => {
+  const { api } = client(worker)
+  expect(
+    (
+      await api(
+        "POST",
+        `${worker.admin}/faults`,
+        { kind: "error-before", method: "POST", host: "main", times: 1 },
+        false
+      )
+    ).status
+  ).toBe(201)
+  const started = await api("POST", `${worker.base}/v1/lifecycle/Reversal.Reverse`, {
+    payload: { requestId, originalGuid: guid },
+    waitSeconds: 60
+  })
+  const view = (await started.json()) as { executionId: string; report?: { verdict: string } }
+  expect(view.report?.verdict).toBe("unresolved")
+  await api("DELETE", `${worker.admin}/faults`, undefined, false)
+  return view.executionId
+}
+
 /** The lines of the transaction's timeline (the intake's `/v1/audit/timeline/{guid}`). */
 export const timeline = async (worker: Worker.Worker, guid: string): Promise<ReadonlyArray<string>> =>
   (

@@ -26,34 +26,14 @@ describe.skipIf(!Chromium.available() && !inCi)(
     beforeAll(async () => {
       requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
       worker = await Worker.start({
-        TILLFLOW_CALLBACK_FALLBACK: "1 second",
-        TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds",
+        ...ActionsScenario.inDoubtSettings,
         TILLFLOW_OPERATORS: await ActionsScenario.operators()
       })
       browser = await Chromium.launch()
       context = browser.context
       page = context.pages()[0] ?? (await context.newPage())
       sale = await ActionsScenario.sale(worker)
-      const { api } = client(worker)
-      // The reversal's first request: 503, nothing applied; the status endpoint cannot tell in time.
-      expect(
-        (
-          await api(
-            "POST",
-            `${worker.admin}/faults`,
-            { kind: "error-before", method: "POST", host: "main", times: 1 },
-            false
-          )
-        ).status
-      ).toBe(201)
-      const started = await api("POST", `${worker.base}/v1/lifecycle/Reversal.Reverse`, {
-        payload: { requestId: "rev-in-doubt", originalGuid: sale.guid },
-        waitSeconds: 60
-      })
-      const view = (await started.json()) as { executionId: string; report?: { verdict: string } }
-      expect(view.report?.verdict).toBe("unresolved")
-      reversal = view.executionId
-      await api("DELETE", `${worker.admin}/faults`, undefined, false)
+      reversal = await ActionsScenario.reversalInDoubt(worker, sale.guid, "rev-in-doubt")
     }, 240_000)
 
     afterAll(async () => {

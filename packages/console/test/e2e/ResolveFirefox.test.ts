@@ -9,7 +9,7 @@ import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Firefox from "../../src/testing/Firefox.js"
 import * as ActionsScenario from "./ActionsScenario.js"
-import { client, inCi, requireBrowser, text } from "./Scenario.js"
+import { inCi, requireBrowser, text } from "./Scenario.js"
 import * as Worker from "./Worker.js"
 
 describe.skipIf(!Firefox.available() && !inCi)(
@@ -24,33 +24,13 @@ describe.skipIf(!Firefox.available() && !inCi)(
     beforeAll(async () => {
       requireBrowser("Firefox", Firefox.available(), Firefox.executablePath, "firefox-esr")
       worker = await Worker.start({
-        TILLFLOW_CALLBACK_FALLBACK: "1 second",
-        TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds",
+        ...ActionsScenario.inDoubtSettings,
         TILLFLOW_OPERATORS: await ActionsScenario.operators()
       })
       browser = await Firefox.launch()
       page = browser.page
       sale = await ActionsScenario.sale(worker)
-      const { api } = client(worker)
-      // The reversal's first request: 503, nothing applied; the status endpoint cannot tell in time.
-      expect(
-        (
-          await api(
-            "POST",
-            `${worker.admin}/faults`,
-            { kind: "error-before", method: "POST", host: "main", times: 1 },
-            false
-          )
-        ).status
-      ).toBe(201)
-      const started = await api("POST", `${worker.base}/v1/lifecycle/Reversal.Reverse`, {
-        payload: { requestId: "ff-rev-in-doubt", originalGuid: sale.guid },
-        waitSeconds: 60
-      })
-      const view = (await started.json()) as { executionId: string; report?: { verdict: string } }
-      expect(view.report?.verdict).toBe("unresolved")
-      reversal = view.executionId
-      await api("DELETE", `${worker.admin}/faults`, undefined, false)
+      reversal = await ActionsScenario.reversalInDoubt(worker, sale.guid, "ff-rev-in-doubt")
     }, 240_000)
 
     afterAll(async () => {
