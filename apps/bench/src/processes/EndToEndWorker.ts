@@ -33,7 +33,6 @@ import {
 import { DurableEngine, EngineWorker, type EventStore } from "@tillflow/engine"
 import { HttpTerminalCloud, TerminalCloudConfig } from "@tillflow/http"
 import { PgEventStore, SqlExecutionQueue, SqlMerchantRegistry } from "@tillflow/store-sql"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -211,24 +210,6 @@ const breakdown = () => {
   }
 }
 
-// Starts the engine refused because the random W3C `traceparent` in their metadata looked
-// like a card number to the store's redaction check (seen once in ~15,000 starts): made
-// again (a new span, a new traceparent; nothing was stored) and counted in the report.
-let traceparentRefused = 0
-const startAgainIfTraceRefused = <A, E, R>(start: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  start.pipe(
-    Effect.sandbox,
-    Effect.retry({
-      times: 3,
-      while: (cause) => {
-        const refused = Cause.pretty(cause).includes("metadata.traceparent looks like a full card number")
-        if (refused) traceparentRefused++
-        return refused
-      }
-    }),
-    Effect.unsandbox
-  )
-
 const gc = (globalThis as { readonly gc?: () => void }).gc
 
 const drive = (run: Run) =>
@@ -363,7 +344,7 @@ const drive = (run: Run) =>
             const executionId = yield* TerminalOperations.start(request, {
               idempotencyKey: `${run.prefix}-${terminal.serial_number}-${n}`,
               delivery: "callback"
-            }).pipe(MerchantKeys.forMerchant(merchant), startAgainIfTraceRefused)
+            }).pipe(MerchantKeys.forMerchant(merchant))
             waiting.set(executionId, { deferred, giveUpAt: performance.now() + run.giveUpSeconds * 1000 })
             const status = yield* Deferred.await(deferred)
             if (status !== null) (durations[merchant ?? ""] ??= []).push(performance.now() - startedAt)
@@ -411,7 +392,7 @@ const drive = (run: Run) =>
                       transactionReference: yield* Identifiers.makeTransactionReference
                     },
                     { idempotencyKey: `${run.prefix}-flood-${i}`, delivery: "callback" }
-                  ).pipe(MerchantKeys.forMerchant(floodMerchant.id), startAgainIfTraceRefused)
+                  ).pipe(MerchantKeys.forMerchant(floodMerchant.id))
                   waiting.set(executionId, {
                     deferred,
                     giveUpAt: performance.now() + run.giveUpSeconds * 1000
@@ -472,8 +453,7 @@ const drive = (run: Run) =>
         startBreakdown,
         statements,
         durations,
-        floodCompleted,
-        traceparentRefused
+        floodCompleted
       }
     })
   )
