@@ -6,7 +6,7 @@
  * embedded one allows one process at a time): without DATABASE_URL only the usage case runs.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
+import { Ledger, LifecycleEvent, Money, PaymentEvents, TransactionHistory } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { TestDatabase } from "@tillflow/store-sql"
 import * as DateTime from "effect/DateTime"
@@ -149,6 +149,81 @@ describe("tillflow attempts resolve", () => {
         )
         expect(events.at(-1)).toMatchObject({ type: "InDoubtResolved", data: { operator: "alice" } })
         const again = cli(attemptArgs(["--batch", "T-1"], ["--applied"]), env)
+        expect(again.status).not.toBe(0)
+        expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    240_000
+  )
+
+  it.effect(
+    "resolves a terminal sale left unresolved as applied with its guid and the amount it moved; the ledger books it",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = { DATABASE_URL: Redacted.value(database.url.value) }
+        const store = yield* EventStore.EventStore
+        const at = Date.now()
+        yield* store.append(
+          PaymentEvents.paymentStream("exec-t1"),
+          EventStore.NoStream,
+          yield* PaymentEvents.events.encodeAll([
+            PaymentEvents.OperationRequested.make({
+              executionId: "exec-t1",
+              operation: "sale",
+              serialNumber: "T-2",
+              terminalType: "A920",
+              amount: eur(2500n),
+              delivery: "polling",
+              requestedAt: at,
+              deadlineAt: at + 60_000,
+              at
+            }),
+            PaymentEvents.AttemptRecorded.make({ attempt: 1, attemptId: "exec-t1-1", at }),
+            PaymentEvents.OutcomeUnresolved.make({
+              attempt: 1,
+              attemptId: "exec-t1-1",
+              at,
+              message: "reconciliation ran out of time",
+              reason: "ReconcileTimeout"
+            })
+          ])
+        )
+        const args = [
+          "attempts",
+          "resolve",
+          "--terminal",
+          "exec-t1",
+          "--request",
+          "exec-t1",
+          "--applied",
+          "--guid",
+          "guid-t1",
+          "--amount",
+          "27.00",
+          "--currency",
+          "EUR",
+          "--reason",
+          "the terminal's journal shows it approved with a tip",
+          "--operator",
+          "alice",
+          "--json"
+        ]
+        const run = cli(args, env)
+        expect(run.status, run.stderr).toBe(0)
+        expect(JSON.parse(run.stdout)).toMatchObject({
+          streamId: "execution-actions-exec-t1",
+          requestId: "exec-t1-1",
+          operation: "sale",
+          resolution: "applied",
+          guid: "guid-t1",
+          amount: "27.00",
+          currency: "EUR"
+        })
+        const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+        const sales = (yield* Ledger.entriesOf(page.events)).entries.filter((e) => e.terminal === "T-2")
+        expect(sales.map((e) => [e.kind, e.amount])).toEqual([["sale", eur(2700n)]])
+        const again = cli(args, env)
         expect(again.status).not.toBe(0)
         expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
       }).pipe(Effect.provide(TestDatabase.layer)),

@@ -4,7 +4,7 @@
  * transaction, an attempt's for a batch close, a MOTO sale or a device command.
  */
 import { describe, expect, it } from "vitest"
-import { targetOf } from "../web/resolve.js"
+import { resolvedLine, targetOf, terminalTargetOf } from "../web/resolve.js"
 
 describe("the console's resolve target", () => {
   it("a request on a transaction is resolved on the transaction; batch, device and MOTO sale on their attempt", () => {
@@ -37,5 +37,30 @@ describe("the console's resolve target", () => {
     expect(targetOf("Batch.Close", { requestId: "close-1" })).toBeUndefined()
     expect(targetOf("Reversal.Reverse", { originalGuid: "g-1" })).toBeUndefined()
     expect(targetOf("Batch.Summary", { requestId: "s", serialNumber: "T-1" })).toBeUndefined()
+  })
+
+  it("a terminal operation left unresolved is resolved under its execution id, its guid asked, its amount correctable", () => {
+    expect(
+      terminalTargetOf({ executionId: "e 1", attributes: { operation: "sale", serialNumber: "T-7" } })
+    ).toEqual({
+      path: "/v1/attempts/terminal/e%201/resolve",
+      requestId: "e 1",
+      what: "the sale on terminal T-7",
+      needsGuid: true,
+      terminal: true
+    })
+    expect(
+      resolvedLine({
+        resolution: "applied",
+        operator: "ana",
+        reason: "the journal shows it",
+        at: "2026-03-01T10:00:00.000Z",
+        guid: "g-1",
+        amount: "27.00",
+        currency: "EUR"
+      })
+    ).toBe(
+      "Resolved by ana as applied: transaction g-1 (27.00 EUR) at 2026-03-01 10:00:00 UTC — the journal shows it"
+    )
   })
 })

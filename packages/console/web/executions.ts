@@ -321,8 +321,12 @@ export const execution: Page = (main, route) => {
         retrying,
         Retry.panel(e, await Actions.currentSession(), () => void load())
       )
-    // A terminal-less request left in doubt: resolved here by an operator (resolve.ts).
-    if (resolving.childElementCount === 0)
+    // A request left in doubt, or a terminal operation left unresolved: resolved here by an
+    // operator (resolve.ts); once resolved, what they said replaces the button.
+    if (
+      resolving.childElementCount === 0 ||
+      (e.resolution !== undefined && resolving.querySelector("#resolve-done") === null)
+    )
       replace(resolving, await Resolve.panel(e, await Actions.currentSession(), () => void load()))
     const [timeline, history] = await Promise.all([
       get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({

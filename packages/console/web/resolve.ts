@@ -1,11 +1,11 @@
 /**
  * An operator resolves a terminal-less request left in doubt (its execution's outcome is
- * `unresolved`: the service's answer was lost and reconciliation could not tell), from the
- * execution's page: applied or not applied, with what the status endpoint said and a
+ * `unresolved`: the service's answer was lost and reconciliation could not tell), or a
+ * terminal operation whose outcome stayed unresolved, from the execution's page: applied or not applied, with what the status endpoint said and a
  * reason, in the operator's own name — through the same routes as the CLI and any caller
  * (`POST /v1/transactions/{guid}/resolve` for a request on a transaction,
- * `POST /v1/attempts/{kind}/{key}/resolve` for a batch close, a MOTO sale or a device
- * command). Where the request is resolved comes from the workflow and its payload
+ * `POST /v1/attempts/{kind}/{key}/resolve` for a batch close, a MOTO sale, a device
+ * command, or a terminal operation under its execution id). Where the request is resolved comes from the workflow and its payload
  * ({@link targetOf}, pure); the server decides and records (`InDoubtResolved`), and a
  * refusal shows its rule in the dialog.
  */
@@ -19,9 +19,38 @@ export interface Target {
   readonly requestId: string
   /** What the request is, for the dialog ("the batch close of terminal T1"). */
   readonly what: string
-  /** An applied MOTO sale needs the guid the gateway gave it. */
+  /** An applied MOTO sale (or terminal operation) needs the guid the gateway gave it. */
   readonly needsGuid: boolean
+  /** A terminal operation: the operator may say it moved another amount than asked. */
+  readonly terminal?: boolean
 }
+
+/**
+ * The target of a terminal operation left unresolved: resolved under its execution id
+ * (`POST /v1/attempts/terminal/{executionId}/resolve`); the guid is asked for an operation
+ * that moves money, and the amount may be corrected (a partial approval, a tip).
+ */
+export const terminalTargetOf = (e: Pick<Execution, "executionId" | "attributes">): Target => {
+  const operation = text(e.attributes["operation"]) ?? "operation"
+  const serial = text(e.attributes["serialNumber"])
+  return {
+    path: `/v1/attempts/terminal/${encodeURIComponent(e.executionId)}/resolve`,
+    requestId: e.executionId,
+    what: `the ${operation}${serial === undefined ? "" : ` on terminal ${serial}`}`,
+    needsGuid: true,
+    terminal: true
+  }
+}
+
+/** What an operator's resolution of a terminal operation said, for its page. */
+export const resolvedLine = (r: NonNullable<Execution["resolution"]>): string =>
+  `Resolved by ${r.operator} as ${r.resolution === "applied" ? "applied" : "not applied"}` +
+  (r.guid === undefined ? "" : `: transaction ${r.guid}`) +
+  (r.amount === undefined ? "" : ` (${r.amount} ${r.currency ?? ""})`) +
+  ` at ${r.at
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z")
+    .replace("Z", " UTC")} — ${r.reason}`
 
 const text = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u : undefined)
 
@@ -100,6 +129,12 @@ const dialog = (target: Target, operator: string, done: () => void): HTMLDialogE
     value: "notApplied"
   }) as HTMLInputElement
   const guid = h("input", { id: "resolve-guid", name: "guid" }) as HTMLInputElement
+  const amount = h("input", {
+    id: "resolve-amount",
+    name: "amount",
+    inputmode: "decimal"
+  }) as HTMLInputElement
+  const currency = h("input", { id: "resolve-currency", name: "currency", size: 3 }) as HTMLInputElement
   const statusEndpoint = h("input", { id: "resolve-status", name: "statusEndpoint" }) as HTMLInputElement
   const reason = h("textarea", {
     id: "resolve-reason",
@@ -128,6 +163,16 @@ const dialog = (target: Target, operator: string, done: () => void): HTMLDialogE
             guid
           )
         : null,
+      target.terminal === true
+        ? h(
+            "p",
+            {},
+            h("label", { for: "resolve-amount" }, "What it moved, when not the amount asked (optional) "),
+            amount,
+            h("label", { for: "resolve-currency" }, " currency "),
+            currency
+          )
+        : null,
       h(
         "p",
         {},
@@ -146,7 +191,10 @@ const dialog = (target: Target, operator: string, done: () => void): HTMLDialogE
         operator,
         reason: reason.value,
         ...(statusEndpoint.value.trim() === "" ? {} : { statusEndpoint: statusEndpoint.value.trim() }),
-        ...(target.needsGuid && guid.value.trim() !== "" ? { guid: guid.value.trim() } : {})
+        ...(target.needsGuid && guid.value.trim() !== "" ? { guid: guid.value.trim() } : {}),
+        ...(target.terminal === true && amount.value.trim() !== ""
+          ? { amount: amount.value.trim(), currency: currency.value.trim().toUpperCase() }
+          : {})
       }),
     done: () => done()
   }).dialog
@@ -161,20 +209,31 @@ export const panel = async (
   who: { readonly name: string; readonly role: string } | undefined,
   reload: () => void
 ): Promise<HTMLElement | null> => {
-  if (e.report?.verdict !== "unresolved" || e.workflow === "TerminalOperation") return null
+  if (e.report?.verdict !== "unresolved") return null
+  const terminal = e.workflow === "TerminalOperation"
+  const box = h("section", { id: "resolve", "aria-label": "Resolve" })
+  if (terminal && e.resolution !== undefined) {
+    replace(box, h("h2", {}, "Resolved"), h("p", { id: "resolve-done" }, resolvedLine(e.resolution)))
+    return box
+  }
   if (who === undefined || who.role === "viewer") return null
-  const payload = await payloadOf(e.executionId)
-  const target = payload === undefined ? undefined : targetOf(e.workflow, payload, e.report)
+  const payload = terminal ? undefined : await payloadOf(e.executionId)
+  const target = terminal
+    ? terminalTargetOf(e)
+    : payload === undefined
+      ? undefined
+      : targetOf(e.workflow, payload, e.report)
   if (target === undefined) return null
   const notice = h("p", { id: "resolve-notice", role: "status" })
-  const box = h("section", { id: "resolve", "aria-label": "Resolve" })
   replace(
     box,
-    h("h2", {}, "In doubt"),
+    h("h2", {}, terminal ? "Unresolved" : "In doubt"),
     h(
       "p",
       {},
-      `The service's answer to ${target.what} was lost and reconciliation could not tell whether it was applied. `,
+      terminal
+        ? `Nobody could learn whether ${target.what} was applied: look at the terminal, the acquirer's report or the status endpoint, then say what became of it. `
+        : `The service's answer to ${target.what} was lost and reconciliation could not tell whether it was applied. `,
       h(
         "button",
         {

@@ -22,6 +22,16 @@ export interface Execution {
     readonly amount?: string
   }
   readonly result?: unknown
+  /** A terminal operation left unresolved, once an operator resolved it. */
+  readonly resolution?: {
+    readonly resolution: "applied" | "notApplied"
+    readonly operator: string
+    readonly reason: string
+    readonly at: string
+    readonly guid?: string
+    readonly amount?: string
+    readonly currency?: string
+  }
 }
 
 /** A stored event (`EventView`). */

@@ -259,7 +259,24 @@ export const ExecutionView = Schema.Struct({
   /** Once it ended: its verdict and a one-line summary. */
   report: Schema.optional(OperationReport.Report),
   /** Once it ended: the exit as stored (encoded by the workflow's schemas). */
-  result: Schema.optional(Json)
+  result: Schema.optional(Json),
+  /**
+   * A terminal operation that ended unresolved, once an operator resolved it
+   * (`POST /v1/attempts/terminal/{executionId}/resolve`): what they said, who, when, why.
+   */
+  resolution: Schema.optional(
+    Schema.Struct({
+      resolution: Schema.Literal("applied", "notApplied"),
+      operator: Schema.String,
+      reason: Schema.String,
+      /** When it was recorded (ISO 8601 UTC). */
+      at: Schema.String,
+      /** Applied: the transaction booked, what it moved and its currency. */
+      guid: Schema.optional(Schema.String),
+      amount: Schema.optional(Schema.String),
+      currency: Schema.optional(Schema.String)
+    }).annotations({ identifier: "TerminalResolutionView" })
+  )
 }).annotations({
   identifier: "ExecutionView",
   description: "An execution: where it stands and, once it ended, its verdict and stored result.",
@@ -719,12 +736,14 @@ export type ResolutionView = typeof ResolutionView.Type
  * The streams a request can stay in doubt on besides a transaction's history: a terminal's
  * batch close (`batch`, keyed by serial: it holds every later close of the terminal), a MOTO
  * sale attempt (`moto-sale`, keyed by its transactionReference: charged, maybe, under a guid
- * tillflow never saw), a device command (`device`, keyed by serial: never resent).
+ * tillflow never saw), a device command (`device`, keyed by serial: never resent), and a
+ * terminal operation whose outcome stayed unresolved (`terminal`, keyed by its execution id:
+ * `TerminalResolution`).
  */
-export const AttemptKind = Schema.Literal("batch", "moto-sale", "device").annotations({
+export const AttemptKind = Schema.Literal("batch", "moto-sale", "device", "terminal").annotations({
   identifier: "AttemptKind",
   description:
-    "batch (key: the terminal's serial), moto-sale (key: its transactionReference), device (key: serial)"
+    "batch (key: the terminal's serial), moto-sale (key: its transactionReference), device (key: serial), terminal (key: the execution id of a terminal operation that ended unresolved)"
 })
 /** @see AttemptKind */
 export type AttemptKind = typeof AttemptKind.Type
@@ -732,8 +751,18 @@ export type AttemptKind = typeof AttemptKind.Type
 /** What an operator says of a request in doubt on an attempt's stream. */
 export const ResolveAttempt = Schema.Struct({
   ...ResolveInDoubt.fields,
-  /** An applied MOTO sale: the guid the gateway gave it (its history opens under it). */
-  guid: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(128)))
+  /**
+   * An applied MOTO sale, or an applied terminal operation that moves money: the guid the
+   * gateway gave it (its history opens under it).
+   */
+  guid: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(128))),
+  /**
+   * An applied terminal operation (kind `terminal`): what it moved, in major units, when not
+   * the amount asked (a partial approval, a tip at the terminal); with `currency`.
+   */
+  amount: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(32))),
+  /** The currency of `amount`: must be the one the operation asked in. */
+  currency: Schema.optional(Text.pipe(Schema.minLength(1), Schema.maxLength(3)))
 }).annotations({
   identifier: "ResolveAttempt",
   examples: [
@@ -752,14 +781,17 @@ export type ResolveAttempt = typeof ResolveAttempt.Type
 
 /** The resolution recorded on an attempt's stream (`InDoubtResolved`). */
 export const AttemptResolutionView = Schema.Struct({
-  /** The stream it was recorded on (`batch-<serial>`, `moto-sale-<reference>`, `device-<serial>`). */
+  /**
+   * The stream it was recorded on (`batch-<serial>`, `moto-sale-<reference>`, `device-<serial>`;
+   * a terminal operation's: `execution-actions-<executionId>`).
+   */
   streamId: Schema.String,
   requestId: Schema.String,
   operation: Schema.String,
   resolution: Schema.Literal("applied", "notApplied"),
   /** When it was recorded (ISO 8601 UTC). */
   at: Schema.String,
-  /** An applied MOTO sale: the transaction opened, what it charged and its currency. */
+  /** An applied MOTO sale or terminal operation: the transaction opened, what it moved and its currency. */
   guid: Schema.optional(Schema.String),
   amount: Schema.optional(Schema.String),
   currency: Schema.optional(Schema.String)

@@ -393,6 +393,24 @@ export const make: Effect.Effect<
       if (alert !== undefined) yield* Ref.update(logAlerts, (all) => [...all, alert])
       const step = alertEventOf(event)
       if (step !== undefined) apply(step)
+      // An operator resolved a terminal operation left unresolved (`TerminalResolution`): its
+      // unresolved alert is resolved by the same person, for the same reason.
+      if (event.type === "TerminalOutcomeResolved" && isObject(event.data)) {
+        const resolution = event.data
+        const of = resolution["executionId"]
+        const unresolved = (yield* Ref.get(logAlerts)).filter(
+          (a) => a.kind === "unresolved" && a.executionId === of
+        )
+        for (const alert of unresolved)
+          apply(
+            AlertResolved.make({
+              alertId: alert.id,
+              operator: typeof resolution["operator"] === "string" ? resolution["operator"] : "?",
+              reason: `the outcome was resolved as ${resolution["resolution"] === "applied" ? "applied" : "not applied"}: ${typeof resolution["reason"] === "string" ? resolution["reason"] : ""}`,
+              at: event.recordedAt.epochMillis
+            })
+          )
+      }
       const executionId = executionOfStream(event.streamId)
       const data = event.data
       if (executionId !== undefined && isObject(data) && isObject(data["facts"])) {

@@ -7,8 +7,10 @@
  * (the scrape still passing promtool).
  */
 import { describe, expect, it, layer as layerOf } from "@effect/vitest"
+import { LifecycleEvent } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { Monitor, Stack } from "@tillflow/intake"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
@@ -176,6 +178,44 @@ describe("alerts with a lifecycle", () => {
           operator: "bo",
           reason: "on it from worker 2",
           at: 5
+        })
+      })
+    )
+
+    it.effect("an operator's resolution of the unresolved outcome resolves its alert, in their name", () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const [, serial = ""] = (yield* Stack.Cloud).terminals.map((t) => t.serialNumber)
+        const started = (yield* call("POST", "/v1/operations", {
+          body: JSON.stringify(sale("alert-3", serial))
+        })).json
+        const { nextVersion } = yield* store.append(`payment-${started.executionId}`, EventStore.AnyVersion, [
+          { type: "OutcomeUnresolved", data: { attemptId: "a3", attempt: 3, message: "no answer", at: 7 } }
+        ])
+        const id = Monitor.alertIdOf("unresolved", started.executionId, nextVersion)
+        yield* eventually(list(), (alerts) => alerts.some((a) => a.id === id && a.state === "open"))
+        yield* store.append(
+          LifecycleEvent.executionActionsStream(started.executionId),
+          EventStore.AnyVersion,
+          yield* LifecycleEvent.registry.encodeAll([
+            LifecycleEvent.TerminalOutcomeResolved.make({
+              requestId: "resolve-a3",
+              at: yield* DateTime.now,
+              executionId: started.executionId,
+              attemptId: "a3",
+              operation: "sale",
+              resolution: "notApplied",
+              operator: "cy",
+              reason: "the terminal's journal has no such sale"
+            })
+          ])
+        )
+        const seen = yield* eventually(list("?state=all"), (alerts) =>
+          alerts.some((a) => a.id === id && a.state === "resolved")
+        )
+        expect(seen.find((a) => a.id === id)?.resolved).toMatchObject({
+          operator: "cy",
+          reason: "the outcome was resolved as not applied: the terminal's journal has no such sale"
         })
       })
     )

@@ -6,7 +6,7 @@
  * viewer's session is refused (403) and an operator resolves in their own name only.
  */
 import { expect, layer } from "@effect/vitest"
-import { LifecycleEvent, Money, TransactionHistory } from "@tillflow/core"
+import { Ledger, LifecycleEvent, Money, PaymentEvents, TransactionHistory } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -182,6 +182,129 @@ layer(intake, { timeout: 60_000 })("POST /v1/attempts/{kind}/{key}/resolve", (it
         )
         expect(state).toMatchObject({ serialNumber: "V-1" })
       })
+  )
+})
+
+/** A terminal sale of `minor` EUR whose outcome stayed unresolved: its payment stream, as the protocol leaves it. */
+const terminalSaleUnresolved = (executionId: string, minor: bigint) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const at = Date.now()
+    yield* store.append(
+      PaymentEvents.paymentStream(executionId),
+      EventStore.NoStream,
+      yield* PaymentEvents.events.encodeAll([
+        PaymentEvents.OperationRequested.make({
+          executionId,
+          operation: "sale",
+          serialNumber: "T-77",
+          terminalType: "A920",
+          amount: eur(minor),
+          delivery: "polling",
+          requestedAt: at,
+          deadlineAt: at + 60_000,
+          at
+        }),
+        PaymentEvents.AttemptRecorded.make({
+          attempt: 1,
+          attemptId: `${executionId}-1`,
+          at,
+          transactionReference: "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d"
+        }),
+        PaymentEvents.OutcomeUnresolved.make({
+          attempt: 1,
+          attemptId: `${executionId}-1`,
+          at,
+          message: "reconciliation ran out of time",
+          reason: "ReconcileTimeout"
+        })
+      ])
+    )
+  })
+
+const sales = Effect.gen(function* () {
+  const store = yield* EventStore.EventStore
+  const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+  return (yield* Ledger.entriesOf(page.events)).entries.filter((e) => e.kind === "sale")
+})
+
+layer(intake, { timeout: 60_000 })("POST /v1/attempts/terminal/{executionId}/resolve", (it) => {
+  it.effect(
+    "a terminal sale left unresolved, resolved as applied with the gateway's guid and the amount it moved: recorded, booked once by the ledger",
+    () =>
+      Effect.gen(function* () {
+        yield* terminalSaleUnresolved("exec-u1", 2500n)
+        const body = {
+          requestId: "exec-u1-1",
+          resolution: "applied",
+          operator: "alice",
+          reason: "the terminal's journal shows it approved with a 2.00 tip",
+          guid: "f0e1d2c3-b4a5-4968-8776-655443322110",
+          amount: "27.00",
+          currency: "EUR"
+        }
+        const wrongCurrency = yield* resolveAttempt("terminal", "exec-u1", { ...body, currency: "USD" })
+        expect(wrongCurrency.status).toBe(400)
+        expect(wrongCurrency.json.message).toContain("resolved-amount-positive")
+        const badCurrency = yield* resolveAttempt("terminal", "exec-u1", { ...body, currency: "EURO" })
+        expect(badCurrency.status).toBe(400)
+        const wrongAttempt = yield* resolveAttempt("terminal", "exec-u1", { ...body, requestId: "exec-u1-9" })
+        expect(wrongAttempt.status).toBe(400)
+        expect(wrongAttempt.json.message).toContain("exec-u1-1")
+        expect((yield* sales).filter((e) => e.terminal === "T-77")).toHaveLength(0)
+
+        const reply = yield* resolveAttempt("terminal", "exec-u1", body)
+        expect([reply.status, reply.json]).toMatchObject([
+          200,
+          {
+            streamId: "execution-actions-exec-u1",
+            requestId: "exec-u1-1",
+            operation: "sale",
+            resolution: "applied",
+            guid: body.guid,
+            amount: "27.00",
+            currency: "EUR"
+          }
+        ])
+        const booked = (yield* sales).filter((e) => e.terminal === "T-77")
+        expect(booked.map((e) => [e.amount?.toString(), e.terminal, e.original])).toEqual([
+          [eur(2700n).toString(), "T-77", body.guid]
+        ])
+        const again = yield* resolveAttempt("terminal", "exec-u1", body)
+        expect(again.status).toBe(400)
+        expect(again.json.message).toContain("resolved as applied by alice")
+        expect((yield* sales).filter((e) => e.terminal === "T-77")).toHaveLength(1)
+      })
+  )
+
+  it.effect("not applied: recorded, nothing booked; an amount with it, or with another kind, is 400", () =>
+    Effect.gen(function* () {
+      yield* terminalSaleUnresolved("exec-u2", 1200n)
+      const before = (yield* sales).length
+      const body = {
+        requestId: "exec-u2",
+        resolution: "notApplied",
+        operator: "bob",
+        reason: "no such transaction"
+      }
+      const withAmount = yield* resolveAttempt("terminal", "exec-u2", {
+        ...body,
+        amount: "12.00",
+        currency: "EUR"
+      })
+      expect(withAmount.status).toBe(400)
+      expect(withAmount.json.message).toContain("moved nothing")
+      const batchAmount = yield* resolveAttempt("batch", "T-77", { ...body, amount: "1", currency: "EUR" })
+      expect(batchAmount.status).toBe(400)
+      expect(batchAmount.json.message).toContain("kind terminal")
+      const reply = yield* resolveAttempt("terminal", "exec-u2", body)
+      expect([reply.status, reply.json]).toMatchObject([200, { resolution: "notApplied", operation: "sale" }])
+      expect(reply.json.guid).toBeUndefined()
+      expect(yield* sales).toHaveLength(before)
+      const notUnresolved = yield* resolveAttempt("terminal", "never-ran", body)
+      expect(notUnresolved.status).toBe(400)
+      expect(notUnresolved.json.message).toContain("resolve-only-in-doubt")
+    })
   )
 })
 

@@ -32,10 +32,62 @@ export const sale = async (worker: Worker.Worker): Promise<{ executionId: string
   return { executionId: view.executionId, guid }
 }
 
-/** The worker's settings of the resolve tests: a 2-second reconciliation budget leaves a reversal in doubt. */
+/**
+ * The worker's settings of the resolve tests: a 2-second reconciliation budget leaves a
+ * reversal in doubt; a 5-second reconciliation leaves a terminal sale unresolved.
+ */
 export const inDoubtSettings = {
   TILLFLOW_CALLBACK_FALLBACK: "1 second",
-  TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds"
+  TILLFLOW_TERMINAL_LESS_BUDGET: "2 seconds",
+  TILLFLOW_RECONCILE_TIMEOUT: "5 seconds"
+}
+
+/**
+ * A terminal sale of `minor` EUR left unresolved (the worker started with
+ * {@link inDoubtSettings}): the simulator charges it but cuts the connection before
+ * answering, and its status endpoint answers 503 until reconciliation runs out of time. Its
+ * execution, and the guid the gateway gave it (as an operator would read it off the
+ * acquirer's report).
+ */
+export const terminalSaleUnresolved = async (
+  worker: Worker.Worker,
+  minor: number
+): Promise<{ executionId: string; guid: string }> => {
+  const { api, cardOnFirstTerminal } = client(worker)
+  const serial = await cardOnFirstTerminal()
+  const fault = async (body: Record<string, unknown>) =>
+    expect((await api("POST", `${worker.admin}/faults`, body, false)).status).toBe(201)
+  await fault({
+    kind: "drop-response",
+    method: "POST",
+    path: "/transactions",
+    operation: "sale",
+    host: "main"
+  })
+  await fault({ kind: "error-before", host: "status", times: 0 })
+  try {
+    const reply = await api("POST", `${worker.base}/v1/operations`, {
+      idempotencyKey: `unresolved-sale-${Date.now()}`,
+      // Polled: no callback brings the result the cut connection lost.
+      delivery: "polling",
+      request: { operation: "sale", serial_number: serial, amount: String(minor), currency: "EUR" },
+      waitSeconds: 90
+    })
+    const view = (await reply.json()) as {
+      executionId: string
+      attributes: Record<string, string>
+      report?: { verdict: string }
+    }
+    expect(view.report?.verdict).toBe("unresolved")
+    const gateway = (await (
+      await api("GET", `${worker.admin}/transactions`, undefined, false)
+    ).json()) as ReadonlyArray<{ efttransactionID: string; transactionReference: string }>
+    const charged = gateway.find((t) => t.transactionReference === view.attributes["transactionReference"])
+    expect(charged, JSON.stringify(view.attributes)).toBeDefined()
+    return { executionId: view.executionId, guid: charged?.efttransactionID ?? "" }
+  } finally {
+    await api("DELETE", `${worker.admin}/faults`, undefined, false)
+  }
 }
 
 /**

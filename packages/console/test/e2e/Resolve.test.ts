@@ -68,6 +68,55 @@ describe.skipIf(!Chromium.available() && !inCi)(
       await page.click("#resolve-send")
       await expect.poll(() => page.locator("#resolve-error").textContent()).toContain("resolve-only-in-doubt")
     }, 120_000)
+
+    it("ana resolves a terminal sale left unresolved as applied with the gateway's guid: booked once by the ledger, refundable within the money rules", async () => {
+      const { api } = client(worker)
+      const unresolved = await ActionsScenario.terminalSaleUnresolved(worker, 2750)
+      // ana's session of the test before, else a new one.
+      await page.goto(`${worker.base}/console`)
+      await page.locator("nav, #name").first().waitFor()
+      if ((await page.locator("#name").count()) > 0)
+        await ActionsScenario.login(page, worker, "ana", "ana-secret")
+      await page.goto(`${worker.base}/console#/executions/${unresolved.executionId}`)
+      await page.locator("#resolve-open").click()
+      await page.locator("#resolve-dialog").waitFor()
+      await page.check("#resolve-applied")
+      await page.fill("#resolve-guid", unresolved.guid)
+      await page.fill("#resolve-reason", "the acquirer's report shows the sale")
+      await page.click("#resolve-send")
+      await expect
+        .poll(() => page.locator("#resolve-done").textContent(), { timeout: 30_000 })
+        .toContain(`Resolved by ana as applied: transaction ${unresolved.guid} (27.50 EUR)`)
+      // Booked once by the ledger, as the sale it stands for.
+      const sales = async () =>
+        (
+          (await (await api("GET", `${worker.base}/v1/audit/entries`)).json()) as {
+            entries: ReadonlyArray<{ kind: string; amount: string; streamId: string; eventType: string }>
+          }
+        ).entries.filter(
+          (e) => e.kind === "sale" && e.streamId === `execution-actions-${unresolved.executionId}`
+        )
+      await expect
+        .poll(async () => (await sales()).map((e) => e.amount), { timeout: 30_000 })
+        .toEqual(["27.50"])
+      // Its history opened: a refund follows it, and one beyond what it charged is refused.
+      const refund = async (amount: string, reason: string) =>
+        api("POST", `${worker.base}/v1/transactions/${unresolved.guid}/actions`, {
+          action: "refund",
+          amount,
+          currency: "EUR",
+          reason,
+          waitSeconds: 60
+        })
+      await expect
+        .poll(async () => (await refund("10.00", "the customer returned one item")).status, {
+          timeout: 30_000
+        })
+        .toBe(200)
+      const beyond = await refund("20.00", "too much")
+      expect(beyond.status).toBe(422)
+      expect(((await beyond.json()) as { rule: string }).rule).toBe("refund-not-above-sale")
+    }, 240_000)
   }
 )
 

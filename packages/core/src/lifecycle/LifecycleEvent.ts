@@ -459,6 +459,43 @@ export const ExecutionActionRequested = EventRegistry.define(
   })
 )
 
+/**
+ * An operator resolved a terminal operation whose outcome stayed unknown (its payment
+ * stream ended `OutcomeUnresolved`): who, when, why, what the status endpoint said if it
+ * was asked, and — applied — what the gateway recorded (the guid from its report or the
+ * status endpoint, the amount). Recorded in the execution's `execution-actions-<id>`
+ * stream (`TerminalResolution`). The ledger books an applied one as the approval it stands
+ * for (its operation's kind, as `PaymentAuthorised` would be), and the terminal outcome
+ * recorder opens its transaction's history from it, so later operations can follow it;
+ * `notApplied` moves nothing. Nothing in the payment stream is changed.
+ */
+export const TerminalOutcomeResolved = EventRegistry.define(
+  "TerminalOutcomeResolved",
+  Schema.Struct({
+    ...request,
+    /** The execution whose terminal operation ended unresolved. */
+    executionId: Schema.String,
+    /** The attempt that ended unresolved. */
+    attemptId: Schema.String,
+    /** The terminal operation (`sale`, `refund`, `preAuthorization` …). */
+    operation: Schema.String,
+    resolution: Resolution,
+    operator: Schema.String,
+    reason: Schema.String,
+    /** What the status endpoint said when the operator asked it (absent when not asked). */
+    statusEndpoint: optional(Schema.String),
+    /** Applied: the gateway's guid of the transaction (its history opens under it). */
+    guid: optional(Schema.String),
+    /** Applied: what it moved (the amount asked, unless the operator said otherwise). */
+    amount: optional(MoneyJson),
+    terminalType: optional(Schema.String),
+    transactionReference: optional(Schema.String),
+    /** A linked operation's original (a refund's sale …). */
+    originalTransactionId: optional(Schema.String),
+    ...onTerminal
+  })
+)
+
 /** Every lifecycle event. */
 export const registry = EventRegistry.make(
   TransactionRecorded,
@@ -490,7 +527,8 @@ export const registry = EventRegistry.make(
   InDoubtResolved,
   TransactionDeclined,
   OperatorActionRequested,
-  ExecutionActionRequested
+  ExecutionActionRequested,
+  TerminalOutcomeResolved
 )
 
 /** A typed lifecycle event, before encoding. */

@@ -56,7 +56,7 @@ export interface Options {
 
 /** The `requestId` a linked terminal operation is recorded under in its original's history. */
 export const requestIdOf = (executionId: string): string =>
-  `${TransactionHistory.terminalRequestPrefix}${executionId}`
+  TransactionHistory.terminalRequestIdOf(executionId)
 
 /**
  * Whether a lifecycle event was folded from a linked operation sent to a terminal: the

@@ -34,6 +34,7 @@ import * as OperationOutcome from "../terminal/OperationOutcome.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
+import * as TerminalResolution from "./TerminalResolution.js"
 import * as TransactionHistory from "./TransactionHistory.js"
 
 /** The stream of the recorder's checkpoints. */
@@ -133,6 +134,16 @@ export const recordEvent = (
 ): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
     if (notMoneyMoving.has(event.type)) return yield* noteDeclined(event)
+    if (event.type === LifecycleEvent.TerminalOutcomeResolved.type) {
+      // An operator's resolution of a terminal operation left unresolved, applied: the
+      // approval it stands for opens its history as the terminal's own would have.
+      const decoded = yield* Effect.either(LifecycleEvent.registry.decode(event))
+      if (Either.isLeft(decoded) || decoded.right.type !== "TerminalOutcomeResolved") return "skipped"
+      const outcome = TerminalResolution.outcomeOf(decoded.right.data)
+      return outcome === undefined
+        ? "skipped"
+        : yield* recordOutcome(event, outcome, decoded.right.data.at, options)
+    }
     if (
       event.type !== PaymentEvents.PaymentAuthorised.type &&
       event.type !== PaymentEvents.PaymentPartiallyApproved.type
@@ -146,9 +157,19 @@ export const recordEvent = (
       decoded.right.type === PaymentEvents.PaymentPartiallyApproved.type
         ? new OperationOutcome.PartiallyApproved({ facts: data.facts })
         : new OperationOutcome.Approved({ facts: data.facts })
-    const at = DateTime.unsafeMake(data.at)
+    return yield* recordOutcome(event, outcome, DateTime.unsafeMake(data.at), options)
+  })
+
+/** Opens the history of an approved outcome (a pre-authorization's, or a completed transaction's). */
+const recordOutcome = (
+  event: EventStore.RecordedEvent,
+  outcome: OperationOutcome.Approved | OperationOutcome.PartiallyApproved,
+  at: DateTime.Utc,
+  options: Options
+): Effect.Effect<Recorded, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    const operation = data.facts.operation
+    const operation = outcome.facts.operation
     if (operation === "preAuthorization" || operation === "moToPreAuthorization") {
       const mcc = yield* mccFor(event, options)
       if (Option.isNone(mcc)) return "skipped"

@@ -95,6 +95,9 @@ export interface State {
  */
 export const terminalRequestPrefix = "terminal-"
 
+/** The `requestId` a linked terminal operation (its execution) is recorded under in its original's history. */
+export const terminalRequestIdOf = (executionId: string): string => `${terminalRequestPrefix}${executionId}`
+
 /** The operation a refund's events belong to: a refund sent to a terminal, or a MOTO refund. */
 const refundOperation = (requestId: string): LifecycleEvent.Operation =>
   requestId.startsWith(terminalRequestPrefix) ? "refund" : "motoRefund"

@@ -228,6 +228,34 @@ const entryOfMotoSale = (event: LifecycleEvent.Decoded): Entry | undefined => {
 }
 
 /**
+ * The entry of an operator's resolution of a terminal operation left unresolved
+ * (`TerminalOutcomeResolved`, in the execution's actions stream): an applied one is booked
+ * as the approval it stands for — its operation's kind, by the amount the operator
+ * confirmed, on the terminal the operation was sent to — exactly as its `PaymentAuthorised`
+ * would have been; one not applied moved nothing.
+ */
+const entryOfTerminalResolution = (event: LifecycleEvent.Decoded): Entry | undefined => {
+  if (event.type !== "TerminalOutcomeResolved") return undefined
+  const d = event.data
+  const kind = kindOfOperation(d.operation)
+  if (d.resolution !== "applied" || kind === undefined || d.amount === undefined) return undefined
+  return {
+    ...whereOf(event.recorded),
+    transactionReference: d.transactionReference,
+    original: nonEmpty(d.originalTransactionId) ?? nonEmpty(d.guid),
+    terminal: nonEmpty(d.serialNumber) ?? "-",
+    merchant: nonEmpty(d.merchant) ?? "-",
+    at: d.at.epochMillis,
+    day: dayOf(d.at.epochMillis),
+    kind,
+    operation: d.operation,
+    amount: d.amount,
+    finStatus: "AUTHORISED",
+    reconciled: false
+  }
+}
+
+/**
  * The entries of one event of a transaction's history: what it moved, read off the
  * transaction's state before and after it (`LedgerFold`), booked on the terminal and
  * merchant the event names, else the transaction's.
@@ -352,9 +380,11 @@ export const entriesOf = (
         entries.push(...entriesOfHistory(before.right.state, after.value, decoded.right))
         continue
       }
-      if (!motoSaleFactTypes.has(recorded.type)) continue
+      if (!motoSaleFactTypes.has(recorded.type) && recorded.type !== "TerminalOutcomeResolved") continue
       const decoded = yield* Effect.either(
-        Effect.map(LifecycleEvent.registry.decode(recorded), entryOfMotoSale)
+        Effect.map(LifecycleEvent.registry.decode(recorded), (event) =>
+          event.type === "TerminalOutcomeResolved" ? entryOfTerminalResolution(event) : entryOfMotoSale(event)
+        )
       )
       if (Either.isLeft(decoded)) unreadable(recorded, decoded.left.message)
       else if (decoded.right !== undefined) entries.push(decoded.right)

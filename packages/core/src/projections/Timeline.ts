@@ -178,6 +178,17 @@ export const describe = (event: LifecycleEvent.Decoded, stands = false): string 
         `${d.via === "token" ? "the intake's bearer token" : `operator ${d.operator}`}: ${d.reason} (execution ${d.started})`
       )
     }
+    case "TerminalOutcomeResolved": {
+      const d = event.data
+      return (
+        `[${d.requestId}] ${d.operation} left unresolved, resolved by ${d.operator} as ` +
+        (d.resolution === "applied"
+          ? `applied${d.guid === undefined ? "" : ` as transaction ${d.guid}`}${d.amount === undefined ? "" : ` (${d.amount})`}`
+          : "not applied: nothing moved") +
+        `: ${d.reason}` +
+        (d.statusEndpoint === undefined ? "" : `; the status endpoint said: ${d.statusEndpoint}`)
+      )
+    }
   }
 }
 

@@ -514,6 +514,24 @@ const lifecycleSamples = [
     })
   ),
   lifecycle(
+    LifecycleEvent.TerminalOutcomeResolved.make({
+      ...request,
+      requestId: "resolve-6a0ea392-1",
+      executionId: "6a0ea39282599f7cbba0680372c3fe3e",
+      attemptId: "6a0ea392-1",
+      operation: "sale",
+      resolution: "applied",
+      operator: "ana",
+      reason: "the terminal's journal shows the sale approved",
+      statusEndpoint: "SALE AUTHORISED",
+      guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
+      amount: Money.make(1050n, "EUR"),
+      terminalType: "PAX",
+      transactionReference: "3f2b8c1e-4d5a-4e6f-9a7b-8c9d0e1f2a3b",
+      serialNumber: "0821032398"
+    })
+  ),
+  lifecycle(
     LifecycleEvent.TransactionDeclined.make({
       guid: "4f8e2a10-9c1b-4d7e-8a5f-2b3c4d5e6f70",
       operation: "sale",

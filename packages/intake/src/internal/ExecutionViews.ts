@@ -4,9 +4,10 @@
  * report and its exit as stored; answered at once or, for a caller who asked to wait,
  * once it ended or the wait is over.
  */
-import { PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
+import { LifecycleEvent, Money, PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore, ExecutionQueue, ExecutionRecord } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -80,6 +81,30 @@ export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEng
         Effect.mapError(unavailable("event store"))
       )
 
+    /** An operator's resolution of a terminal operation left unresolved, if there is one. */
+    const resolutionOf = (executionId: string) =>
+      store.readStream(LifecycleEvent.executionActionsStream(executionId)).pipe(
+        Effect.flatMap((recorded) =>
+          LifecycleEvent.registry.decodeAll(recorded.filter((e) => e.type === "TerminalOutcomeResolved"))
+        ),
+        Effect.map((events) => {
+          const found = events.find((e) => e.type === "TerminalOutcomeResolved")
+          if (found === undefined || found.type !== "TerminalOutcomeResolved") return undefined
+          const d = found.data
+          return {
+            resolution: d.resolution,
+            operator: d.operator,
+            reason: d.reason,
+            at: DateTime.formatIso(d.at),
+            ...(d.guid === undefined ? {} : { guid: d.guid }),
+            ...(d.amount === undefined
+              ? {}
+              : { amount: Money.toMajorUnitsString(d.amount), currency: d.amount.currency })
+          }
+        }),
+        Effect.mapError(unavailable("event store"))
+      )
+
     const view = (
       execution: ExecutionQueue.ExecutionInfo
     ): Effect.Effect<Intake.ExecutionView, Intake.IntakeError> =>
@@ -95,10 +120,17 @@ export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEng
         if (isFinished(execution.status)) {
           const { exit } = yield* record(execution.executionId)
           const report = Option.flatMap(exit, (stored) => reportOf(execution.workflowName, stored))
+          const resolution =
+            isTerminalWorkflow(execution.workflowName) &&
+            Option.isSome(report) &&
+            report.value.verdict === "unresolved"
+              ? yield* resolutionOf(execution.executionId)
+              : undefined
           return {
             ...base,
             ...(Option.isSome(report) ? { report: report.value } : {}),
-            ...(Option.isSome(exit) ? { result: storedExit(exit.value) } : {})
+            ...(Option.isSome(exit) ? { result: storedExit(exit.value) } : {}),
+            ...(resolution === undefined ? {} : { resolution })
           }
         }
         if (!isTerminalWorkflow(execution.workflowName)) {

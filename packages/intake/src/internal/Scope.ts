@@ -2,9 +2,9 @@
  * What a credential limited to merchants may do (issue 32: a merchant's own staff or
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
  * terminals, start and stop its operations, list, search and follow its executions, ask
- * the status endpoint, act on and resolve its transactions, and nothing else — the log,
- * the audit, the metrics, the alerts, the live stream and the merchant registry span every
- * merchant and are the platform's. It acts for the merchant `Tillflow-Merchant` names, which must be
+ * the status endpoint, act on and resolve its transactions and its terminal operations left
+ * unresolved, and nothing else — the log, the audit, the metrics, the alerts, the live
+ * stream and the merchant registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant` names, which must be
  * one of its own, or for its only merchant when the header is absent. What an allowed route
  * reaches by id or guid is checked against that merchant (`MerchantGate`).
  */
@@ -28,7 +28,8 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["POST", /^\/v1\/executions\/[^/]+\/retry$/],
   ["GET", /^\/v1\/transactions\/[^/]+\/status$/],
   ["POST", /^\/v1\/transactions\/[^/]+\/actions$/],
-  ["POST", /^\/v1\/transactions\/[^/]+\/resolve$/]
+  ["POST", /^\/v1\/transactions\/[^/]+\/resolve$/],
+  ["POST", /^\/v1\/attempts\/terminal\/[^/]+\/resolve$/]
 ]
 
 /** Whether a limited credential may call `method path`. */
