@@ -22,7 +22,12 @@ export const MonitorLive = HttpApiBuilder.group(IntakeApi, "monitor", (handlers)
   Effect.gen(function* () {
     const monitor = yield* Monitor.Monitor
     return handlers
-      .handle("service", () => monitor.service)
+      // A credential limited to merchants gets its own view, never the platform's (`Scope`).
+      .handle("service", () =>
+        Effect.flatMap(CurrentOperator, (operator) =>
+          operator.merchants === undefined ? monitor.service : monitor.ownService
+        )
+      )
       .handle("terminals", () => monitor.terminals)
       .handle("executions", ({ urlParams }) => monitor.search(urlParams))
       .handle("alerts", ({ urlParams }) => monitor.alerts(urlParams))

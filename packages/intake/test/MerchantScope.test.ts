@@ -121,6 +121,17 @@ describe("each merchant's people see only their own", () => {
         expect((yield* call("GET", `/v1/executions/${cafe.id}/history`, asCafe)).status).toBe(200)
         const devices = yield* call("GET", "/v1/devices", asCafe)
         expect((devices.json as Json).map((d: Json) => d.serialNumber)).toEqual(["CAFE-1"])
+        // The service's view (the console's shell reads it) is its own: its merchant's
+        // terminals, none of the simulator's others (the platform sees them all).
+        const service = yield* call("GET", "/v1/monitor/service", asCafe)
+        expect([service.status, service.json], service.text).toEqual([
+          200,
+          { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
+        ])
+        expect(service.text).not.toContain("TEA-1")
+        expect(service.text).not.toContain(own.serialNumber)
+        const platformService = yield* call("GET", "/v1/monitor/service")
+        expect(platformService.json.terminals.map((t: Json) => t.serialNumber)).toContain(own.serialNumber)
 
         // Another merchant's, and the deployment's own: not found, by any route, id or guid.
         const refund = JSON.stringify({ action: "refund", amount: "1.00", currency: "EUR", reason: "test" })
@@ -211,6 +222,25 @@ describe("each merchant's people see only their own", () => {
         const carlaList = yield* send("GET", "/v1/executions", { cookie })
         expect((carlaList.json as Json).map((e: Json) => e.executionId)).toEqual([cafe.id])
         expect((yield* send("GET", "/v1/events", { cookie })).status).toBe(403)
+        // The console's shell knows whom she acts for.
+        const carlaSession = yield* send("GET", "/console/session", { cookie })
+        expect(carlaSession.json).toEqual({
+          name: "carla",
+          role: "operator",
+          via: "operator",
+          merchants: ["cafe-sol"]
+        })
+        // Its service view is carla's merchant's; the live stream, whose
+        // events span every merchant, is refused (the console polls her executions instead).
+        const carlaService = yield* send("GET", "/v1/monitor/service", { cookie })
+        expect([carlaService.status, carlaService.json]).toEqual([
+          200,
+          { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
+        ])
+        for (const path of ["/v1/monitor/live", "/v1/monitor/terminals", "/v1/monitor/alerts"]) {
+          const reply = yield* send("GET", path, { cookie })
+          expect([path, reply.status]).toEqual([path, 403])
+        }
 
         // The platform's token sees every merchant's.
         expect((yield* call("GET", `/v1/executions/${tea.id}`)).status).toBe(200)
