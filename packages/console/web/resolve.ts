@@ -9,6 +9,7 @@
  * ({@link targetOf}, pure); the server decides and records (`InDoubtResolved`), and a
  * refusal shows its rule in the dialog.
  */
+import { merchantHeaders } from "./api.js"
 import * as Dialog from "./dialog.js"
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
@@ -73,7 +74,7 @@ export const targetOf = (
 const payloadOf = async (executionId: string): Promise<Record<string, unknown> | undefined> => {
   const response = await fetch(`/v1/executions/${encodeURIComponent(executionId)}/history`, {
     credentials: "same-origin",
-    headers: { accept: "application/json" }
+    headers: { accept: "application/json", ...merchantHeaders() }
   })
   if (!response.ok) return undefined
   const history = (await response.json()) as {

@@ -21,8 +21,8 @@ export const sseEvent = (event: Monitor.LiveEvent): string =>
 export const MonitorLive = HttpApiBuilder.group(IntakeApi, "monitor", (handlers) =>
   Effect.gen(function* () {
     const monitor = yield* Monitor.Monitor
+    // The service's view: a credential limited to merchants gets its own, never the platform's (`Scope`).
     return handlers
-      // A credential limited to merchants gets its own view, never the platform's (`Scope`).
       .handle("service", () =>
         Effect.flatMap(CurrentOperator, (operator) =>
           operator.merchants === undefined ? monitor.service : monitor.ownService
