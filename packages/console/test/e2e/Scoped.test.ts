@@ -5,14 +5,22 @@
  * merchant, opens one of her executions (another merchant's is not found), and a new sale
  * of hers shows up without a reload (polled: the live feed is the platform's) while the
  * other merchant's does not; her console never calls a route refused to her. max (both
- * merchants) chooses the merchant he acts for.
+ * merchants) chooses the merchant he acts for, and refunds one of its sales.
  */
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Chromium from "../../src/testing/Chromium.js"
 import * as ActionsScenario from "./ActionsScenario.js"
 import { inCi, mark, marked, requireBrowser } from "./Scenario.js"
-import { merchants, platformPages, platformRoutes, sale, setUp, start } from "./ScopedScenario.js"
+import {
+  merchants,
+  platformPages,
+  platformRoutes,
+  sale,
+  setUp,
+  start,
+  terminalsOf
+} from "./ScopedScenario.js"
 import type * as Worker from "./Worker.js"
 
 const [cafe, tea] = merchants
@@ -106,6 +114,18 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     await expect
       .poll(() => page.locator("#executions tbody tr td:nth-child(4)").allTextContents())
       .toEqual([tea.serial, tea.serial])
+
+    // He refunds part of a tea-house sale: the request names the merchant (of two, it must).
+    await page.locator("#executions tbody tr a").first().click()
+    await page.locator("#actions button[data-action=refund]").click()
+    await page.locator("#action-dialog").waitFor()
+    await page.fill("#action-amount", "1.00")
+    await page.fill("#action-reason", "one item returned")
+    await page.dblclick("#action-send")
+    await page.locator("#action-notice a").waitFor()
+    // The refund is tea-house's, on its terminal; cafe-sol has none.
+    await expect.poll(() => terminalsOf(worker, tea, "refund")).toEqual([tea.serial])
+    expect(await terminalsOf(worker, cafe, "refund")).toEqual([])
     expect(refused).toEqual([])
   }, 120_000)
 })

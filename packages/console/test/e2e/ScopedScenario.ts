@@ -99,3 +99,19 @@ export const sale = async (worker: Worker.Worker, merchant: (typeof merchants)[n
   expect((done["report"] as { verdict?: string } | undefined)?.verdict).toBe("approved")
   return String(done["executionId"])
 }
+
+/** The serial numbers of a merchant's executions of `operation`, as the platform lists them for it. */
+export const terminalsOf = async (
+  worker: Worker.Worker,
+  merchant: (typeof merchants)[number],
+  operation: string
+): Promise<ReadonlyArray<string>> => {
+  const reply = await fetch(`${worker.base}/v1/monitor/executions?operation=${operation}`, {
+    headers: { authorization: `Bearer ${worker.token}`, "tillflow-merchant": merchant.id }
+  })
+  expect(reply.status).toBe(200)
+  const body = (await reply.json()) as {
+    readonly executions: ReadonlyArray<{ readonly attributes: Record<string, string> }>
+  }
+  return body.executions.map((e) => e.attributes["serialNumber"] ?? "")
+}
