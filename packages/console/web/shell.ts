@@ -184,14 +184,26 @@ export const start = async (
   let mounted: Mounted | undefined
   let timer: number | undefined
   let loading: Promise<void> | undefined
+  // The last read's failure, shown once above the page (not once per refresh) until a read succeeds.
+  let failure: HTMLElement | undefined
   const refresh = () => {
     const current = mounted
     if (current === undefined) return
-    const load = current.load().catch((error: unknown) => {
-      main.prepend(
-        h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error))
-      )
-    })
+    const load = current.load().then(
+      () => {
+        failure?.remove()
+        failure = undefined
+      },
+      (error: unknown) => {
+        failure?.remove()
+        failure = h(
+          "p",
+          { class: "error", role: "alert" },
+          error instanceof Error ? error.message : String(error)
+        )
+        main.prepend(failure)
+      }
+    )
     const settled: Promise<void> = load.finally(() => {
       if (loading === settled) loading = undefined
     })

@@ -134,7 +134,7 @@ export interface Service {
    * the simulator the terminals of the device list of the merchant the request acts for
    * (its own key's list), never another merchant's.
    */
-  readonly ownService: Effect.Effect<ServiceView, Intake.IntakeError>
+  readonly ownService: Effect.Effect<ServiceView>
   readonly terminals: Effect.Effect<ReadonlyArray<TerminalView>, Intake.IntakeError>
   readonly search: (query: SearchQuery) => Effect.Effect<SearchView, Intake.IntakeError>
   /** The alerts the query asks for (the unresolved ones by default), most severe first. */
@@ -444,12 +444,17 @@ export const make: Effect.Effect<
     terminals: cloud.kind === "simulator" ? cloud.terminals : []
   })
 
-  const ownService: Effect.Effect<ServiceView, Intake.IntakeError> =
+  // A device list that cannot be read (the merchant's key refused, say) lists no terminal:
+  // the merchant's console still opens, and its executions stay readable.
+  const ownService: Effect.Effect<ServiceView> =
     cloud.kind === "simulator"
-      ? Effect.map(intake.devices, (devices) => ({
-          kind: cloud.kind,
-          terminals: devices.map((d) => ({ serialNumber: d.serialNumber, terminalType: d.terminalType }))
-        }))
+      ? Effect.map(
+          Effect.orElseSucceed(intake.devices, (): ReadonlyArray<Intake.DeviceView> => []),
+          (devices) => ({
+            kind: cloud.kind,
+            terminals: devices.map((d) => ({ serialNumber: d.serialNumber, terminalType: d.terminalType }))
+          })
+        )
       : Effect.succeed({ kind: cloud.kind, terminals: [] })
 
   const unfinished: ReadonlyArray<ExecutionQueue.ExecutionStatus> = ["pending", "running", "suspended"]

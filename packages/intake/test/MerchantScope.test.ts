@@ -22,6 +22,7 @@ import { call, login, running, send } from "./support.js"
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
 const teaToken = "tea-pos-token-0c7e2b9f4d1a6e35"
+const bareToken = "bare-pos-token-7d2a4c9e1b0f3e58"
 
 const configured = await Effect.runPromise(
   Effect.gen(function* () {
@@ -37,6 +38,12 @@ const configured = await Effect.runPromise(
         role: "operator",
         merchants: ["tea-house"],
         sha256: yield* CallbackRegistration.hashToken(teaToken)
+      },
+      {
+        name: "bare-pos",
+        role: "viewer",
+        merchants: ["bare-shop"],
+        sha256: yield* CallbackRegistration.hashToken(bareToken)
       }
     ]
     const operators = [
@@ -130,6 +137,16 @@ describe("each merchant's people see only their own", () => {
         ])
         expect(service.text).not.toContain("TEA-1")
         expect(service.text).not.toContain(own.serialNumber)
+        // A merchant whose device list cannot be read (no key yet): its view lists no
+        // terminal, and still answers (its console opens, its executions stay readable).
+        yield* (yield* MerchantRegistry.MerchantRegistry).register({
+          id: "bare-shop",
+          name: "bare",
+          mcc: "5812"
+        })
+        expect((yield* call("GET", "/v1/devices", { token: bareToken })).status).not.toBe(200)
+        const bare = yield* call("GET", "/v1/monitor/service", { token: bareToken })
+        expect([bare.status, bare.json], bare.text).toEqual([200, { kind: "simulator", terminals: [] }])
         const platformService = yield* call("GET", "/v1/monitor/service")
         expect(platformService.json.terminals.map((t: Json) => t.serialNumber)).toContain(own.serialNumber)
 
