@@ -233,13 +233,22 @@ const login = Effect.gen(function* () {
 })
 
 /**
- * Who the session is (`GET /console/session`): its operator's name and role, for the page
- * to offer only what the role may do (the intake refuses the rest: 403).
+ * Who the session is (`GET /console/session`): its operator's name and role, and the
+ * merchants it is limited to (absent: every merchant, the platform's), for the page to offer
+ * only what the operator may do (the intake refuses the rest: 403).
  */
 const session = Effect.map(sessionOperator, (operator) =>
   Option.isNone(operator)
     ? json({ _tag: "Unauthorized", message: "log in at /console first" }, 401)
-    : json({ name: operator.value.name, role: operator.value.role, via: operator.value.via }, 200)
+    : json(
+        {
+          name: operator.value.name,
+          role: operator.value.role,
+          via: operator.value.via,
+          ...(operator.value.merchants === undefined ? {} : { merchants: operator.value.merchants })
+        },
+        200
+      )
 )
 
 const logout = Effect.gen(function* () {

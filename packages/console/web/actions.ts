@@ -14,10 +14,12 @@ import type { Execution } from "./views.js"
 import { executionLink } from "./views.js"
 
 /** Who the session is. */
-interface Session {
+export interface Session {
   readonly name: string
   readonly role: "viewer" | "operator" | "admin"
   readonly via: "operator" | "token"
+  /** The merchants it is limited to; absent for the platform's operators, who see every merchant. */
+  readonly merchants?: ReadonlyArray<string>
 }
 
 let session: Promise<Session | undefined> | undefined

@@ -7,14 +7,16 @@ import { terminals } from "./overview.js"
 import { type Page, start } from "./shell.js"
 import { simulator } from "./simulator.js"
 
-void start((service, role) => {
-  const pages: Record<string, Page> = {
-    alerts,
-    terminals,
-    executions: (main, route) => (route.path.length > 1 ? execution(main, route) : executions(main, route)),
-    ledger
-  }
+void start((service, session) => {
+  const executionPages: Page = (main, route) =>
+    route.path.length > 1 ? execution(main, route) : executions(main, route)
+  // An operator limited to merchants: its executions (and a simulated sale on its own
+  // terminals); the alerts, terminals, ledger and merchants span every merchant.
+  const pages: Record<string, Page> =
+    session?.merchants === undefined
+      ? { alerts, terminals, executions: executionPages, ledger }
+      : { executions: executionPages }
   if (service.kind === "simulator") pages["simulator"] = simulator(service)
-  if (role === "admin") pages["merchants"] = merchants
+  if (session?.role === "admin" && session.merchants === undefined) pages["merchants"] = merchants
   return pages
 })

@@ -5,6 +5,7 @@
  * and Cancel. The request is a JSON POST of the intake API ({@link post}); a refusal shows
  * in the dialog with the rule it names.
  */
+import { merchantHeaders } from "./api.js"
 import { type Child, h } from "./dom.js"
 
 /** What a POST answered: its body, or why not (the rule a refusal names, then its message). */
@@ -16,7 +17,7 @@ export const post = async (path: string, body: unknown): Promise<Answer> => {
   const response = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
-    headers: { "content-type": "application/json", accept: "application/json" },
+    headers: { "content-type": "application/json", accept: "application/json", ...merchantHeaders() },
     body: JSON.stringify(body)
   })
   const parsed: unknown = await response.json().catch(() => undefined)

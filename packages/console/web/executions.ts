@@ -10,7 +10,7 @@ import * as Actions from "./actions.js"
 import * as Resolve from "./resolve.js"
 import * as Retry from "./retry.js"
 import * as Stop from "./stop.js"
-import { get } from "./api.js"
+import { actingFor, get } from "./api.js"
 import { h, replace } from "./dom.js"
 import * as Money from "./money.js"
 import { navigate, type Page } from "./shell.js"
@@ -328,10 +328,15 @@ export const execution: Page = (main, route) => {
       (e.resolution !== undefined && resolving.querySelector("#resolve-done") === null)
     )
       replace(resolving, await Resolve.panel(e, await Actions.currentSession(), () => void load()))
+    // The timeline is the audit's, which spans every merchant: not asked for an operator
+    // limited to merchants (the server refuses it, 403).
+    const limited = actingFor() !== undefined
     const [timeline, history] = await Promise.all([
-      get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
-        lines: []
-      })),
+      limited
+        ? { lines: [] }
+        : get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
+            lines: []
+          })),
       get<{ engine: ReadonlyArray<StoredEvent>; business: ReadonlyArray<StoredEvent> }>(
         `/v1/executions/${encodeURIComponent(id)}/history`
       )
@@ -339,7 +344,13 @@ export const execution: Page = (main, route) => {
     replace(
       story,
       timeline.lines.length === 0
-        ? h("li", {}, "Nothing recorded yet.")
+        ? h(
+            "li",
+            {},
+            limited
+              ? "The timeline is read from the audit, which spans every merchant: the platform's operators see it. The raw event history below is this execution's own."
+              : "Nothing recorded yet."
+          )
         : timeline.lines.map((l) => h("li", {}, l))
     )
     replace(notes, lateNotes(history.business))

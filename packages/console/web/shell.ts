@@ -3,9 +3,15 @@
  * `#/executions?status=running`, so every view can be linked and reloaded), and the live
  * connection — server-sent events from `/v1/monitor/live` — which tells the page in view
  * that the log moved, so it refreshes what it shows without a reload.
+ *
+ * An operator limited to merchants (`GET /console/session` names them) acts for one of them
+ * (a chooser when it has several; every request names it, `api.ts`), is offered only the
+ * pages it may use, and does without the live feed, which spans every merchant and is
+ * refused to it: the page in view is refreshed every few seconds instead, from routes the
+ * server scopes to its merchant.
  */
-import { currentSession } from "./actions.js"
-import { get, post } from "./api.js"
+import { currentSession, type Session } from "./actions.js"
+import { actFor, actingFor, get, post } from "./api.js"
 import { h, replace } from "./dom.js"
 import { chooseZone, type LiveEvent, localZoneName, zone } from "./views.js"
 
@@ -49,24 +55,60 @@ export interface ServiceInfo {
   readonly terminals: ReadonlyArray<{ readonly serialNumber: string; readonly terminalType: string }>
 }
 
-/** Starts the console: frame, router and live connection. */
+/** How often the page of an operator limited to merchants is refreshed (it has no live feed). */
+export const pollMillis = 5000
+
+const merchantKey = "tillflow.console.merchant"
+
+/** The merchant a limited operator acts for: the one chosen last in this browser, if still its own, else its first. */
+const chosenMerchant = (merchants: ReadonlyArray<string>): string | undefined => {
+  let kept: string | null = null
+  try {
+    kept = window.localStorage.getItem(merchantKey)
+  } catch {
+    // Storage refused (private mode): its first merchant.
+  }
+  return kept !== null && merchants.includes(kept) ? kept : merchants[0]
+}
+
+const chooseMerchant = (merchant: string): void => {
+  try {
+    window.localStorage.setItem(merchantKey, merchant)
+  } catch {
+    // Storage refused: the choice lasts until the page is left.
+  }
+}
+
+/** The pages in the navigation, in order, each offered when the console has it. */
+const navigation: ReadonlyArray<readonly [string, string]> = [
+  ["alerts", "Alerts"],
+  ["terminals", "Terminals"],
+  ["executions", "Executions"],
+  ["ledger", "Ledger"],
+  ["simulator", "Simulated sale"],
+  ["merchants", "Merchants"]
+]
+
+/** Starts the console: frame, router and live connection (or, for a limited operator, polling). */
 export const start = async (
-  pages: (service: ServiceInfo, role: "viewer" | "operator" | "admin" | undefined) => Record<string, Page>
+  pages: (service: ServiceInfo, session: Session | undefined) => Record<string, Page>
 ): Promise<void> => {
   const app = document.getElementById("app")
   if (app === null) return
-  const [service, session] = await Promise.all([get<ServiceInfo>("/v1/monitor/service"), currentSession()])
-  const routes = pages(service, session?.role)
-  const status = h("span", { class: "live-status", id: "live-status", role: "status" }, "connecting…")
-  const links: Array<[string, string]> = [
-    ["alerts", "Alerts"],
-    ["terminals", "Terminals"],
-    ["executions", "Executions"],
-    ["ledger", "Ledger"],
-    ...(service.kind === "simulator" ? ([["simulator", "Simulated sale"]] as Array<[string, string]>) : []),
-    // An admin's page: offered when the session's role has it.
-    ...(routes["merchants"] === undefined ? [] : ([["merchants", "Merchants"]] as Array<[string, string]>))
-  ]
+  const session = await currentSession()
+  const limited = session?.merchants
+  if (limited !== undefined) actFor(chosenMerchant(limited))
+  // Answered for the merchant acted for when the operator is limited (its own terminals).
+  const service = await get<ServiceInfo>("/v1/monitor/service")
+  const routes = pages(service, session)
+  // The page shown first: the alerts, or a limited operator's executions (the alerts are the platform's).
+  const home = routes["alerts"] === undefined ? "executions" : "alerts"
+  const status = h(
+    "span",
+    { class: "live-status", id: "live-status", role: "status" },
+    limited === undefined ? "connecting…" : `refreshed every ${pollMillis / 1000} s`
+  )
+  const links = navigation.filter(([path]) => routes[path] !== undefined)
   const nav = h(
     "nav",
     { "aria-label": "Console" },
@@ -76,6 +118,26 @@ export const start = async (
       links.map(([path, label]) => h("li", {}, h("a", { href: `#/${path}`, "data-page": path }, label)))
     )
   )
+  // Whom a limited operator acts for: its merchant, or a choice of its merchants.
+  const acting =
+    limited === undefined
+      ? null
+      : limited.length === 1
+        ? h("span", { class: "acting-for", id: "acting-for" }, `Merchant ${actingFor() ?? ""}`)
+        : h(
+            "select",
+            {
+              id: "acting-for",
+              "aria-label": "Merchant",
+              onchange: (event) => {
+                chooseMerchant((event.target as HTMLSelectElement).value)
+                // Everything shown was the other merchant's: start again on the executions.
+                window.location.hash = "#/executions"
+                window.location.reload()
+              }
+            },
+            limited.map((m) => h("option", { value: m, selected: m === actingFor() }, `Merchant ${m}`))
+          )
   const logout = h(
     "button",
     {
@@ -105,9 +167,9 @@ export const start = async (
     h(
       "header",
       { class: "top" },
-      h("a", { class: "brand", href: "#/alerts" }, "tillflow"),
+      h("a", { class: "brand", href: `#/${home}` }, "tillflow"),
       nav,
-      h("div", { class: "session" }, zoneChoice, status, logout)
+      h("div", { class: "session" }, acting, zoneChoice, status, logout)
     ),
     service.kind === "simulator"
       ? h(
@@ -121,19 +183,36 @@ export const start = async (
 
   let mounted: Mounted | undefined
   let timer: number | undefined
+  let loading: Promise<void> | undefined
+  // The last read's failure, shown once above the page (not once per refresh) until a read succeeds.
+  let failure: HTMLElement | undefined
   const refresh = () => {
     const current = mounted
     if (current === undefined) return
-    current.load().catch((error: unknown) => {
-      main.prepend(
-        h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error))
-      )
+    const load = current.load().then(
+      () => {
+        failure?.remove()
+        failure = undefined
+      },
+      (error: unknown) => {
+        failure?.remove()
+        failure = h(
+          "p",
+          { class: "error", role: "alert" },
+          error instanceof Error ? error.message : String(error)
+        )
+        main.prepend(failure)
+      }
+    )
+    const settled: Promise<void> = load.finally(() => {
+      if (loading === settled) loading = undefined
     })
+    loading = settled
   }
   const show = (focus: boolean) => {
     const route = currentRoute()
-    const name = route.path[0] ?? "alerts"
-    const page = routes[name] ?? routes["alerts"]
+    const name = route.path[0] ?? home
+    const page = routes[name] ?? routes[home]
     for (const a of nav.querySelectorAll("a")) {
       if (a.getAttribute("data-page") === name) a.setAttribute("aria-current", "page")
       else a.removeAttribute("aria-current")
@@ -146,6 +225,17 @@ export const start = async (
   }
   window.addEventListener("hashchange", () => show(true))
   show(false)
+
+  if (limited !== undefined) {
+    // No live feed (it spans every merchant): the page in view, if it follows changes, is
+    // read again every few seconds, while the tab is shown and no read is under way.
+    window.setInterval(() => {
+      if (document.visibilityState !== "visible" || loading !== undefined || mounted?.live === undefined)
+        return
+      refresh()
+    }, pollMillis)
+    return
+  }
 
   // Live: any stored event may change what the page shows; refresh at most every 250 ms.
   const source = new EventSource("/v1/monitor/live")

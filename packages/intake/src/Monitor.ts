@@ -129,6 +129,12 @@ export const overdueAfterMillis = 10 * 60 * 1000
 /** The monitor's operations. */
 export interface Service {
   readonly service: Effect.Effect<ServiceView>
+  /**
+   * The service as a credential limited to merchants sees it (`Scope`): the kind, and for
+   * the simulator the terminals of the device list of the merchant the request acts for
+   * (its own key's list), never another merchant's.
+   */
+  readonly ownService: Effect.Effect<ServiceView>
   readonly terminals: Effect.Effect<ReadonlyArray<TerminalView>, Intake.IntakeError>
   readonly search: (query: SearchQuery) => Effect.Effect<SearchView, Intake.IntakeError>
   /** The alerts the query asks for (the unresolved ones by default), most severe first. */
@@ -456,6 +462,19 @@ export const make: Effect.Effect<
     terminals: cloud.kind === "simulator" ? cloud.terminals : []
   })
 
+  // A device list that cannot be read (the merchant's key refused, say) lists no terminal:
+  // the merchant's console still opens, and its executions stay readable.
+  const ownService: Effect.Effect<ServiceView> =
+    cloud.kind === "simulator"
+      ? Effect.map(
+          Effect.orElseSucceed(intake.devices, (): ReadonlyArray<Intake.DeviceView> => []),
+          (devices) => ({
+            kind: cloud.kind,
+            terminals: devices.map((d) => ({ serialNumber: d.serialNumber, terminalType: d.terminalType }))
+          })
+        )
+      : Effect.succeed({ kind: cloud.kind, terminals: [] })
+
   const unfinished: ReadonlyArray<ExecutionQueue.ExecutionStatus> = ["pending", "running", "suspended"]
 
   const terminals = Effect.gen(function* () {
@@ -581,6 +600,7 @@ export const make: Effect.Effect<
 
   return {
     service,
+    ownService,
     terminals,
     search,
     alerts,

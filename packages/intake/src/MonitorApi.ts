@@ -49,7 +49,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "The remote service")
       .annotate(
         OpenApi.Description,
-        "The remote service: the built-in simulator (with its terminals) or the real one."
+        "The remote service: the built-in simulator (with its terminals) or the real one. A credential limited to merchants sees only its own: the kind, and the terminals of its merchant's device list."
       )
   )
   .add(

@@ -21,8 +21,13 @@ export const sseEvent = (event: Monitor.LiveEvent): string =>
 export const MonitorLive = HttpApiBuilder.group(IntakeApi, "monitor", (handlers) =>
   Effect.gen(function* () {
     const monitor = yield* Monitor.Monitor
+    // The service's view: a credential limited to merchants gets its own, never the platform's (`Scope`).
     return handlers
-      .handle("service", () => monitor.service)
+      .handle("service", () =>
+        Effect.flatMap(CurrentOperator, (operator) =>
+          operator.merchants === undefined ? monitor.service : monitor.ownService
+        )
+      )
       .handle("terminals", () => monitor.terminals)
       .handle("executions", ({ urlParams }) => monitor.search(urlParams))
       .handle("alerts", ({ urlParams }) => monitor.alerts(urlParams))

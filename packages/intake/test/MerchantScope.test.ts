@@ -22,6 +22,7 @@ import { call, login, running, send } from "./support.js"
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
 const teaToken = "tea-pos-token-0c7e2b9f4d1a6e35"
+const bareToken = "bare-pos-token-7d2a4c9e1b0f3e58"
 
 const configured = await Effect.runPromise(
   Effect.gen(function* () {
@@ -37,6 +38,12 @@ const configured = await Effect.runPromise(
         role: "operator",
         merchants: ["tea-house"],
         sha256: yield* CallbackRegistration.hashToken(teaToken)
+      },
+      {
+        name: "bare-pos",
+        role: "viewer",
+        merchants: ["bare-shop"],
+        sha256: yield* CallbackRegistration.hashToken(bareToken)
       }
     ]
     const operators = [
@@ -121,6 +128,27 @@ describe("each merchant's people see only their own", () => {
         expect((yield* call("GET", `/v1/executions/${cafe.id}/history`, asCafe)).status).toBe(200)
         const devices = yield* call("GET", "/v1/devices", asCafe)
         expect((devices.json as Json).map((d: Json) => d.serialNumber)).toEqual(["CAFE-1"])
+        // The service's view (the console's shell reads it) is its own: its merchant's
+        // terminals, none of the simulator's others (the platform sees them all).
+        const service = yield* call("GET", "/v1/monitor/service", asCafe)
+        expect([service.status, service.json], service.text).toEqual([
+          200,
+          { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
+        ])
+        expect(service.text).not.toContain("TEA-1")
+        expect(service.text).not.toContain(own.serialNumber)
+        // A merchant whose device list cannot be read (no key yet): its view lists no
+        // terminal, and still answers (its console opens, its executions stay readable).
+        yield* (yield* MerchantRegistry.MerchantRegistry).register({
+          id: "bare-shop",
+          name: "bare",
+          mcc: "5812"
+        })
+        expect((yield* call("GET", "/v1/devices", { token: bareToken })).status).not.toBe(200)
+        const bare = yield* call("GET", "/v1/monitor/service", { token: bareToken })
+        expect([bare.status, bare.json], bare.text).toEqual([200, { kind: "simulator", terminals: [] }])
+        const platformService = yield* call("GET", "/v1/monitor/service")
+        expect(platformService.json.terminals.map((t: Json) => t.serialNumber)).toContain(own.serialNumber)
 
         // Another merchant's, and the deployment's own: not found, by any route, id or guid.
         const refund = JSON.stringify({ action: "refund", amount: "1.00", currency: "EUR", reason: "test" })
@@ -211,6 +239,25 @@ describe("each merchant's people see only their own", () => {
         const carlaList = yield* send("GET", "/v1/executions", { cookie })
         expect((carlaList.json as Json).map((e: Json) => e.executionId)).toEqual([cafe.id])
         expect((yield* send("GET", "/v1/events", { cookie })).status).toBe(403)
+        // The console's shell knows whom she acts for.
+        const carlaSession = yield* send("GET", "/console/session", { cookie })
+        expect(carlaSession.json).toEqual({
+          name: "carla",
+          role: "operator",
+          via: "operator",
+          merchants: ["cafe-sol"]
+        })
+        // Its service view is carla's merchant's; the live stream, whose
+        // events span every merchant, is refused (the console polls her executions instead).
+        const carlaService = yield* send("GET", "/v1/monitor/service", { cookie })
+        expect([carlaService.status, carlaService.json]).toEqual([
+          200,
+          { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
+        ])
+        for (const path of ["/v1/monitor/live", "/v1/monitor/terminals", "/v1/monitor/alerts"]) {
+          const reply = yield* send("GET", path, { cookie })
+          expect([path, reply.status]).toEqual([path, 403])
+        }
 
         // The platform's token sees every merchant's.
         expect((yield* call("GET", `/v1/executions/${tea.id}`)).status).toBe(200)

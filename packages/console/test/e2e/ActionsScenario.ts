@@ -176,5 +176,5 @@ export const login = async (
   await page.fill("#name", name)
   await page.fill("#token", secret)
   await page.click("button[type=submit]")
-  await page.locator("nav").waitFor()
+  await page.locator("nav[aria-label=Console]").waitFor()
 }
