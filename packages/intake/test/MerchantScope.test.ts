@@ -170,6 +170,16 @@ describe("each merchant's people see only their own", () => {
           ],
           [
             "POST",
+            `/v1/attempts/terminal/${tea.id}/resolve`,
+            JSON.stringify({
+              requestId: tea.id,
+              resolution: "notApplied",
+              operator: "cafe-pos",
+              reason: "checked"
+            })
+          ],
+          [
+            "POST",
             "/v1/lifecycle/TipAdjustment",
             JSON.stringify({
               payload: { originalGuid: tea.guid, tipAmount: { amount: "100", currency: "EUR" } }
