@@ -15,6 +15,12 @@
  *   engine reads and appends to it); every other stream idle since before the cut-off is
  *   archived. A still-open transaction's streams need no exception: they are read through
  *   the archive.
+ * - The execution queue's rows go too: an execution finished (succeeded, failed,
+ *   interrupted) before the cut-off, by the engine's clock, moves from `tillflow_executions`
+ *   to `tillflow_executions_archive` (the queue's migration `11_executions_archive`), in
+ *   batches of one statement each as well ({@link archiveExecutions}). The queue still finds
+ *   it by id (`get`); its lists and counts are of the hot table; a new start of its id is
+ *   answered from its history and never enqueued again (docs/event-store.md).
  * - A worker runs it by itself ({@link periodic}, {@link periodicConfig}): every
  *   `TILLFLOW_RETENTION_INTERVAL` with the cut-off `now − TILLFLOW_RETENTION_HOT_DAYS`, a
  *   failed run logged and tried again at the next interval.
@@ -24,7 +30,7 @@
  * // report.streams streams, report.events events moved
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { EventStore, HashChain } from "@tillflow/engine"
+import { EventStore, ExecutionQueue, HashChain } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -37,6 +43,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EventStoreMigrations from "./EventStoreMigrations.js"
+import * as ExecutionQueueMigrations from "./ExecutionQueueMigrations.js"
 import { storeError } from "./internal/eventStore/Rows.js"
 
 /** Options of {@link run}. */
@@ -78,7 +85,9 @@ export class ArchiveReport extends Schema.Class<ArchiveReport>("tillflow/EventAr
   before: Schema.Date,
   dryRun: Schema.Boolean,
   streams: Schema.Int,
-  events: Schema.Int
+  events: Schema.Int,
+  /** Execution rows moved out of the queue's hot table (0 without a queue in this database). */
+  executions: Schema.Int
 }) {}
 
 const openExecutionStatuses = ["pending", "running", "suspended"] as const
@@ -95,6 +104,84 @@ const keepOpenExecutions = (sql: SqlClient.SqlClient, queuePresent: boolean) =>
 const countRow = Schema.Struct({ streams: Schema.NumberFromString, events: Schema.NumberFromString })
 const decodeCounts = Schema.decodeUnknown(Schema.Array(countRow))
 
+const finishedStatuses = ExecutionQueue.finishedStatuses
+
+// The columns of a queue row, in `tillflow_executions` and `tillflow_executions_archive` alike.
+const executionColumns = `execution_id, workflow_name, status, due_at, lease_owner, wake_requested,
+  concurrency_key, parent_id, attributes, claims, created_at, updated_at, seq, stream_id, start_by, tenant`
+
+/** How many execution rows finished before `before` (by the engine's clock) are still hot. */
+const countFinishedExecutions = (sql: SqlClient.SqlClient, before: Date) =>
+  Effect.gen(function* () {
+    const [row] = yield* sql<{ readonly n: string }>`
+      SELECT count(*)::text AS n FROM tillflow_executions
+      WHERE ${sql.in("status", finishedStatuses)} AND updated_at < ${before.getTime()}::bigint`
+    return Number(row?.n ?? 0)
+  })
+
+const executionBatchRow = Schema.Struct({
+  moved: Schema.NumberFromString,
+  scanned: Schema.NumberFromString,
+  last_created: Schema.NullOr(Schema.NumberFromString),
+  last_id: Schema.NullOr(Schema.String)
+})
+const decodeExecutionBatch = Schema.decodeUnknown(Schema.Array(executionBatchRow))
+
+/**
+ * Moves the rows of executions finished before `before` (their `updated_at`, the engine's
+ * epoch milliseconds) from `tillflow_executions` into `tillflow_executions_archive`; answers
+ * how many moved. The queue's migrations run first (an idle queue's database may not have
+ * the archive table yet; the Migrator applies each once).
+ *
+ * The hot table is walked once, in pages of `batchSize` rows of its `by_created` index
+ * (`created_at, execution_id`), up to the cut-off (an execution updated before it was
+ * created before it): each page is ONE statement, a DELETE of its finished rows feeding the
+ * INSERT into the archive, so a row is in one table or the other, never both, never neither,
+ * and a run killed midway leaves whole pages moved. The DELETE re-checks each row's status
+ * under its lock, so a row that changed since the page was read stays. The page after the
+ * last key starts past the rows already moved (their index entries stay until VACUUM, but a
+ * page never walks back over them), so a run costs one pass however many pages it takes.
+ * An archived id met again (moved, then enqueued by a caller that raced the move, then
+ * finished) keeps its first archived row.
+ */
+export const archiveExecutions = (sql: SqlClient.SqlClient, before: Date, batchSize: number) =>
+  Effect.gen(function* () {
+    yield* ExecutionQueueMigrations.run
+    const cut = before.getTime()
+    let after: readonly [number, string] = [Number.MIN_SAFE_INTEGER, ""]
+    let moved = 0
+    while (true) {
+      const rows = yield* sql`
+        WITH scanned AS (
+          SELECT execution_id, created_at FROM tillflow_executions
+          WHERE (created_at, execution_id) > (${after[0]}::bigint, ${after[1]}::text)
+            AND created_at < ${cut}::bigint
+          ORDER BY created_at, execution_id
+          LIMIT ${batchSize}
+        ), moved AS (
+          DELETE FROM tillflow_executions x USING scanned s
+          WHERE x.execution_id = s.execution_id
+            AND ${sql.in("x.status", finishedStatuses)} AND x.updated_at < ${cut}::bigint
+          RETURNING ${sql.literal(executionColumns.replaceAll(/(\w+)/g, "x.$1"))}
+        ), archived AS (
+          INSERT INTO tillflow_executions_archive (${sql.literal(executionColumns)})
+          SELECT ${sql.literal(executionColumns)} FROM moved
+          ON CONFLICT (execution_id) DO NOTHING
+          RETURNING execution_id
+        ), last AS (
+          SELECT created_at, execution_id FROM scanned ORDER BY created_at DESC, execution_id DESC LIMIT 1
+        )
+        SELECT (SELECT count(*) FROM moved)::text AS moved, (SELECT count(*) FROM scanned)::text AS scanned,
+          (SELECT created_at FROM last)::text AS last_created, (SELECT execution_id FROM last) AS last_id`
+      const [page] = yield* decodeExecutionBatch(rows)
+      moved += page?.moved ?? 0
+      if (page === undefined || page.last_created === null || page.last_id === null) break
+      after = [page.last_created, page.last_id]
+      if (page.scanned < batchSize) break
+    }
+    return moved
+  })
+
 /** Archives (or counts, with `dryRun`) the streams idle since before `options.before`. */
 export const run = (
   options: Options
@@ -105,9 +192,10 @@ export const run = (
     const before = options.before.toISOString()
     const [queue] = yield* sql<{ readonly present: boolean }>`
       SELECT to_regclass('tillflow_executions') IS NOT NULL AS present`
-    const keep = keepOpenExecutions(sql, queue?.present === true)
-    const report = (dryRun: boolean, streams: number, events: number) =>
-      new ArchiveReport({ before: options.before, dryRun, streams, events })
+    const queuePresent = queue?.present === true
+    const keep = keepOpenExecutions(sql, queuePresent)
+    const report = (dryRun: boolean, streams: number, events: number, executions: number) =>
+      new ArchiveReport({ before: options.before, dryRun, streams, events, executions })
 
     if (options.dryRun === true) {
       const rows = yield* sql`
@@ -115,7 +203,8 @@ export const run = (
         FROM streams JOIN events ON events.stream_id = streams.stream_id
         WHERE streams.updated_at < ${before}::timestamptz ${keep}`
       const [counts] = yield* decodeCounts(rows)
-      return report(true, counts?.streams ?? 0, counts?.events ?? 0)
+      const executions = queuePresent ? yield* countFinishedExecutions(sql, options.before) : 0
+      return report(true, counts?.streams ?? 0, counts?.events ?? 0, executions)
     }
 
     // An archived event's id stays taken: the check is installed before the first event
@@ -158,7 +247,8 @@ export const run = (
       events += counts?.events ?? 0
       if (moved === 0) break
     }
-    return report(false, streams, events)
+    const executions = queuePresent ? yield* archiveExecutions(sql, options.before, batchSize) : 0
+    return report(false, streams, events, executions)
   }).pipe(Effect.mapError(storeError("archive")), Effect.withSpan("EventArchive.run"))
 
 /** What {@link erasePersonal} removed. */
@@ -307,8 +397,10 @@ const runOnce = (archiver: Service, options: PeriodicOptions) =>
     const before = cutoff(new Date(yield* Clock.currentTimeMillis), options.hotDays)
     const report = yield* archiver.run({ before })
     yield* Effect.logInfo(
-      `retention: archived ${report.streams} streams, ${report.events} events idle since before ${before.toISOString()}`
-    ).pipe(Effect.annotateLogs({ streams: report.streams, events: report.events }))
+      `retention: archived ${report.streams} streams, ${report.events} events idle since before ${before.toISOString()}, ${report.executions} execution rows finished before it`
+    ).pipe(
+      Effect.annotateLogs({ streams: report.streams, events: report.events, executions: report.executions })
+    )
     if (options.personalDays !== undefined) {
       const personalBefore = cutoff(new Date(yield* Clock.currentTimeMillis), options.personalDays)
       const erased = yield* archiver.erasePersonal({ before: personalBefore })

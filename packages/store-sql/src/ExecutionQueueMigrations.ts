@@ -214,6 +214,36 @@ const tenants = Effect.gen(function* () {
     WHERE tenant IS NOT NULL`
 })
 
+// Retention (issue 31): the rows of executions finished before the retention's cut-off move
+// here (`EventArchive.run`), out of `tillflow_executions`, whose tables and indexes would
+// otherwise grow with every execution ever run. The same columns, `seq` kept as it was (no
+// identity: an archived row is never written again). Only its primary key is indexed: the
+// queue reads an archived execution by id alone (`get`, after the hot table missed), never
+// lists nor claims it, so no statement of the hot path costs more as the archive grows.
+const executionsArchive = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE IF NOT EXISTS tillflow_executions_archive (
+      execution_id    text    PRIMARY KEY,
+      workflow_name   text    NOT NULL,
+      status          text    NOT NULL,
+      due_at          bigint,
+      lease_owner     text,
+      wake_requested  boolean NOT NULL,
+      concurrency_key text,
+      parent_id       text,
+      attributes      jsonb   NOT NULL,
+      claims          integer NOT NULL,
+      created_at      bigint  NOT NULL,
+      updated_at      bigint  NOT NULL,
+      seq             bigint  NOT NULL,
+      stream_id       text,
+      start_by        bigint,
+      tenant          text,
+      archived_at     timestamptz NOT NULL DEFAULT now()
+    )`
+})
+
 /** Every migration of the execution queue, by `id_name`. */
 export const migrations = {
   "1_create_execution_queue": createExecutionQueue,
@@ -225,7 +255,8 @@ export const migrations = {
   "7_scan_floors": scanFloors,
   "8_holders_by_execution": holdersByExecution,
   "9_search_indexes": searchIndexes,
-  "10_tenants": tenants
+  "10_tenants": tenants,
+  "11_executions_archive": executionsArchive
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

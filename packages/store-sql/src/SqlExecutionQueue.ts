@@ -19,10 +19,12 @@
  * due rows per tenant first (`Statements.claim`), so that no tenant runs more than its
  * share; without one, the claim's statement is the same as before tenants.
  *
- * History: finished executions stay in the table, and the claim and due-time look-ups read
- * their partial indexes from scan floors (migration `7_scan_floors`) that claims move up
- * and writes below them move down, past the dead index entries finished runs leave, which
- * only VACUUM would remove (`internal/executionQueue/Floors`).
+ * History: finished executions stay in the table until retention moves them to
+ * `tillflow_executions_archive` (`EventArchive.run`, migration `11_executions_archive`),
+ * where `get` still finds them (`list` and `count` read the hot table only); the claim and
+ * due-time look-ups read their partial indexes from scan floors (migration `7_scan_floors`)
+ * that claims move up and writes below them move down, past the dead index entries
+ * finished runs leave, which only VACUUM would remove (`internal/executionQueue/Floors`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { ExecutionQueue } from "@tillflow/engine"

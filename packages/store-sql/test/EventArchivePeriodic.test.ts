@@ -62,7 +62,8 @@ const scripted = (
           before: options.before,
           dryRun: false,
           streams: 2,
-          events: 7
+          events: 7,
+          executions: 5
         })
       }),
     erasePersonal: (options) =>
@@ -99,6 +100,7 @@ describe("EventArchive.periodic", () => {
         const line = yield* Queue.take(lines)
         expect(line.level).toBe("INFO")
         expect(line.message).toContain("archived 2 streams, 7 events")
+        expect(line.message).toContain("5 execution rows finished before it")
 
         yield* TestClock.adjust("1 hour")
         expect((yield* Queue.take(calls)).before).toEqual(new Date(start + hours(2) - days(30)))

@@ -211,7 +211,8 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
           "7_scan_floors": _added,
           "8_holders_by_execution": _later,
           "9_search_indexes": _search,
-          "10_tenants": _latest,
+          "10_tenants": _tenants,
+          "11_executions_archive": _latest,
           ...before
         } = ExecutionQueueMigrations.migrations
         yield* Migrator.make({})({
@@ -226,7 +227,8 @@ layer(TestDatabase.layer, { timeout: 120_000, excludeTestServices: true })(
           [7, "scan_floors"],
           [8, "holders_by_execution"],
           [9, "search_indexes"],
-          [10, "tenants"]
+          [10, "tenants"],
+          [11, "executions_archive"]
         ])
         expect((yield* floors).due).toBe(5000)
         const claimed = yield* Effect.scoped(

@@ -1,7 +1,8 @@
 /**
  * `tillflow archive run`: moves the events of streams idle for longer than the hot retention
  * (`--hot-days`, else `TILLFLOW_RETENTION_HOT_DAYS`, else 90) out of the hot table into the
- * archive (`EventArchive`, docs/event-store.md). Idempotent, and safe to kill: a run moves
+ * archive (`EventArchive`, docs/event-store.md), and the execution queue's rows of executions
+ * finished before the same cut-off into `tillflow_executions_archive`. Idempotent, and safe to kill: a run moves
  * whole batches of streams, each in one transaction, and the next run moves the rest.
  * Reads, `audit verify`, `audit ledger` and the timelines read through the archive.
  * `--dry-run` counts what would move.
@@ -57,14 +58,14 @@ const run = Command.make(
         Effect.scoped
       )
       yield* Output.print(o.json, report, () => [
-        `${report.dryRun ? "would archive" : "archived"} ${report.events} events of ${report.streams} streams idle since before ${report.before.toISOString()} (${days} hot days)`
+        `${report.dryRun ? "would archive" : "archived"} ${report.events} events of ${report.streams} streams idle since before ${report.before.toISOString()} and ${report.executions} execution rows finished before it (${days} hot days)`
       ])
       return Output.ExitCode.ok
     })
   )
 ).pipe(
   Command.withDescription(
-    "moves the events of streams idle for longer than the hot retention into the archive"
+    "moves the events of streams idle, and the rows of executions finished, for longer than the hot retention into the archive"
   )
 )
 

@@ -179,6 +179,15 @@ export const execute =
           `Execution ${executionId} belongs to workflow "${started.workflowName}", not "${workflow.name}"`
         )
       }
+      // An execution that finished (this start found its `WorkflowCompleted`) is answered
+      // from its history and not enqueued: there is nothing left to run, and its queue row
+      // may be archived (`tillflow_executions_archive`, issue 31), so that an enqueue would
+      // insert it anew and a worker claim it again. A row still hot is left as it is.
+      if (!ours && log.history.completed !== undefined) {
+        const result = yield* decodeCompleted(workflow, log)
+        yield* keep(state, log)
+        return opts.discard ? undefined : result
+      }
       // Another start owns the execution (the same id for another payload, say): it is
       // queued under the owner's key and attributes, never under this caller's.
       const owner =

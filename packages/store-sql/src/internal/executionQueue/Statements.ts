@@ -573,9 +573,18 @@ export const setAttributes = (
           UPDATE tillflow_executions SET attributes = attributes || ${JSON.stringify(attributes)}::jsonb
           WHERE execution_id = ${executionId}`
 
-/** One execution's row. */
+/**
+ * One execution's row: from the hot table, else from the archive (`11_executions_archive`,
+ * an execution finished before the retention's cut-off). Each part is a probe of its table's
+ * primary key; the archive's is read only when the hot table has no row (the `LIMIT 1` of
+ * the `UNION ALL` stops at the first), so a live execution's lookup never touches it. One
+ * statement, one snapshot: an execution being moved is in one table or the other.
+ */
 export const get = (sql: SqlClient.SqlClient, executionId: string) =>
-  sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE execution_id = ${executionId}`
+  sql`SELECT ${columns(sql)} FROM tillflow_executions WHERE execution_id = ${executionId}
+      UNION ALL
+      SELECT ${columns(sql)} FROM tillflow_executions_archive WHERE execution_id = ${executionId}
+      LIMIT 1`
 
 type SqlFragment = ReturnType<SqlClient.SqlClient["and"]>
 
