@@ -97,7 +97,14 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     `tillflow executions list --serial ${serial} --limit 5 --json`
   ],
   merchants: ["tillflow merchants list"],
-  "merchants add": ['tillflow merchants add cafe-sol --name "Café Sol" --mcc 5812 --virtual-terminal V-100'],
+  "merchants add": [
+    'tillflow merchants add cafe-sol --name "Café Sol" --mcc 5812 --virtual-terminal V-100',
+    'tillflow merchants add tea-house --name "Tea House" --mcc 5814 --partial-reversal yes'
+  ],
+  "merchants acquirer": [
+    "tillflow merchants acquirer cafe-sol --partial-reversal yes",
+    "tillflow merchants acquirer cafe-sol --capture-reversal no --partial-reversal default"
+  ],
   "merchants list": ["tillflow merchants list", "tillflow merchants list --json"],
   "merchants disable": ["tillflow merchants disable cafe-sol"],
   "merchants enable": ["tillflow merchants enable cafe-sol"],

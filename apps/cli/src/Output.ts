@@ -6,7 +6,7 @@
  * | code | meaning |
  * |---|---|
  * | 0 | done: approved, or the command succeeded (a display such as `executions show`, whatever the outcome) |
- * | 1 | tillflow could not do it: store or worker unreachable, unexpected failure |
+ * | 1 | tillflow could not do it: store or worker unreachable, unexpected failure, the merchant's rate limit reached (nothing started: try again) |
  * | 2 | usage: a bad argument or option, an unknown serial, a reused idempotency key |
  * | 3 | declined by the acquirer or issuer |
  * | 4 | failed, cancelled, rejected by the service, terminal unavailable, not charged, not found, an action a money rule refuses |
@@ -70,6 +70,7 @@ export const exitCodeOfError = (error: Intake.IntakeError | UsageError): number 
     case "ActionRefused":
       return ExitCode.failed
     case "Unavailable":
+    case "RateLimited":
       return ExitCode.internal
     case "Forbidden":
       return ExitCode.forbidden

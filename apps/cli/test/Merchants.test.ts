@@ -64,6 +64,37 @@ describe("tillflow merchants", () => {
         expect(JSON.parse(retired.stdout)).toMatchObject({ keyId, state: "retired" })
         const disabled = cli(["merchants", "disable", "cafe-sol", "--json"], env)
         expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false })
+
+        // What a merchant's acquirer supports: at registration, changed, set back to the deployment's.
+        const split = cli(
+          [
+            "merchants",
+            "add",
+            "split-bar",
+            "--name",
+            "Split Bar",
+            "--mcc",
+            "5812",
+            "--partial-reversal",
+            "yes"
+          ],
+          env
+        )
+        expect(split.status, split.stderr).toBe(0)
+        expect(split.stdout).toContain("partial reversals yes")
+        const changed = cli(["merchants", "acquirer", "split-bar", "--capture-reversal", "no", "--json"], env)
+        expect(changed.status, changed.stderr).toBe(0)
+        expect(JSON.parse(changed.stdout)).toMatchObject({ partialReversal: true, captureReversal: false })
+        const back = cli(
+          ["merchants", "acquirer", "split-bar", "--partial-reversal", "default", "--json"],
+          env
+        )
+        expect(back.status, back.stderr).toBe(0)
+        const shown = JSON.parse(back.stdout)
+        expect([shown.partialReversal, shown.captureReversal]).toEqual([undefined, false])
+        const wrong = cli(["merchants", "acquirer", "split-bar", "--partial-reversal", "maybe"], env)
+        expect(wrong.status).not.toBe(0)
+        expect(wrong.stderr + wrong.stdout).toContain("yes")
       }).pipe(Effect.provide(TestDatabase.layer)),
     240_000
   )

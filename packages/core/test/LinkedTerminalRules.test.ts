@@ -15,15 +15,18 @@ import {
   PaymentProtocol,
   PreAuthorizationWorkflow,
   RemoteError,
+  ReversalWorkflow,
   TerminalOperations,
   TransactionHistory,
   type PreAuthorization
 } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { advance, Cloud, layer, runToEnd, typesOf } from "./support/protocol.js"
 
@@ -309,6 +312,51 @@ describe("linked operations sent to a terminal go through the money rules", () =
         })
         expect(yield* sends).toBe(3)
       }).pipe(Effect.provide(layer({ linkedRules: rules })))
+  )
+
+  it.effect(
+    "a partial sale reversal through the terminal is decided with the merchant's acquirer: sent for the one whose acquirer takes it, refused for the one left to the deployment's",
+    () =>
+      Effect.gen(function* () {
+        yield* record("sale-split", "sale")
+        yield* record("sale-whole", "sale")
+        const partialReversal = (key: string, guid: string, merchant: string) =>
+          runToEnd(
+            TerminalOperations.saleReversal(
+              { ...terminal, originalTransactionId: Identifiers.Guid.make(guid), amount: eur(1000n) },
+              polling(key)
+            )
+          ).pipe(Tenant.within(merchant))
+        const whole = yield* partialReversal("pr1", "sale-whole", "whole-inn")
+        expect(refusalOf(whole)).toMatchObject({
+          _tag: "OperationRefused",
+          rule: "acquirer-partial-reversal"
+        })
+        expect(yield* sends).toBe(0)
+        const split = yield* partialReversal("pr2", "sale-split", "split-bar")
+        expect(Exit.isSuccess(split)).toBe(true)
+        expect(yield* typesOf(LifecycleEvent.transactionStream("sale-split"))).toEqual([
+          "TransactionRecorded",
+          "ReversalRequested",
+          "Reversed"
+        ])
+        expect(yield* sends).toBe(1)
+      }).pipe(
+        Effect.provide(
+          layer({ linkedRules: rules }).pipe(
+            Layer.provide(
+              Layer.succeed(ReversalWorkflow.MerchantAcquirers, {
+                of: (merchant) =>
+                  Effect.succeed(
+                    merchant === "split-bar"
+                      ? Option.some({ partialReversal: true, captureReversal: undefined })
+                      : Option.none()
+                  )
+              })
+            )
+          )
+        )
+      )
   )
 
   it.effect(

@@ -10,6 +10,7 @@ import {
   TransactionHistory
 } from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -213,6 +214,54 @@ describe("ReversalWorkflow", () => {
             expect(currency._tag).toBe("CurrencyNotOfTransaction")
             const rest = yield* Reverse.execute({ requestId: "rev-4", originalGuid: sale })
             expect(rest.amount).toEqual(eur(4000n))
+          })
+        )
+      })
+  )
+
+  it.effect(
+    "each merchant's acquirer: the execution's merchant decides with its registered capabilities, the others with the deployment's",
+    () =>
+      Effect.gen(function* () {
+        const asked: Array<string> = []
+        const registered = (merchant: string) =>
+          Effect.sync(() => {
+            asked.push(merchant)
+            return merchant === "split-bar"
+              ? Option.some({ partialReversal: true, captureReversal: undefined })
+              : Option.none()
+          })
+        yield* inEnvironment(
+          environment(
+            Lifecycles.layer.pipe(
+              Layer.provide(Layer.succeed(ReversalWorkflow.MerchantAcquirers, { of: registered }))
+            )
+          )
+        )(
+          Effect.gen(function* () {
+            yield* atStart
+            const split = Identifiers.Guid.make("sale-split")
+            const whole = Identifiers.Guid.make("sale-whole")
+            yield* recordTxn({ guid: split, kind: "sale", amount: eur(5000n) })
+            yield* recordTxn({ guid: whole, kind: "sale", amount: eur(5000n) })
+            const part = yield* Reverse.execute({
+              requestId: "rev-1",
+              originalGuid: split,
+              amount: eur(1000n)
+            }).pipe(Tenant.within("split-bar"))
+            expect(part.amount).toEqual(eur(1000n))
+            const refused = yield* Effect.flip(
+              Reverse.execute({ requestId: "rev-1", originalGuid: whole, amount: eur(1000n) }).pipe(
+                Tenant.within("whole-inn")
+              )
+            )
+            expect(refused).toMatchObject({ _tag: "ReversalNotAllowed", rule: "acquirer-partial-reversal" })
+            // The deployment's own merchant (no tenant) keeps the deployment's: not asked.
+            const own = yield* Effect.flip(
+              Reverse.execute({ requestId: "rev-2", originalGuid: whole, amount: eur(1000n) })
+            )
+            expect(own).toMatchObject({ _tag: "ReversalNotAllowed", rule: "acquirer-partial-reversal" })
+            expect(asked).toEqual(["split-bar", "whole-inn"])
           })
         )
       })

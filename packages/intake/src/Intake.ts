@@ -918,9 +918,23 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()(
   HttpApiSchema.annotations({ status: 403, description: "The operator's role does not allow this request." })
 ) {}
 
+/**
+ * The merchant the request acts for started more operations than its rate limit allows
+ * (`TILLFLOW_MERCHANT_RATE_LIMIT`): 429, nothing was started; `retryAfterSeconds` (also the
+ * `Retry-After` header) says when one more will be taken.
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  { message: Schema.String, merchant: Schema.String, retryAfterSeconds: Schema.Int },
+  HttpApiSchema.annotations({
+    status: 429,
+    description: "The merchant's rate limit of operations started is reached (see Retry-After)."
+  })
+) {}
+
 /** Every error of the intake. */
 export type IntakeError =
-  InvalidRequest | NotFound | IdempotencyConflict | ActionRefused | Unavailable | Forbidden
+  InvalidRequest | NotFound | IdempotencyConflict | ActionRefused | Unavailable | Forbidden | RateLimited
 
 // ---------------------------------------------------------------------------------------
 // The port

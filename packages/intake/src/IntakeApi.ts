@@ -487,6 +487,17 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .addError(
     withExample(Intake.Unavailable, new Intake.Unavailable({ message: "the event store did not answer" }))
   )
+  .addError(
+    withExample(
+      Intake.RateLimited,
+      new Intake.RateLimited({
+        merchant: "cafe-sol",
+        retryAfterSeconds: 1,
+        message:
+          "merchant cafe-sol started operations faster than its rate limit of 20/s (burst 20): nothing was started; try again in 1 s"
+      })
+    )
+  )
   .annotate(OpenApi.Title, "tillflow intake")
   .annotate(OpenApi.License, { name: "MIT", url: "https://opensource.org/licenses/MIT" })
   .annotate(OpenApi.Servers, [{ url: "/", description: "the worker serving this document" }])

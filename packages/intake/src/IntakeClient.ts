@@ -50,7 +50,8 @@ const isIntakeError = (error: unknown): error is Intake.IntakeError =>
     error._tag === "NotFound" ||
     error._tag === "IdempotencyConflict" ||
     error._tag === "ActionRefused" ||
-    error._tag === "Unavailable")
+    error._tag === "Unavailable" ||
+    error._tag === "RateLimited")
 
 /** The credential on a request: the bearer token, or the session's cookie (the worker's console sessions). */
 const authenticate = (credential: Credential) =>

@@ -42,6 +42,7 @@ import {
 import { issueMessage, issuePath } from "./internal/Failures.js"
 import * as Scope from "./internal/Scope.js"
 import { MerchantsLive } from "./internal/Merchants.js"
+import * as MerchantRateLimit from "./MerchantRateLimit.js"
 import * as Monitor from "./Monitor.js"
 import { MonitorLive } from "./MonitorHttp.js"
 import * as ReferencePage from "./internal/ReferencePage.js"
@@ -260,19 +261,36 @@ const inOwnName = <A, R>(operator: string, resolve: Effect.Effect<A, Intake.Inta
       : resolve
   )
 
+/**
+ * A merchant's rate limit reached (`Intake.RateLimited`) answers 429 with `Retry-After`,
+ * the seconds the error says, beside its JSON body.
+ */
+const rateLimitedRetryAfter = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.tapError(effect, (error) =>
+    error instanceof Intake.RateLimited
+      ? HttpApp.appendPreResponseHandler((_request, response) =>
+          Effect.succeed(
+            HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))
+          )
+        )
+      : Effect.void
+  )
+
 const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) =>
   Effect.gen(function* () {
     const intake = yield* Intake.Intake
     return (
       handlers
-        .handle("start", ({ payload }) => intake.start(payload))
+        .handle("start", ({ payload }) => rateLimitedRetryAfter(intake.start(payload)))
         // Attributed to who asks: the session's operator, or the bearer token as such.
         .handle("stop", ({ path, payload }) =>
           Effect.flatMap(CurrentOperator, (who) =>
             intake.stop({ ...payload, serialNumber: path.serialNumber }, { name: who.name, via: who.via })
           )
         )
-        .handle("lifecycle", ({ path, payload }) => intake.lifecycle(path.workflow, payload))
+        .handle("lifecycle", ({ path, payload }) =>
+          rateLimitedRetryAfter(intake.lifecycle(path.workflow, payload))
+        )
         .handle("devices", () => intake.devices)
         .handle("transactionStatus", ({ path, urlParams }) =>
           intake.transactionStatus(path.reference, urlParams.selector ?? "first")
@@ -287,7 +305,7 @@ const OperationsLive = HttpApiBuilder.group(IntakeApi, "operations", (handlers) 
         // Attributed to who asks: the session's operator, or the bearer token as such.
         .handle("act", ({ path, payload }) =>
           Effect.flatMap(CurrentOperator, (who) =>
-            intake.act(path.guid, payload, { name: who.name, via: who.via })
+            rateLimitedRetryAfter(intake.act(path.guid, payload, { name: who.name, via: who.via }))
           )
         )
     )
@@ -305,7 +323,7 @@ const ExecutionsLive = HttpApiBuilder.group(IntakeApi, "executions", (handlers) 
         // Attributed to who asks: the session's operator, or the bearer token as such.
         .handle("retry", ({ path, payload }) =>
           Effect.flatMap(CurrentOperator, (who) =>
-            intake.retry(path.executionId, payload, { name: who.name, via: who.via })
+            rateLimitedRetryAfter(intake.retry(path.executionId, payload, { name: who.name, via: who.via }))
           )
         )
     )
@@ -384,6 +402,8 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
         for (const m of Option.getOrElse(registered, () => [])) merchantsSeen.add(m.id)
       }
       for (const merchant of merchantsSeen) {
+        // Each merchant's refusals for its rate limit: 0 until one is refused.
+        yield* Metric.value(MerchantRateLimit.rateLimitedOf(merchant))
         const counted = tally.find((t) => t.tenant === merchant)
         for (const state of ["running", "waiting"] as const) {
           yield* Metric.set(

@@ -20,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Intake from "./Intake.js"
+import type * as MerchantRateLimit from "./MerchantRateLimit.js"
 import * as Actions from "./internal/Actions.js"
 import * as Audit from "./internal/Audit.js"
 import * as Commands from "./internal/Commands.js"
@@ -54,6 +55,11 @@ export interface Options {
    * starts. Default: the workflows' default.
    */
   readonly acquirer?: ReversalWorkflow.AcquirerCapabilities["Type"] | undefined
+  /**
+   * Each merchant's rate limit of operations started (`TILLFLOW_MERCHANT_RATE_LIMIT`), in
+   * this intake's memory; none: no limit.
+   */
+  readonly merchantRateLimit?: Option.Option<MerchantRateLimit.RateLimit> | undefined
 }
 
 /** What the local intake runs on: the engine, the store and the remote service. */
@@ -72,8 +78,9 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
     const actions = yield* Actions.make(commands, options.merchantMcc ?? Option.none(), options.acquirer)
     const retries = yield* Retries.make(views)
     // A merchant's new operations pass its gate first (registered and enabled); a request
-    // acting for a merchant reaches only that merchant's executions and transactions.
-    const gate = yield* MerchantGate.make
+    // acting for a merchant reaches only that merchant's executions and transactions; with a
+    // rate limit, a merchant past it starts nothing.
+    const gate = yield* MerchantGate.make(options.merchantRateLimit)
     return Intake.Intake.of({
       ...commands,
       ...queries,

@@ -47,6 +47,10 @@ export const MerchantView = Schema.Struct({
   name: Schema.String,
   mcc: Schema.String,
   virtualTerminal: Schema.optional(Schema.String),
+  /** Whether its acquirer accepts partial reversals; absent: the deployment's (`TILLFLOW_ACQUIRER_PARTIAL_REVERSAL`). */
+  partialReversal: Schema.optional(Schema.Boolean),
+  /** Whether its acquirer reverses a capture before settlement; absent: the deployment's (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`). */
+  captureReversal: Schema.optional(Schema.Boolean),
   enabled: Schema.Boolean,
   /** When it was registered (epoch ms). */
   createdAt: Schema.Number,
@@ -100,6 +104,23 @@ export const AddKey = Schema.Struct({
   parseOptions: { onExcessProperty: "error", errors: "all" }
 })
 
+/**
+ * What a merchant's acquirer supports: each capability given is set, `null` sets it back to
+ * the deployment's, one left out is unchanged.
+ */
+export const SetAcquirer = Schema.Struct({
+  partialReversal: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  captureReversal: Schema.optional(Schema.NullOr(Schema.Boolean))
+}).annotations({
+  identifier: "SetMerchantAcquirer",
+  description:
+    "What the merchant's acquirer supports: true or false sets a capability for the merchant, null sets it back to the deployment's (TILLFLOW_ACQUIRER_PARTIAL_REVERSAL, TILLFLOW_ACQUIRER_CAPTURE_REVERSAL), a field left out is unchanged.",
+  examples: [{ partialReversal: true, captureReversal: null }],
+  parseOptions: { onExcessProperty: "error", errors: "all" }
+})
+/** @see SetAcquirer */
+export type SetAcquirer = typeof SetAcquirer.Type
+
 /** A merchant id already registered: 409, `field` naming what collides. */
 export class MerchantConflict extends Schema.TaggedError<MerchantConflict>()(
   "MerchantConflict",
@@ -149,6 +170,16 @@ export class MerchantsGroup extends HttpApiGroup.make("merchants")
       .addSuccess(merchantAnswer)
       .annotate(OpenApi.Summary, "Enable a merchant")
       .annotate(OpenApi.Description, `Enables a merchant again. ${adminOnly}`)
+  )
+  .add(
+    HttpApiEndpoint.post("setAcquirer")`/v1/merchants/${merchantId}/acquirer`
+      .setPayload(SetAcquirer)
+      .addSuccess(merchantAnswer)
+      .annotate(OpenApi.Summary, "Set what a merchant's acquirer supports")
+      .annotate(
+        OpenApi.Description,
+        `Partial reversals and reversing a capture before settlement, which the spec leaves to the acquirer: a reversal of the merchant's is decided with them (the intake's check and the workflows', which record their decision), each one unset the deployment's. ${adminOnly}`
+      )
   )
   .add(
     HttpApiEndpoint.post("addKey")`/v1/merchants/${merchantId}/keys`

@@ -257,7 +257,8 @@ export const settingsLayer = (
  * The workflows this process registers (and so runs when it has a worker): the payment
  * protocol, whose linked operations go through the lifecycles' money rules
  * (`LinkedTerminalRules`, pre-authorizations opened with the merchant's MCC), and the
- * terminal-less lifecycles.
+ * terminal-less lifecycles; reversals decided with what each merchant's acquirer supports
+ * (the registry's, each unset capability the deployment's).
  */
 export const workflowsLayerFor = (
   merchant: Merchant
@@ -280,9 +281,17 @@ export const workflowsLayerFor = (
     Lifecycles.layer.pipe(Layer.provide(virtualTerminalLayer(merchant)))
   ).pipe(
     Layer.provide(
-      merchant.acquirer === undefined
-        ? Layer.empty
-        : Layer.succeed(ReversalWorkflow.AcquirerCapabilities, merchant.acquirer)
+      Layer.merge(
+        merchant.acquirer === undefined
+          ? Layer.empty
+          : Layer.succeed(ReversalWorkflow.AcquirerCapabilities, merchant.acquirer),
+        // Each merchant's acquirer as registered, over the deployment's, when this process has the registry.
+        Layer.unwrapEffect(
+          Effect.map(MerchantRegistry.acquirerOfInContext, (of) =>
+            of === undefined ? Layer.empty : Layer.succeed(ReversalWorkflow.MerchantAcquirers, { of })
+          )
+        )
+      )
     )
   )
 

@@ -141,7 +141,11 @@ export const layer = (config: WorkerConfig.WorkerConfig): Layer.Layer<never, Sta
       const workflows = Stack.workflowsLayerFor(Stack.merchantOf(config)).pipe(Layer.provide(settings))
       const services = Layer.merge(
         workflows,
-        IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer })
+        IntakeLocal.layer({
+          merchantMcc: config.merchantMcc,
+          acquirer: config.acquirer,
+          merchantRateLimit: config.worker.merchantRateLimit
+        })
       )
       // The receiver is built before the server, whose callback route it serves; one memory
       // of the attempts this process registered, for its workflows and its receiver.

@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as MerchantRateLimit from "./MerchantRateLimit.js"
 
 /** Where events and executions are stored. */
 export type StoreConfig =
@@ -68,6 +69,12 @@ export interface WorkerConfig {
      * every slot. None: no cap.
      */
     readonly merchantConcurrency: Option.Option<number>
+    /**
+     * A merchant's rate limit (`TILLFLOW_MERCHANT_RATE_LIMIT`, `TILLFLOW_MERCHANT_RATE_BURST`):
+     * at most so many operations started per second (or minute) by one merchant, on each
+     * worker. None: no limit.
+     */
+    readonly merchantRateLimit: Option.Option<MerchantRateLimit.RateLimit>
   }
   /** The merchant's category code (capture rules of pre-authorizations made on terminals). */
   readonly merchantMcc: Option.Option<string>
@@ -185,6 +192,38 @@ const operatorsConfig: Config.Config<Operators.Registry> = Config.all({
   })
 )
 
+/** A merchant's rate limit: `TILLFLOW_MERCHANT_RATE_LIMIT` (`20/s`, `600/min`), `TILLFLOW_MERCHANT_RATE_BURST`. */
+const merchantRateLimitConfig: Config.Config<Option.Option<MerchantRateLimit.RateLimit>> = Config.all({
+  limit: Config.option(Config.string("TILLFLOW_MERCHANT_RATE_LIMIT")),
+  burst: Config.option(Config.string("TILLFLOW_MERCHANT_RATE_BURST"))
+}).pipe(
+  Config.mapOrFail(({ burst, limit }) => {
+    if (Option.isNone(limit)) {
+      return Option.isNone(burst)
+        ? Either.right(Option.none())
+        : Either.left(
+            ConfigError.InvalidData(
+              ["TILLFLOW_MERCHANT_RATE_BURST"],
+              "TILLFLOW_MERCHANT_RATE_BURST needs TILLFLOW_MERCHANT_RATE_LIMIT (the rate the burst is of)"
+            )
+          )
+    }
+    return MerchantRateLimit.parse(limit.value, Option.getOrUndefined(burst)).pipe(
+      Either.map(Option.some),
+      Either.mapLeft((message) =>
+        ConfigError.InvalidData(
+          [
+            message.startsWith("TILLFLOW_MERCHANT_RATE_BURST")
+              ? "TILLFLOW_MERCHANT_RATE_BURST"
+              : "TILLFLOW_MERCHANT_RATE_LIMIT"
+          ],
+          message
+        )
+      )
+    )
+  })
+)
+
 /** Reads the configuration. */
 export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect.gen(function* () {
   const rest = yield* Config.all({
@@ -234,7 +273,8 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
             validation: (n) => n >= 1 && n <= 1000
           })
         )
-      )
+      ),
+      merchantRateLimit: merchantRateLimitConfig
     }),
     logFormat: Config.literal(
       "json",

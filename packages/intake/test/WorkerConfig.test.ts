@@ -111,6 +111,41 @@ describe("WorkerConfig", () => {
   )
 
   it.effect(
+    "a merchant's rate limit comes from TILLFLOW_MERCHANT_RATE_LIMIT and _BURST (also from the file); none by default; bad values refused, saying what is allowed",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).worker.merchantRateLimit).toEqual(Option.none())
+        expect((yield* withEnv({ TILLFLOW_MERCHANT_RATE_LIMIT: "20/s" })).worker.merchantRateLimit).toEqual(
+          Option.some({ count: 20, intervalMillis: 1_000, burst: 20 })
+        )
+        expect(
+          (yield* withEnv({ TILLFLOW_MERCHANT_RATE_LIMIT: "600/min", TILLFLOW_MERCHANT_RATE_BURST: "50" }))
+            .worker.merchantRateLimit
+        ).toEqual(Option.some({ count: 600, intervalMillis: 60_000, burst: 50 }))
+        expect((yield* withEnv({}, { TILLFLOW_MERCHANT_RATE_LIMIT: 5 })).worker.merchantRateLimit).toEqual(
+          Option.some({ count: 5, intervalMillis: 1_000, burst: 5 })
+        )
+        const zero = String(yield* Effect.flip(withEnv({ TILLFLOW_MERCHANT_RATE_LIMIT: "0/s" })))
+        expect(zero).toContain(
+          "TILLFLOW_MERCHANT_RATE_LIMIT must be operations started per second or per minute"
+        )
+        expect(zero).toContain('got "0/s"')
+        const hourly = String(yield* Effect.flip(withEnv({ TILLFLOW_MERCHANT_RATE_LIMIT: "20/h" })))
+        expect(hourly).toContain("as 20/s, 600/min or 20 (per second)")
+        const burst = String(
+          yield* Effect.flip(
+            withEnv({ TILLFLOW_MERCHANT_RATE_LIMIT: "20/s", TILLFLOW_MERCHANT_RATE_BURST: "0" })
+          )
+        )
+        expect(burst).toContain(
+          "TILLFLOW_MERCHANT_RATE_BURST must be a whole number of operations from 1 to 100000"
+        )
+        const alone = String(yield* Effect.flip(withEnv({ TILLFLOW_MERCHANT_RATE_BURST: "10" })))
+        expect(alone).toContain("TILLFLOW_MERCHANT_RATE_BURST needs TILLFLOW_MERCHANT_RATE_LIMIT")
+      })
+  )
+
+  it.effect(
     "the merchant's virtual terminal comes from TILLFLOW_MOTO_TERMINAL; a blank one is refused, naming the key",
     () =>
       Effect.gen(function* () {

@@ -64,11 +64,12 @@ export const layer = layerWith({})
 /**
  * The worker's stack on loopback, executions run: an engine worker, the intake, the
  * workflows with the merchant's MCC (7011), the built-in simulator (`seed`), results by
- * polling every 20 ms, a fresh database.
+ * polling every 20 ms, a fresh database; the intake with `intakeOptions` besides.
  */
 export const running = (
   seed: number,
-  serveOptions: IntakeHttp.ServeOptions = {}
+  serveOptions: IntakeHttp.ServeOptions = {},
+  intakeOptions: IntakeLocal.Options = {}
 ): Layer.Layer<
   | HttpServer.HttpServer
   | DurableEngine.DurableEngine
@@ -85,7 +86,7 @@ export const running = (
     Layer.provideMerge(
       Layer.mergeAll(
         Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
-        IntakeLocal.layer({ merchantMcc: Option.some("7011") })
+        IntakeLocal.layer({ merchantMcc: Option.some("7011"), ...intakeOptions })
       ).pipe(
         Layer.provide(
           ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" })

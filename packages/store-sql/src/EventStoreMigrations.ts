@@ -481,6 +481,14 @@ const merchantRegistry = Effect.gen(function* () {
   yield* sql`CREATE INDEX tillflow_merchant_keys_by_kek ON tillflow_merchant_keys (kek)`
 })
 
+// What a merchant's acquirer supports (issue 32): each capability the merchant's, or NULL
+// for the deployment's (TILLFLOW_ACQUIRER_PARTIAL_REVERSAL, …_CAPTURE_REVERSAL).
+const merchantAcquirer = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN partial_reversal boolean`
+  yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN capture_reversal boolean`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
@@ -492,7 +500,8 @@ export const migrations = {
   "8_append_groups": appendGroups,
   "9_event_archive": eventArchive,
   "10_archived_event_ids": archivedEventIds,
-  "11_merchant_registry": merchantRegistry
+  "11_merchant_registry": merchantRegistry,
+  "12_merchant_acquirer": merchantAcquirer
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

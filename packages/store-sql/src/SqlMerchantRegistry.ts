@@ -1,6 +1,7 @@
 /**
  * The merchant registry on the store's database (PostgreSQL, or the embedded PGlite): the
- * `tillflow_merchants` and `tillflow_merchant_keys` tables of migration 11. Keys are sealed
+ * `tillflow_merchants` and `tillflow_merchant_keys` tables of migration 11 (what a
+ * merchant's acquirer supports: migration 12's nullable columns, NULL the deployment's). Keys are sealed
  * by the `KeyWrapper` in context before they are written and opened only by `activeKeys`;
  * no statement reads or writes a key in the clear, and no listing returns one.
  *
@@ -23,6 +24,8 @@ const MerchantRow = Schema.Struct({
   name: Schema.String,
   mcc: Schema.String,
   virtual_terminal: Schema.NullOr(Schema.String),
+  partial_reversal: Schema.NullOr(Schema.Boolean),
+  capture_reversal: Schema.NullOr(Schema.Boolean),
   enabled: Schema.Boolean,
   created_at: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
@@ -76,8 +79,8 @@ export const make: Effect.Effect<
 
   const get = (id: string) =>
     Effect.gen(function* () {
-      const [row] = yield* sql`SELECT merchant_id, name, mcc, virtual_terminal, enabled, created_at
-        FROM tillflow_merchants WHERE merchant_id = ${id}`.pipe(
+      const [row] = yield* sql`SELECT merchant_id, name, mcc, virtual_terminal, partial_reversal,
+        capture_reversal, enabled, created_at FROM tillflow_merchants WHERE merchant_id = ${id}`.pipe(
         Effect.flatMap(decodeMerchants),
         Effect.mapError(unavailable("reading merchants"))
       )
@@ -88,6 +91,8 @@ export const make: Effect.Effect<
         name: row.name,
         mcc: row.mcc,
         ...(row.virtual_terminal === null ? {} : { virtualTerminal: row.virtual_terminal }),
+        ...(row.partial_reversal === null ? {} : { partialReversal: row.partial_reversal }),
+        ...(row.capture_reversal === null ? {} : { captureReversal: row.capture_reversal }),
         enabled: row.enabled,
         createdAt: row.created_at,
         keys: (yield* keysOf(id)).map(keyInfo)
@@ -103,12 +108,13 @@ export const make: Effect.Effect<
         })
       }
       const m = valid.right
-      const inserted =
-        yield* sql`INSERT INTO tillflow_merchants (merchant_id, name, mcc, virtual_terminal, created_at)
-        VALUES (${m.id}, ${m.name}, ${m.mcc}, ${m.virtualTerminal ?? null}, ${yield* Clock.currentTimeMillis})
+      const inserted = yield* sql`INSERT INTO tillflow_merchants
+          (merchant_id, name, mcc, virtual_terminal, partial_reversal, capture_reversal, created_at)
+        VALUES (${m.id}, ${m.name}, ${m.mcc}, ${m.virtualTerminal ?? null}, ${m.partialReversal ?? null},
+          ${m.captureReversal ?? null}, ${yield* Clock.currentTimeMillis})
         ON CONFLICT (merchant_id) DO NOTHING RETURNING merchant_id`.pipe(
-          Effect.mapError(unavailable("registering"))
-        )
+        Effect.mapError(unavailable("registering"))
+      )
       if (inserted.length === 0) {
         return yield* new MerchantRegistry.MerchantRefused({
           message: `merchant ${m.id} is already registered`
@@ -128,6 +134,16 @@ export const make: Effect.Effect<
     Effect.gen(function* () {
       const changed = yield* sql`UPDATE tillflow_merchants SET enabled = ${enabled} WHERE merchant_id = ${id}
         RETURNING merchant_id`.pipe(Effect.mapError(unavailable("changing")))
+      if (changed.length === 0)
+        return yield* new MerchantRegistry.MerchantNotFound({ message: `no merchant ${id}` })
+      return yield* get(id)
+    })
+
+  const setAcquirer = (id: string, acquirer: MerchantRegistry.Acquirer) =>
+    Effect.gen(function* () {
+      const changed = yield* sql`UPDATE tillflow_merchants
+        SET partial_reversal = ${acquirer.partialReversal ?? null}, capture_reversal = ${acquirer.captureReversal ?? null}
+        WHERE merchant_id = ${id} RETURNING merchant_id`.pipe(Effect.mapError(unavailable("changing")))
       if (changed.length === 0)
         return yield* new MerchantRegistry.MerchantNotFound({ message: `no merchant ${id}` })
       return yield* get(id)
@@ -200,7 +216,7 @@ export const make: Effect.Effect<
     return rows.length
   })
 
-  return { register, list, get, setEnabled, addKey, retireKey, activeKeys, rewrapKeys }
+  return { register, list, get, setEnabled, setAcquirer, addKey, retireKey, activeKeys, rewrapKeys }
 })
 
 /** The registry over the store's `SqlClient` and the deployment's `KeyWrapper`. */

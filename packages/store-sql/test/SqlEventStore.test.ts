@@ -987,7 +987,8 @@ const sqlStoreSuite = <E>(
           "append_groups",
           "event_archive",
           "archived_event_ids",
-          "merchant_registry"
+          "merchant_registry",
+          "merchant_acquirer"
         ])
       })
     )

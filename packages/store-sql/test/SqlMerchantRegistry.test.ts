@@ -12,6 +12,7 @@ import { PgliteEventStore, SqlMerchantRegistry, TestDatabase } from "@tillflow/s
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
 const bytes = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)))
@@ -97,6 +98,46 @@ const suite = <E>(name: string, storeLayer: Layer.Layer<SqlClient.SqlClient, E>)
           const after = yield* registryUnder(KeyWrapper.aesGcm(kek("kek-2", 9)))
           expect((yield* after.activeKeys("m-9")).map((k) => Redacted.value(k.key))).toEqual([keys[0]])
           expect((yield* after.get("m-9")).keys.map((k) => k.kek)).toEqual(["kek-2"])
+        })
+    )
+
+    it.effect(
+      "what a merchant's acquirer supports: registered, changed, set back to the deployment's; read per merchant over the deployment's",
+      () =>
+        Effect.gen(function* () {
+          const registry = yield* registryUnder(KeyWrapper.aesGcm(kek("kek-1", 7)))
+          const partial = yield* registry.register({
+            id: "m-partial",
+            name: "Partial",
+            mcc: "5812",
+            partialReversal: true
+          })
+          expect([partial.partialReversal, partial.captureReversal]).toEqual([true, undefined])
+          const plain = yield* registry.register({ id: "m-plain", name: "Plain", mcc: "5812" })
+          expect("partialReversal" in plain || "captureReversal" in plain).toBe(false)
+          const changed = yield* registry.setAcquirer(
+            "m-plain",
+            MerchantRegistry.changedAcquirer(plain, { captureReversal: false })
+          )
+          expect([changed.partialReversal, changed.captureReversal]).toEqual([undefined, false])
+          expect((yield* registry.list).find((m) => m.id === "m-plain")?.captureReversal).toBe(false)
+          // null: back to the deployment's; a capability left out unchanged.
+          const back = yield* registry.setAcquirer(
+            "m-partial",
+            MerchantRegistry.changedAcquirer(partial, { partialReversal: null, captureReversal: false })
+          )
+          expect([back.partialReversal, back.captureReversal]).toEqual([undefined, false])
+          expect(
+            (yield* Effect.flip(
+              registry.setAcquirer("nobody", { partialReversal: true, captureReversal: undefined })
+            ))._tag
+          ).toBe("MerchantNotFound")
+          // Read per merchant: the registered capability, else none (the deployment's holds).
+          const acquirerOf = MerchantRegistry.acquirerOf(registry, { cacheMillis: 0 })
+          expect(yield* acquirerOf("m-plain")).toEqual(
+            Option.some({ partialReversal: undefined, captureReversal: false })
+          )
+          expect(yield* acquirerOf("nobody")).toEqual(Option.none())
         })
     )
   })

@@ -5,7 +5,10 @@
  * a rotation) before it is stored, never printed, and read where no one else sees it
  * (`TILLFLOW_MERCHANT_KEY`, typed without echo, or standard input — never an argument).
  *
- * - `add <id> --name N --mcc 5812 [--virtual-terminal S]`, `list`, `disable <id>`, `enable <id>`;
+ * - `add <id> --name N --mcc 5812 [--virtual-terminal S] [--partial-reversal yes|no]
+ *   [--capture-reversal yes|no]`, `list`, `disable <id>`, `enable <id>`;
+ * - `acquirer <id> [--partial-reversal yes|no|default] [--capture-reversal yes|no|default]`:
+ *   what the merchant's acquirer supports (`default`: the deployment's; left out: unchanged);
  * - `add-key <id> [--kind merchant|partner]`, `retire-key <id> <keyId>`;
  * - `rewrap-keys`: every key sealed under an older key-encryption key, rewrapped under the current.
  *
@@ -67,8 +70,11 @@ const withRegistry = <A>(
     )
   })
 
+const capability = (name: string, value: boolean | undefined) =>
+  value === undefined ? "" : `  ${name} ${value ? "yes" : "no"}`
+
 const describeMerchant = (m: MerchantRegistry.Merchant): ReadonlyArray<string> => [
-  `${m.id}  ${m.name}  MCC ${m.mcc}${m.virtualTerminal === undefined ? "" : `  virtual terminal ${m.virtualTerminal}`}  ${m.enabled ? "enabled" : "DISABLED"}`,
+  `${m.id}  ${m.name}  MCC ${m.mcc}${m.virtualTerminal === undefined ? "" : `  virtual terminal ${m.virtualTerminal}`}${capability("partial reversals", m.partialReversal)}${capability("capture reversals", m.captureReversal)}  ${m.enabled ? "enabled" : "DISABLED"}`,
   ...m.keys.map(
     (k) =>
       `  ${k.keyId}  ${k.kind}  ${k.state}  added ${new Date(k.createdAt).toISOString()}${k.retiredAt === undefined ? "" : `  retired ${new Date(k.retiredAt).toISOString()}`}  sealed under ${k.kek}`
@@ -76,6 +82,23 @@ const describeMerchant = (m: MerchantRegistry.Merchant): ReadonlyArray<string> =
 ]
 
 const id = Args.text({ name: "merchantId" })
+
+/** `--partial-reversal` / `--capture-reversal`: yes or no (and `default`, the deployment's, where a change allows it). */
+const capabilityOption = <C extends string>(name: string, what: string, choices: ReadonlyArray<C>) =>
+  Options.choice(name, choices).pipe(
+    Options.withDescription(
+      `whether the merchant's acquirer ${what} (${choices.join(", ")}; left out: ${choices.includes("default" as C) ? "unchanged" : "the deployment's"})`
+    ),
+    Options.optional
+  )
+const yesNo = ["yes", "no"] as const
+const yesNoDefault = ["yes", "no", "default"] as const
+const partialWhat = "accepts partial reversals (TILLFLOW_ACQUIRER_PARTIAL_REVERSAL)"
+const captureWhat = "reverses a capture before settlement (TILLFLOW_ACQUIRER_CAPTURE_REVERSAL)"
+
+/** A capability option's value: set, unset (`default`: null), or left out. */
+const capabilityOf = (o: Option.Option<string>): boolean | null | undefined =>
+  Option.isNone(o) ? undefined : o.value === "default" ? null : o.value === "yes"
 
 const add = Command.make(
   "add",
@@ -87,7 +110,9 @@ const add = Command.make(
     virtualTerminal: Options.text("virtual-terminal").pipe(
       Options.withDescription("the virtual terminal that books the merchant's MOTO sales"),
       Options.optional
-    )
+    ),
+    partialReversal: capabilityOption("partial-reversal", partialWhat, yesNo),
+    captureReversal: capabilityOption("capture-reversal", captureWhat, yesNo)
   },
   Handler.make((o) =>
     withRegistry(
@@ -96,7 +121,9 @@ const add = Command.make(
           id: o.id,
           name: o.name,
           mcc: o.mcc,
-          ...(Option.isSome(o.virtualTerminal) ? { virtualTerminal: o.virtualTerminal.value } : {})
+          ...(Option.isSome(o.virtualTerminal) ? { virtualTerminal: o.virtualTerminal.value } : {}),
+          ...(Option.isSome(o.partialReversal) ? { partialReversal: o.partialReversal.value === "yes" } : {}),
+          ...(Option.isSome(o.captureReversal) ? { captureReversal: o.captureReversal.value === "yes" } : {})
         })
         yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
         return Output.ExitCode.ok
@@ -154,6 +181,37 @@ const enabled = (name: "enable" | "disable") =>
       name === "enable" ? "enables a merchant" : "disables a merchant: its operations are refused"
     )
   )
+
+const acquirer = Command.make(
+  "acquirer",
+  {
+    json: common.json,
+    id,
+    partialReversal: capabilityOption("partial-reversal", partialWhat, yesNoDefault),
+    captureReversal: capabilityOption("capture-reversal", captureWhat, yesNoDefault)
+  },
+  Handler.make((o) =>
+    withRegistry(
+      Effect.gen(function* () {
+        const registry = yield* MerchantRegistry.MerchantRegistry
+        const before = yield* registry.get(o.id)
+        const merchant = yield* registry.setAcquirer(
+          o.id,
+          MerchantRegistry.changedAcquirer(before, {
+            partialReversal: capabilityOf(o.partialReversal),
+            captureReversal: capabilityOf(o.captureReversal)
+          })
+        )
+        yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
+        return Output.ExitCode.ok
+      })
+    )
+  )
+).pipe(
+  Command.withDescription(
+    "sets what a merchant's acquirer supports (partial reversals, capture reversals): yes, no, or default (the deployment's)"
+  )
+)
 
 const keysAdd = Command.make(
   "add-key",
@@ -220,5 +278,14 @@ const keysRewrap = Command.make(
 /** `tillflow merchants`. */
 export const merchants = Command.make("merchants").pipe(
   Command.withDescription("the merchants of the deployment and their API keys (sealed)"),
-  Command.withSubcommands([add, list, enabled("disable"), enabled("enable"), keysAdd, keysRetire, keysRewrap])
+  Command.withSubcommands([
+    add,
+    list,
+    enabled("disable"),
+    enabled("enable"),
+    acquirer,
+    keysAdd,
+    keysRetire,
+    keysRewrap
+  ])
 )

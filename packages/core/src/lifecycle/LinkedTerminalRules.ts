@@ -27,6 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Identifiers from "../model/Identifiers.js"
 import * as Money from "../model/Money.js"
 import type * as TransactionRequest from "../model/TransactionRequest.js"
@@ -395,14 +396,17 @@ export const make = (
 ): Effect.Effect<LinkedOperationRules.Service, never, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    // The merchant's acquirer, as configured where the rules are built (the worker's stack).
-    const capabilities = yield* ReversalWorkflow.AcquirerCapabilities
+    // The merchant's acquirer: the deployment's, as configured where the rules are built (the
+    // worker's stack), under what the registry holds for the execution's merchant (read in
+    // `admit`, a recorded step of the payment protocol).
+    const defaults = yield* ReversalWorkflow.AcquirerCapabilities
+    const capabilitiesFor = yield* ReversalWorkflow.capabilitiesOf
     const withStore = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore>) =>
       Effect.provideService(effect, EventStore.EventStore, store)
 
     const admit = (linked: LinkedOperationRules.Linked) =>
       Effect.gen(function* () {
-        const plan = planOf(linked, capabilities)
+        const plan = planOf(linked, yield* Effect.flatMap(Tenant.current, capabilitiesFor))
         if (plan === undefined) return
         // Terminal operations approved so far become histories (the original's among them),
         // waited for a moment if the log does not show the original's yet.
@@ -436,7 +440,8 @@ export const make = (
 
     const conclude = (linked: LinkedOperationRules.Linked, ending: LinkedOperationRules.Ending) =>
       Effect.gen(function* () {
-        const plan = planOf(linked, capabilities)
+        // What it concludes does not depend on the acquirer (only what `admit` decided does).
+        const plan = planOf(linked, defaults)
         if (plan === undefined) return
         const { events } = yield* Guarded.read(store, plan.decision.streamId)
         const folded = plan.decision.fold(events)

@@ -19,6 +19,8 @@ import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as BatchWorkflow from "./BatchWorkflow.js"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Tenant from "@tillflow/engine/Tenant"
+import type * as MerchantRegistry from "../merchants/MerchantRegistry.js"
 import * as Identifiers from "../model/Identifiers.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -49,6 +51,46 @@ export class AcquirerCapabilities extends Context.Reference<AcquirerCapabilities
   "tillflow/ReversalWorkflow/AcquirerCapabilities",
   { defaultValue: () => ({ partialReversal: false, captureReversal: true }) }
 ) {}
+
+/**
+ * What each merchant's acquirer supports, as the merchant registry holds it
+ * (`MerchantRegistry.acquirerOf`): a merchant's registered capabilities override
+ * {@link AcquirerCapabilities} (the deployment's), each one left unset keeping the
+ * deployment's. None (the default): the deployment's for every merchant.
+ */
+export class MerchantAcquirers extends Context.Reference<MerchantAcquirers>()(
+  "tillflow/ReversalWorkflow/MerchantAcquirers",
+  { defaultValue: (): { readonly of: MerchantRegistry.AcquirerOf | undefined } => ({ of: undefined }) }
+) {}
+
+/** The capabilities of a merchant: its registered ones over the deployment's `defaults`. */
+export const withRegistered = (
+  defaults: AcquirerCapabilities["Type"],
+  registered: Option.Option<MerchantRegistry.Acquirer>
+): AcquirerCapabilities["Type"] =>
+  Option.isNone(registered)
+    ? defaults
+    : {
+        partialReversal: registered.value.partialReversal ?? defaults.partialReversal,
+        captureReversal: registered.value.captureReversal ?? defaults.captureReversal
+      }
+
+/**
+ * What the acquirer of a merchant (`undefined`: the deployment's own) supports, from the
+ * {@link AcquirerCapabilities} and {@link MerchantAcquirers} in context where it is built.
+ * The registry can change: a workflow asks it only inside a recorded step, where the
+ * decision it makes is recorded with the step (replays read the record, never the registry).
+ */
+export const capabilitiesOf: Effect.Effect<
+  (merchant: string | undefined) => Effect.Effect<AcquirerCapabilities["Type"]>
+> = Effect.zipWith(
+  AcquirerCapabilities,
+  MerchantAcquirers,
+  (defaults, merchants) => (merchant) =>
+    merchant === undefined || merchants.of === undefined
+      ? Effect.succeed(defaults)
+      : Effect.map(merchants.of(merchant), (registered) => withRegistered(defaults, registered))
+)
 
 /** Every error of the reversal workflows (MOTO's included). */
 export const ReversalError = Schema.Union(
@@ -324,15 +366,18 @@ export const doneOf = (requestId: string, outcome: LifecycleEvent.Decoded): Reve
 const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
   Effect.gen(function* () {
     const cloud = yield* TerminalCloud.TerminalCloud
-    const capabilities = yield* AcquirerCapabilities
+    // The merchant's acquirer (the execution's tenant), read inside the recorded step below.
+    const capabilitiesFor = yield* capabilitiesOf
     const guid = payload.originalGuid
-    const spec: Guarded.Spec<
+    const specOf = (
+      capabilities: AcquirerCapabilities["Type"]
+    ): Guarded.Spec<
       TransactionHistory.State,
       ReversalRequest,
       ReversalResponse,
       ReversalDone,
       ReversalError
-    > = {
+    > => ({
       operation: "reversal",
       streamId: LifecycleEvent.transactionStream(guid),
       requestId: payload.requestId,
@@ -387,8 +432,13 @@ const reverse = (payload: Workflow.Workflow.Payload<typeof Reverse>) =>
           )
         ),
       output: (outcome) => doneOf(payload.requestId, outcome)
-    }
-    return yield* reversalReverseStep(Guarded.run(spec))
+    })
+    return yield* reversalReverseStep(
+      Tenant.current.pipe(
+        Effect.flatMap(capabilitiesFor),
+        Effect.flatMap((capabilities) => Guarded.run(specOf(capabilities)))
+      )
+    )
   })
 
 /** The reversal workflow, registered with the engine. */

@@ -1,6 +1,7 @@
 /**
  * Merchants as data (issue 32): the merchants a deployment serves — id, name, MCC, the
- * virtual terminal of their MOTO sales, enabled or not — and their API keys, several per
+ * virtual terminal of their MOTO sales, what their acquirer supports (each unset one the
+ * deployment's), enabled or not — and their API keys, several per
  * merchant, of the merchant's or a partner's kind, each active or retired. A key is kept
  * sealed (`KeyWrapper`: envelope encryption under the deployment's key-encryption key) and
  * is only ever handed out opened to what calls the service (`activeKeys`); listings show a
@@ -36,7 +37,17 @@ export const NewMerchant = Schema.Struct({
   /** The merchant category code: 4 digits (it decides pre-authorization windows). */
   mcc: Schema.String.pipe(Schema.pattern(/^\d{4}$/, { message: () => "an MCC is 4 digits" })),
   /** The virtual terminal that books the merchant's MOTO sales. */
-  virtualTerminal: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)))
+  virtualTerminal: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))),
+  /**
+   * Whether the merchant's acquirer accepts partial reversals; unset: the deployment's
+   * (`TILLFLOW_ACQUIRER_PARTIAL_REVERSAL`).
+   */
+  partialReversal: Schema.optional(Schema.Boolean),
+  /**
+   * Whether the merchant's acquirer reverses a capture before settlement; unset: the
+   * deployment's (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`).
+   */
+  captureReversal: Schema.optional(Schema.Boolean)
 })
 /** @see NewMerchant */
 export type NewMerchant = typeof NewMerchant.Type
@@ -82,6 +93,32 @@ export class RegistryUnavailable extends Schema.TaggedError<RegistryUnavailable>
   message: Schema.String
 }) {}
 
+/**
+ * What a merchant's acquirer supports, as registered: each capability set for the merchant,
+ * or unset (`undefined`: the deployment's).
+ */
+export interface Acquirer {
+  readonly partialReversal: boolean | undefined
+  readonly captureReversal: boolean | undefined
+}
+
+/**
+ * A merchant's acquirer after a change: each capability given (`null`: back to the
+ * deployment's), the others as `merchant` has them.
+ */
+export const changedAcquirer = (
+  merchant: Pick<NewMerchant, "partialReversal" | "captureReversal">,
+  change: {
+    readonly partialReversal?: boolean | null | undefined
+    readonly captureReversal?: boolean | null | undefined
+  }
+): Acquirer => ({
+  partialReversal:
+    change.partialReversal === undefined ? merchant.partialReversal : (change.partialReversal ?? undefined),
+  captureReversal:
+    change.captureReversal === undefined ? merchant.captureReversal : (change.captureReversal ?? undefined)
+})
+
 /** Every error of the registry. */
 export type RegistryError = MerchantNotFound | MerchantRefused | RegistryUnavailable
 
@@ -93,6 +130,11 @@ export interface Service {
   readonly get: (id: string) => Effect.Effect<Merchant, RegistryError>
   /** Enables or disables a merchant: a disabled one's operations are refused. */
   readonly setEnabled: (id: string, enabled: boolean) => Effect.Effect<Merchant, RegistryError>
+  /**
+   * Sets what the merchant's acquirer supports: each capability given, or unset
+   * (`undefined`: the deployment's from then on).
+   */
+  readonly setAcquirer: (id: string, acquirer: Acquirer) => Effect.Effect<Merchant, RegistryError>
   /** Seals and stores a key for the merchant; its id. */
   readonly addKey: (
     id: string,
@@ -124,6 +166,7 @@ export const unconfigured = (reason: string): Service => {
     list: refuse,
     get: () => refuse,
     setEnabled: () => refuse,
+    setAcquirer: () => refuse,
     addKey: () => refuse,
     retireKey: () => refuse,
     activeKeys: () => refuse,
@@ -168,4 +211,48 @@ export const mccOfInContext: Effect.Effect<
   ((merchant: string) => Effect.Effect<Option.Option<string>>) | undefined
 > = Effect.map(Effect.serviceOption(MerchantRegistry), (registry) =>
   Option.isSome(registry) ? mccOf(registry.value) : undefined
+)
+
+/** What {@link acquirerOf} answers: a merchant's acquirer as registered (none when unknown). */
+export type AcquirerOf = (merchant: string) => Effect.Effect<Option.Option<Acquirer>>
+
+/**
+ * What each merchant's acquirer supports, as `registry` holds it, kept for `cacheMillis`
+ * (default 60 s, as {@link mccOf}): the reversal rules decide a merchant's reversals with
+ * it, each unset capability the deployment's. None for a merchant the registry does not
+ * know or cannot say (the failure logged): the deployment's capabilities hold for it.
+ */
+export const acquirerOf = (
+  registry: Service,
+  options: { readonly cacheMillis?: number | undefined } = {}
+): AcquirerOf => {
+  const cacheMillis = options.cacheMillis ?? 60_000
+  const cache = new Map<string, { readonly at: number; readonly acquirer: Option.Option<Acquirer> }>()
+  return (merchant) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const kept = cache.get(merchant)
+      if (kept !== undefined && now - kept.at < cacheMillis) return kept.acquirer
+      const acquirer = yield* registry.get(merchant).pipe(
+        Effect.map((found) =>
+          Option.some({ partialReversal: found.partialReversal, captureReversal: found.captureReversal })
+        ),
+        Effect.catchAll((error) =>
+          Effect.as(
+            Effect.logWarning("what the acquirer of a merchant supports could not be read").pipe(
+              Effect.annotateLogs({ merchant, reason: error.message })
+            ),
+            Option.none<Acquirer>()
+          )
+        )
+      )
+      cache.set(merchant, { at: now, acquirer })
+      return acquirer
+    })
+}
+
+/** {@link acquirerOf} over the registry in context, if there is one. */
+export const acquirerOfInContext: Effect.Effect<AcquirerOf | undefined> = Effect.map(
+  Effect.serviceOption(MerchantRegistry),
+  (registry) => (Option.isSome(registry) ? acquirerOf(registry.value) : undefined)
 )

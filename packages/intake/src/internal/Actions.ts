@@ -19,6 +19,7 @@
  */
 import {
   LifecycleEvent,
+  MerchantKeys,
   MerchantRegistry,
   Money,
   MoneyRules,
@@ -144,8 +145,17 @@ export const make = (
   Effect.gen(function* () {
     // Each merchant's pre-authorizations open with its MCC (the registry's, when in context).
     const mccOf = yield* MerchantRegistry.mccOfInContext
-    // What the reversal workflows decide with: the deployment's, else their default.
-    const capabilities = acquirer ?? (yield* ReversalWorkflow.AcquirerCapabilities)
+    // What the reversal workflows decide with: the deployment's, else their default; for a
+    // merchant, what the registry holds for its acquirer over it.
+    const capabilitiesFor = yield* ReversalWorkflow.capabilitiesOf.pipe(
+      Effect.provideService(
+        ReversalWorkflow.AcquirerCapabilities,
+        acquirer ?? (yield* ReversalWorkflow.AcquirerCapabilities)
+      ),
+      Effect.provideService(ReversalWorkflow.MerchantAcquirers, {
+        of: yield* MerchantRegistry.acquirerOfInContext
+      })
+    )
     const store = yield* EventStore.EventStore
 
     // The terminal operations approved so far become histories first (a sale made on a
@@ -275,6 +285,7 @@ export const make = (
           // Asked before: the same action, whatever the rules say of the state it left.
           if (recorded) return yield* operation.start
           const now = yield* DateTime.now
+          const capabilities = yield* Effect.flatMap(MerchantKeys.currentMerchant, capabilitiesFor)
           const refusal = refusalOf(input.action, state, amount, requestId, now, capabilities)
           if (refusal !== undefined) return yield* refusal
           const encoded = yield* LifecycleEvent.registry

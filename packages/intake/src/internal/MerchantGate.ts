@@ -4,13 +4,16 @@
  * registered and enabled. What is already running goes on — a disabled merchant's sale in
  * flight still learns its outcome — and reads are never refused here. The deployment's own
  * merchant (no merchant named) always passes. A merchant's MOTO sale naming no terminal is
- * booked on its own virtual terminal ({@link withVirtualTerminal}).
+ * booked on its own virtual terminal ({@link withVirtualTerminal}). With a rate limit
+ * (`TILLFLOW_MERCHANT_RATE_LIMIT`), a registered, enabled merchant past it is refused too
+ * (`RateLimited`, 429): the deployment's own merchant is not limited.
  */
 import { MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Intake from "../Intake.js"
+import * as MerchantRateLimit from "../MerchantRateLimit.js"
 import { unavailable } from "./Failures.js"
 
 /**
@@ -45,12 +48,19 @@ export const withVirtualTerminal = (
     : input
 }
 
-/** The gate over the `MerchantRegistry` in context, if any, and the engine's store and queue. */
-export const make: Effect.Effect<MerchantGate, never, EventStore.EventStore | DurableEngine.DurableEngine> =
+/**
+ * The gate over the `MerchantRegistry` in context, if any, and the engine's store and queue;
+ * with `rateLimit`, each merchant's new operations also within it (a bucket per merchant,
+ * in this worker's memory).
+ */
+export const make = (
+  rateLimit: Option.Option<MerchantRateLimit.RateLimit> = Option.none()
+): Effect.Effect<MerchantGate, never, EventStore.EventStore | DurableEngine.DurableEngine> =>
   Effect.gen(function* () {
     const registry = yield* Effect.serviceOption(MerchantRegistry.MerchantRegistry)
     const store = yield* EventStore.EventStore
     const engine = yield* DurableEngine.DurableEngine
+    const limiter = Option.isSome(rateLimit) ? yield* MerchantRateLimit.make(rateLimit.value) : undefined
 
     /** The tenant an execution was started for (its `WorkflowStarted` metadata); none when unknown. */
     const tenantOf = (executionId: string) =>
@@ -110,6 +120,17 @@ export const make: Effect.Effect<MerchantGate, never, EventStore.EventStore | Du
           rule: "merchant-enabled",
           message: `merchant ${merchant} is disabled: it takes no new operations (tillflow merchants enable ${merchant})`
         })
+      }
+      if (limiter !== undefined) {
+        const decision = yield* limiter.take(merchant)
+        if (decision._tag === "Refused") {
+          const seconds = Math.max(1, Math.ceil(decision.retryAfterMillis / 1_000))
+          return yield* new Intake.RateLimited({
+            merchant,
+            retryAfterSeconds: seconds,
+            message: `merchant ${merchant} started operations faster than its rate limit of ${MerchantRateLimit.format(limiter.limit)}: nothing was started; try again in ${seconds} s (TILLFLOW_MERCHANT_RATE_LIMIT)`
+          })
+        }
       }
       return Option.some(found)
     })

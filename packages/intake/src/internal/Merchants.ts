@@ -34,6 +34,8 @@ const merchantView = (m: MerchantRegistry.Merchant): MerchantView => ({
   name: m.name,
   mcc: m.mcc,
   ...(m.virtualTerminal === undefined ? {} : { virtualTerminal: m.virtualTerminal }),
+  ...(m.partialReversal === undefined ? {} : { partialReversal: m.partialReversal }),
+  ...(m.captureReversal === undefined ? {} : { captureReversal: m.captureReversal }),
   enabled: m.enabled,
   createdAt: m.createdAt,
   keys: m.keys.map(keyView)
@@ -102,6 +104,16 @@ export const MerchantsLive = HttpApiBuilder.group(IntakeApi, "merchants", (handl
       )
       .handle("disable", ({ path }) => enabled(path.merchantId, false))
       .handle("enable", ({ path }) => enabled(path.merchantId, true))
+      .handle("setAcquirer", ({ path, payload }) =>
+        withRegistry(
+          (registry) =>
+            Effect.flatMap(registry.get(path.merchantId), (m) =>
+              registry.setAcquirer(path.merchantId, MerchantRegistry.changedAcquirer(m, payload))
+            ),
+          (m) =>
+            `merchant ${m.id}: acquirer's partial reversals ${m.partialReversal ?? "the deployment's"}, capture reversals ${m.captureReversal ?? "the deployment's"}`
+        ).pipe(Effect.map(merchantView))
+      )
       .handle("addKey", ({ path, payload }) =>
         withRegistry(
           (registry) => registry.addKey(path.merchantId, payload.kind, payload.key),

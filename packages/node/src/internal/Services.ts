@@ -39,7 +39,11 @@ export const layer: Layer.Layer<Services, Stack.StartupError> = Layer.unwrapEffe
     const services = Layer.mergeAll(
       workflows,
       Stack.receiverLayer,
-      IntakeLocal.layer({ merchantMcc: config.merchantMcc, acquirer: config.acquirer })
+      IntakeLocal.layer({
+        merchantMcc: config.merchantMcc,
+        acquirer: config.acquirer,
+        merchantRateLimit: config.worker.merchantRateLimit
+      })
     ).pipe(Layer.provide(CallbackRegistration.registeredAttemptsLayer()))
     const engineWorker = Stack.workerLayer({ ...config.worker, id: Option.some(workerId) })
     // Released first: the engine worker stops claiming and lets runs in flight finish.
