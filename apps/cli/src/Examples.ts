@@ -94,7 +94,8 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   executions: ["tillflow executions list --status suspended"],
   "executions list": [
     "tillflow executions list",
-    `tillflow executions list --serial ${serial} --limit 5 --json`
+    `tillflow executions list --serial ${serial} --limit 5 --json`,
+    "tillflow executions list --outcome declined --merchant cafe-sol --amount 10.50 --currency EUR --from 2026-11-28"
   ],
   merchants: ["tillflow merchants list"],
   "merchants add": [

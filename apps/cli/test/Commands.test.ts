@@ -342,6 +342,21 @@ describe("tillflow against a worker: executions, events, audit", () => {
     expect(idOf(second.doc)).not.toBe(idOf(first.doc))
     const text = await worker.cli(["executions", "list", "--limit", "1"])
     expect(text.stderr).toMatch(/^1 of \d+; next page: --after \d+\.[0-9a-f]+$/m)
+    // By the amount asked, with its currency: the declined 37.84, not the approved 3.00.
+    const priced = await json([
+      "executions",
+      "list",
+      "--amount",
+      "37.84",
+      "--currency",
+      "EUR",
+      "--limit",
+      "500"
+    ])
+    expect(priced.status, priced.stderr).toBe(0)
+    const pricedIds = (priced.doc["executions"] as ReadonlyArray<Doc>).map((d) => d["executionId"])
+    expect(pricedIds).toContain(declined.doc["executionId"])
+    expect(pricedIds).not.toContain(approved["executionId"])
   }, 240_000)
 
   it("--worker URL and --json are taken before the subcommand too; under --json an error is one JSON object (its tag and message)", async () => {

@@ -18,7 +18,19 @@ import { amountOf, badge, type Execution, executionLink, type StoredEvent, state
 
 const outcomes = ["", "approved", "declined", "failed", "unresolved", "in-progress"]
 const statuses = ["", "pending", "running", "suspended", "succeeded", "failed", "interrupted", "stuck"]
-const filterNames = ["q", "outcome", "status", "serialNumber", "operation", "workflow", "from", "to"] as const
+const filterNames = [
+  "q",
+  "outcome",
+  "status",
+  "serialNumber",
+  "operation",
+  "workflow",
+  "from",
+  "to",
+  "amount",
+  "currency",
+  "merchant"
+] as const
 const pageSize = 100
 
 const field = (name: string, label: string, input: HTMLElement) =>
@@ -63,6 +75,10 @@ export const executions: Page = (main, route) => {
     field("workflow", "Workflow", text("workflow")),
     field("from", "From (UTC day)", text("from", "", "date")),
     field("to", "To (UTC day)", text("to", "", "date")),
+    field("amount", "Amount", text("amount", "10.50")),
+    field("currency", "Currency", text("currency", "EUR")),
+    // An operator limited to merchants sees its merchant's only (chosen above the page).
+    actingFor() === undefined ? field("merchant", "Merchant", text("merchant", "merchant id")) : null,
     h(
       "div",
       { class: "field actions" },

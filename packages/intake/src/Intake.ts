@@ -231,6 +231,18 @@ export const SearchQuery = Schema.Struct({
   /** Created before this instant (ISO 8601 date or date-time; a date means its end). */
   to: Schema.optional(Text),
   /**
+   * The amount it asked for, in major units (`"10.50"`), with `currency`: operations that
+   * name an amount (a sale, a refund, a capture …) of exactly that amount.
+   */
+  amount: Schema.optional(Text),
+  /** The currency of `amount` (ISO 4217), required with it. */
+  currency: Schema.optional(Text),
+  /**
+   * The merchant it was made for (a platform's credential; a credential limited to
+   * merchants lists its own anyway and may name only the merchant it acts for).
+   */
+  merchant: Schema.optional(Text),
+  /**
    * An execution id or its start (the 8 characters a table shows), idempotency key,
    * transaction reference, guid (efttransactionID), customer reference, or the card's
    * last four digits.

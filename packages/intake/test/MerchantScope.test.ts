@@ -214,6 +214,17 @@ describe("each merchant's people see only their own", () => {
         expect(searched.json.total).toBe(1)
         const byGuid = yield* call("GET", `/v1/monitor/executions?q=${tea.guid}`, asCafe)
         expect(byGuid.json.executions).toEqual([])
+        // Naming another merchant in the search is a contradiction, said as such.
+        const theirs = yield* call("GET", "/v1/monitor/executions?merchant=tea-house", asCafe)
+        expect([theirs.status, theirs.json.message]).toEqual([
+          400,
+          expect.stringContaining("acts for merchant cafe-sol")
+        ])
+        const ours = yield* call("GET", "/v1/monitor/executions?merchant=cafe-sol", asCafe)
+        expect(ours.json.executions.map((e: Json) => e.executionId)).toEqual([cafe.id])
+        // The platform names a merchant to see its executions only.
+        const platformTea = yield* call("GET", "/v1/monitor/executions?merchant=tea-house")
+        expect(platformTea.json.executions.map((e: Json) => e.executionId)).toEqual([tea.id])
         for (const path of [
           "/v1/events",
           "/v1/audit/ledger",

@@ -2,8 +2,8 @@
  * The executions' search at scale, through the intake API (`GET /v1/monitor/executions`):
  * keyset paging newest first over 3,000 executions seeded in the queue (every one seen
  * once, none skipped, a start meanwhile shifting nothing), the outcome filter (not the
- * engine's status), a time range, and the search by id prefix, customer reference and
- * card's last four digits.
+ * engine's status), a time range, the amount asked and the merchant, and the search by id
+ * prefix, customer reference and card's last four digits.
  */
 import { describe, expect, layer as layerOf } from "@effect/vitest"
 import { ExecutionQueue } from "@tillflow/engine"
@@ -118,6 +118,61 @@ describe("the executions' search at scale", () => {
           const bad = yield* call("GET", `/v1/monitor/executions?after=not-a-cursor`)
           expect(bad.status).toBe(400)
           expect(bad.json.message).toContain("is not a page cursor")
+        })
+    )
+
+    it.effect(
+      "filters by the amount asked (with its currency) and by merchant; a half-given or bad filter is 400",
+      () =>
+        Effect.gen(function* () {
+          const queue = yield* ExecutionQueue.ExecutionQueue
+          const workflow = `Priced${hex().slice(0, 8)}`
+          const now = Date.UTC(2026, 10, 28, 12, 0, 0)
+          const seed = (amount: string, currency: string, tenant: string, i: number) =>
+            Effect.gen(function* () {
+              const executionId = hex()
+              yield* queue.enqueue({
+                executionId,
+                workflowName: workflow,
+                concurrencyKey: undefined,
+                parentId: undefined,
+                attributes: { operation: "sale", amount, currency },
+                now: now + i,
+                tenant
+              })
+              return executionId
+            })
+          const cafeTen = yield* seed("10.50", "EUR", "cafe-sol", 1)
+          const teaTen = yield* seed("10.50", "EUR", "tea-house", 2)
+          yield* seed("10.50", "USD", "cafe-sol", 3)
+          yield* seed("20.00", "EUR", "cafe-sol", 4)
+          const ids = (page: Page) => page.executions.map((e) => e.executionId).sort()
+
+          // "10.5" is 10.50: amounts compare as money, in the currency given.
+          expect(ids(yield* search(`workflow=${workflow}&amount=10.5&currency=eur`))).toEqual(
+            [cafeTen, teaTen].sort()
+          )
+          expect((yield* search(`workflow=${workflow}&amount=10.50&currency=USD`)).total).toBe(1)
+          expect(
+            ids(yield* search(`workflow=${workflow}&merchant=cafe-sol&amount=10.50&currency=EUR`))
+          ).toEqual([cafeTen])
+          expect((yield* search(`workflow=${workflow}&merchant=tea-house`)).total).toBe(1)
+          expect((yield* search(`workflow=${workflow}&merchant=nobody`)).total).toBe(0)
+
+          for (const [query, says] of [
+            ["amount=10.50", "with its currency"],
+            ["amount=10.505&currency=EUR", "too many decimals"],
+            ["amount=ten&currency=EUR", "not a valid EUR amount"],
+            ["amount=10&currency=EURO", "not an ISO 4217"],
+            ["merchant=a%20b", "not a merchant id"]
+          ] as const) {
+            const reply = yield* call("GET", `/v1/monitor/executions?workflow=${workflow}&${query}`)
+            expect([query, reply.status, reply.json.message]).toEqual([
+              query,
+              400,
+              expect.stringContaining(says)
+            ])
+          }
         })
     )
   })

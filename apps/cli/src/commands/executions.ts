@@ -1,6 +1,7 @@
 /**
  * `tillflow executions`: workflow executions newest first, a page at a time, filtered by
- * outcome, status, terminal, operation, workflow and time and searched; one in full.
+ * outcome, status, terminal, operation, workflow, time, amount and merchant and searched; one
+ * in full.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -54,6 +55,18 @@ const list = Command.make(
       Options.withDescription("created before (a date means its end)"),
       Options.optional
     ),
+    amount: Options.text("amount").pipe(
+      Options.withDescription("the amount asked, in major units (e.g. 10.50), with --currency"),
+      Options.optional
+    ),
+    currency: Options.text("currency").pipe(
+      Options.withDescription("the currency of --amount"),
+      Options.optional
+    ),
+    merchant: Options.text("merchant").pipe(
+      Options.withDescription("made for this merchant (a platform's credential; see also TILLFLOW_MERCHANT)"),
+      Options.optional
+    ),
     search: Options.text("search").pipe(
       Options.withDescription(
         "an execution id or its start (8 characters), idempotency key, reference, guid, customer reference or last four digits"
@@ -85,6 +98,9 @@ const list = Command.make(
           ...given(o.workflow, "workflow"),
           ...given(o.from, "from"),
           ...given(o.to, "to"),
+          ...given(o.amount, "amount"),
+          ...given(o.currency, "currency"),
+          ...given(o.merchant, "merchant"),
           ...given(o.search, "q")
         } as Intake.SearchQuery
         // A page at a time (keyset), as many as `--limit` asks.

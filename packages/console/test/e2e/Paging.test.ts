@@ -108,7 +108,7 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
       await expect.poll(async () => (await rows())[0], { timeout: 20_000 }).toBe(seen[0])
     }, 240_000)
 
-    it("filters declined payments by outcome: a declined sale is declined, an approved one is not listed", async () => {
+    it("filters declined payments by outcome: a declined sale is declined, an approved one is not listed; and by the amount asked", async () => {
       const { api, terminals } = Scenario.client(worker)
       const [serial] = await terminals()
       for (const [suffix, amount] of [
@@ -136,6 +136,20 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
       const badges = await page.locator("#executions tbody .badge").allTextContents()
       expect(badges.length).toBeGreaterThan(0)
       for (const b of badges) expect(b).toBe("declined")
+
+      // By the amount asked, with its currency: the approved 10.50, not the declined 37.84.
+      await page.goto(`${worker.base}/console#/executions`)
+      await page.locator("#f-amount").waitFor()
+      await page.fill("#f-amount", "10.50")
+      await page.fill("#f-currency", "EUR")
+      await page.click("form.filters button[type=submit]")
+      await page.waitForURL(/amount=10\.50/)
+      await expect
+        .poll(() => page.locator(`#executions tbody tr[data-key="${key}-approved"]`).count(), {
+          timeout: 30_000
+        })
+        .toBe(1)
+      expect(await page.locator(`#executions tbody tr[data-key="${key}-declined"]`).count()).toBe(0)
     }, 120_000)
 
     it("writes every time with its zone: UTC, or the viewer's zone once chosen", async () => {

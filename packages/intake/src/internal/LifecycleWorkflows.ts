@@ -4,7 +4,7 @@
  * the guid, terminal or reference its payload names.
  */
 import type * as Workflow from "@effect/workflow/Workflow"
-import { Lifecycles } from "@tillflow/core"
+import { Lifecycles, Money } from "@tillflow/core"
 import { DurableEngine } from "@tillflow/engine"
 import type * as Schema from "effect/Schema"
 
@@ -26,6 +26,12 @@ export const byName: ReadonlyMap<string, AnyWorkflow> = new Map(
       for (const key of ["requestId", "originalGuid", "serialNumber", "transactionReference"]) {
         const value = p[key]
         if (typeof value === "string") attributes[key === "requestId" ? "idempotencyKey" : key] = value
+      }
+      // The amount it names, as a terminal operation's (`TerminalOperations.searchAttributes`).
+      const amount = ["amount", "tip"].map((key) => p[key]).find((v) => v instanceof Money.Money)
+      if (amount instanceof Money.Money) {
+        attributes["amount"] = Money.toMajorUnitsString(amount)
+        attributes["currency"] = amount.currency
       }
       return attributes
     })

@@ -6,14 +6,17 @@
  * ready (its store, its engine and the workflows it registered, the service taking its key).
  */
 import {
+  Currency,
   Ledger,
   LedgerProjection,
   MerchantKeys,
+  Money,
   PaymentEvents,
   TerminalCloud,
   TransactionResult
 } from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -99,6 +102,24 @@ export const filterOf = (
     } else if (query.outcome !== undefined) {
       attributes["outcome"] = query.outcome
     }
+    const amount = given(query.amount)
+    const currency = given(query.currency)?.toUpperCase()
+    if (amount !== undefined || currency !== undefined) {
+      if (amount === undefined || currency === undefined)
+        return yield* new Intake.InvalidRequest({
+          message: `amount and currency: an amount is searched with its currency (e.g. amount=10.50&currency=EUR)`
+        })
+      if (!Currency.isCurrency(currency))
+        return yield* new Intake.InvalidRequest({
+          message: `currency: ${JSON.stringify(currency)} is not an ISO 4217 currency code (e.g. EUR)`
+        })
+      const parsed = Money.fromMajorUnitsString(amount, currency)
+      if (Either.isLeft(parsed))
+        return yield* new Intake.InvalidRequest({ message: `amount: ${parsed.left.message}` })
+      // As the operation names it (`TerminalOperations.searchAttributes`): "10.5" finds "10.50".
+      attributes["amount"] = Money.toMajorUnitsString(parsed.right)
+      attributes["currency"] = currency
+    }
     const q = given(query.q)
     const anyOf =
       q === undefined
@@ -160,6 +181,27 @@ export const make = (
       merchant === undefined ? {} : { tenants: [merchant] }
     )
 
+    /**
+     * The merchants a search names: the one the request acts for (`Tillflow-Merchant`, or a
+     * limited credential's own), else the one `merchant=` names; both, and different, is a
+     * contradiction said as such rather than an empty page.
+     */
+    const merchantFilter = (named: string | undefined) =>
+      Effect.gen(function* () {
+        const merchant = named?.trim() === "" ? undefined : named?.trim()
+        const scope = yield* MerchantKeys.currentMerchant
+        if (merchant !== undefined && !Tenant.isTenant(merchant))
+          return yield* new Intake.InvalidRequest({
+            message: `merchant: ${JSON.stringify(merchant)} is not a merchant id (letters, digits, dot, dash, underscore; at most 64)`
+          })
+        if (scope !== undefined && merchant !== undefined && merchant !== scope)
+          return yield* new Intake.InvalidRequest({
+            message: `merchant: this request acts for merchant ${scope}; it cannot search merchant ${merchant}'s executions`
+          })
+        const tenant = scope ?? merchant
+        return tenant === undefined ? {} : { tenants: [tenant] }
+      })
+
     const list = (query: Intake.ListQuery) =>
       Effect.gen(function* () {
         const attributes: Record<string, string> = {}
@@ -183,7 +225,7 @@ export const make = (
 
     const search = (query: Intake.SearchQuery) =>
       Effect.gen(function* () {
-        const filter = { ...(yield* filterOf(query)), ...(yield* merchantScope) }
+        const filter = { ...(yield* filterOf(query)), ...(yield* merchantFilter(query.merchant)) }
         const limit = query.limit ?? 50
         // One more than the page: whether a next page exists, without counting.
         const [found, total] = yield* Effect.all(
