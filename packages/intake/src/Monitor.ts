@@ -118,6 +118,11 @@ export interface LiveEvent {
   readonly streamId: string
   readonly type: string
   readonly recordedAt: string
+  /**
+   * Whose execution wrote it (the engine's `Tenant` in its metadata), if any: a credential
+   * limited to merchants is sent only its own merchant's events (not written to the wire).
+   */
+  readonly tenant?: string | undefined
 }
 
 // ---------------------------------------------------------------------------------------
@@ -443,7 +448,8 @@ export const make: Effect.Effect<
             position: Ledger.positionOf(event.checkpoint),
             streamId: event.streamId,
             type: event.type,
-            recordedAt: new Date(event.recordedAt.epochMillis).toISOString()
+            recordedAt: new Date(event.recordedAt.epochMillis).toISOString(),
+            ...(typeof event.metadata["tenant"] === "string" ? { tenant: event.metadata["tenant"] } : {})
           })
         )
       )

@@ -10,14 +10,16 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Operators } from "@tillflow/console"
 import { CallbackRegistration, MerchantRegistry } from "@tillflow/core"
+import { EventStore } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
 import { adminClient } from "@tillflow/simulator/testing"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { call, login, running, send } from "./support.js"
+import { call, login, running, send, token } from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
@@ -93,6 +95,61 @@ const saleBody = (serial: string, key: string) =>
 
 describe("each merchant's people see only their own", () => {
   layer(stack, { timeout: 180_000, excludeTestServices: true })((it) => {
+    it.effect(
+      "the live stream of a merchant's token carries its merchant's events only; an event naming no merchant is not sent",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const port = Effect.map(HttpServer.HttpServer, (server) =>
+            server.address._tag === "TcpAddress" ? server.address.port : 0
+          )
+          const url = `http://127.0.0.1:${yield* port}/v1/monitor/live`
+          const probe = (stream: string, tenant: string | undefined) =>
+            store.append(stream, EventStore.AnyVersion, [
+              { type: "Probed", data: { n: 1 }, ...(tenant === undefined ? {} : { metadata: { tenant } }) }
+            ])
+          const run = Date.now()
+          const read = (token: string, until: string) =>
+            Effect.promise(async () => {
+              const controller = new AbortController()
+              const response = await fetch(url, {
+                headers: { authorization: `Bearer ${token}` },
+                signal: controller.signal
+              })
+              const reader = response.body?.getReader()
+              const decoder = new TextDecoder()
+              let text = ""
+              const readUntil = async (needle: string) => {
+                while (reader !== undefined && !text.includes(needle)) {
+                  const chunk = await reader.read()
+                  if (chunk.done) break
+                  text += decoder.decode(chunk.value)
+                }
+              }
+              await readUntil(": connected")
+              // Another merchant's and no merchant's first, then its own: what it was sent
+              // before its own arrived is everything it would ever see of the others.
+              await Effect.runPromise(probe(`probe-tea-${run}-${token.length}`, "tea-house"))
+              await Effect.runPromise(probe(`probe-none-${run}-${token.length}`, undefined))
+              await Effect.runPromise(probe(`probe-cafe-${run}-${token.length}`, "cafe-sol"))
+              await readUntil(until)
+              controller.abort()
+              return { status: response.status, text }
+            })
+          const cafe = yield* read(cafeToken, `probe-cafe-${run}`)
+          expect(cafe.status).toBe(200)
+          expect(cafe.text).toContain(`"streamId":"probe-cafe-${run}-${cafeToken.length}"`)
+          expect(cafe.text).not.toContain("probe-tea-")
+          expect(cafe.text).not.toContain("probe-none-")
+          // Whose an event is stays off the wire.
+          expect(cafe.text).not.toContain("tenant")
+          // The platform's token sees them all.
+          const platform = yield* read(token, `probe-cafe-${run}-${token.length}`)
+          expect(platform.text).toContain(`probe-tea-${run}`)
+          expect(platform.text).toContain(`probe-none-${run}`)
+        })
+    )
+
     it.effect("a merchant's token and operator reach their own, and nothing of another merchant's", () =>
       Effect.gen(function* () {
         yield* merchant("cafe-sol", "SIM-CAFE", "CAFE-1")
@@ -232,7 +289,6 @@ describe("each merchant's people see only their own", () => {
           `/v1/audit/timeline/${tea.id}`,
           "/v1/monitor/alerts",
           "/v1/monitor/terminals",
-          "/v1/monitor/live",
           "/v1/merchants",
           "/metrics"
         ]) {
@@ -268,14 +324,14 @@ describe("each merchant's people see only their own", () => {
           via: "operator",
           merchants: ["cafe-sol"]
         })
-        // Its service view is carla's merchant's; the live stream, whose
-        // events span every merchant, is refused (the console polls her executions instead).
+        // Its service view is carla's merchant's; the terminals' monitor and the alerts,
+        // which span every merchant, are refused.
         const carlaService = yield* send("GET", "/v1/monitor/service", { cookie })
         expect([carlaService.status, carlaService.json]).toEqual([
           200,
           { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
         ])
-        for (const path of ["/v1/monitor/live", "/v1/monitor/terminals", "/v1/monitor/alerts"]) {
+        for (const path of ["/v1/monitor/terminals", "/v1/monitor/alerts"]) {
           const reply = yield* send("GET", path, { cookie })
           expect([path, reply.status]).toEqual([path, 403])
         }

@@ -3,9 +3,9 @@
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
  * terminals, start and stop its operations, list, search and follow its executions, ask
  * the status endpoint, act on and resolve its transactions and its terminal operations left
- * unresolved, read the service's view scoped to it, and nothing else — the log, the audit,
- * the metrics, the alerts, the live stream, the terminals' monitor and the merchant registry
- * span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
+ * unresolved, read the service's view and the live stream scoped to it, and nothing else —
+ * the log, the audit, the metrics, the alerts, the terminals' monitor and the merchant
+ * registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
  * names, which must be one of its own, or for its only merchant when the header is absent.
  * What an allowed route reaches by id or guid is checked against that merchant
  * (`MerchantGate`).
@@ -13,11 +13,10 @@
  * The console of such an operator: `GET /v1/monitor/service` is allowed because its handler
  * answers a limited credential a view of its own (`Monitor.ownService`: the service's kind,
  * and the terminals of its merchant's own device list, never the simulator's every
- * terminal); the live stream stays refused, and the console polls the merchant's
- * executions list instead (already filtered here). The live feed's events carry no tenant:
- * filtering it would need a look-up of each event's execution per connection, more code on
- * a path where one mistake leaks another merchant's activity, for updates a poll every few
- * seconds gives as well.
+ * terminal); the live stream is allowed because its handler sends such a credential only
+ * the events whose metadata names its merchant as their tenant (`MonitorHttp.liveFor`:
+ * deny by default, an event naming no merchant is not sent), and the console polls the
+ * merchant's executions list besides (already filtered here).
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { Operators } from "@tillflow/console"
@@ -36,6 +35,8 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["GET", /^\/v1\/monitor\/executions$/],
   // Answered scoped to the credential (`Monitor.ownService`), never the platform's view.
   ["GET", /^\/v1\/monitor\/service$/],
+  // Only the events its merchant's executions wrote (`MonitorHttp.liveFor`).
+  ["GET", /^\/v1\/monitor\/live$/],
   ["GET", /^\/v1\/executions\/[^/]+$/],
   ["GET", /^\/v1\/executions\/[^/]+\/history$/],
   ["POST", /^\/v1\/executions\/[^/]+\/retry$/],
