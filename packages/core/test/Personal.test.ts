@@ -6,7 +6,16 @@
  * The service still receives it plain.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, Lifecycles, Money, MotoWorkflow } from "@tillflow/core"
+import {
+  Billing,
+  Identifiers,
+  Lifecycles,
+  Money,
+  MoneyRemittanceOptions,
+  MotoWorkflow,
+  PaymentProtocol,
+  TransactionRequest
+} from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import {
   DurableEngine,
@@ -103,4 +112,64 @@ describe("personal data in a stored payload", () => {
         expect(yield* HashChain.verifyStream(streamId, erased)).toEqual(Option.none())
       }).pipe(Effect.provide(Node))
   )
+
+  describe("of an operation sent to a terminal", () => {
+    const request: TransactionRequest.Sale = {
+      operation: "sale",
+      serialNumber: Identifiers.SerialNumber.make("0821032398"),
+      terminalType: Identifiers.TerminalType.make("A920"),
+      transactionReference: Schema.decodeSync(Identifiers.TransactionReference)(
+        "6f1c2a4e-9b8d-4c3e-a1f2-0b9c8d7e6f5a"
+      ),
+      amount: Money.make(1050n, "EUR"),
+      billing: new Billing.Billing(billing),
+      moneyRemittanceOptions: new MoneyRemittanceOptions.MoneyRemittanceOptions({
+        fullName: "Ada Lovelace",
+        countryCode: "GBR"
+      })
+    }
+    const remittance = { fullName: "Ada Lovelace", countryCode: "GBR" }
+    const stored = Schema.encodeSync(TransactionRequest.Stored)
+    const read = Schema.decodeUnknownSync(TransactionRequest.Stored)
+
+    it("stores billing and remittance options wrapped; the wire request still carries them plain", () => {
+      const wire = Schema.encodeSync(TransactionRequest.TransactionRequest)(request)
+      expect(wire).toMatchObject({ billing, moneyRemittanceOptions: remittance })
+      expect(JSON.stringify(wire)).not.toContain(HashChain.personalKey)
+      const form = stored(request) as Record<string, unknown>
+      expect(form["billing"]).toEqual({
+        [HashChain.personalKey]: { salt: expect.any(String), value: billing }
+      })
+      expect(form["moneyRemittanceOptions"]).toEqual({
+        [HashChain.personalKey]: { salt: expect.any(String), value: remittance }
+      })
+      // Everything else is stored as it is sent.
+      expect(HashChain.personalValues(form)).toEqual(wire)
+      // Read back from the wrapper and from the plain form of logs written before: the same request.
+      expect(read(form)).toEqual(request)
+      expect(read(wire)).toEqual(request)
+      // Removed: absent, the rest of the request intact, and still a valid request.
+      const erased = HashChain.erasePersonal(form)
+      expect(JSON.stringify(erased)).not.toMatch(/Lovelace|28013|GBR/)
+      const { billing: _b, moneyRemittanceOptions: _m, ...rest } = request
+      expect(read(erased)).toEqual(rest)
+      // A request without them stores nothing for them.
+      expect(stored(rest)).not.toHaveProperty("billing")
+      // The payload of `TerminalOperation` stores its request so.
+      const payload = Schema.encodeSync(PaymentProtocol.Payload)({
+        idempotencyKey: "k",
+        request,
+        requestedAt: 1
+      })
+      expect(HashChain.mayHoldPersonal(JSON.stringify(payload))).toBe(true)
+      expect(
+        Schema.decodeUnknownSync(PaymentProtocol.Payload)(HashChain.erasePersonal(payload)).request
+      ).toEqual(rest)
+    })
+
+    it("refuses a wrapper on the wire: a caller cannot send the stored form", () => {
+      const form = stored(request)
+      expect(Schema.decodeUnknownEither(TransactionRequest.TransactionRequest)(form)._tag).toBe("Left")
+    })
+  })
 })

@@ -77,3 +77,50 @@ export const optional = <A, I>(schema: Schema.Schema<A, I, never>) =>
       encode: (value) => Option.map(value, (plain) => HashChain.personal(plain) as Stored<I>)
     }
   )
+
+/** The stored form of the personal members `K` of an encoded object `I`. */
+export type WithStoredMembers<I, K extends string> = I extends unknown
+  ? { readonly [P in keyof I]: P extends K ? Stored<Exclude<I[P], undefined>> : I[P] }
+  : never
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * `schema`, its encoded form an object, with the members named by `keys` stored as personal
+ * data: each present one is stored wrapped with a fresh salt, and read from the wrapper,
+ * the plain form (logs written before), or as absent once removed (the member dropped, so
+ * it must be optional in `schema`). For a schema whose encoded form is also what is sent
+ * (the wire request of a terminal operation): `schema` itself still encodes the plain
+ * value; only a payload field declared with this one stores the wrapper.
+ *
+ * @example
+ * const Payload = Schema.Struct({ request: Personal.members(TransactionRequest, ["billing"]) })
+ */
+export const members = <A, I, R, const K extends string>(
+  schema: Schema.Schema<A, I, R>,
+  keys: ReadonlyArray<K>
+): Schema.Schema<A, WithStoredMembers<I, K>, R> =>
+  Schema.compose(
+    Schema.transform(JsonObject, JsonObject, {
+      strict: true,
+      decode: (stored) => {
+        const plain: Record<string, unknown> = { ...stored }
+        for (const key of keys) {
+          if (!(key in plain)) continue
+          const value = read(plain[key])
+          if (Option.isSome(value)) plain[key] = value.value
+          else delete plain[key]
+        }
+        return plain
+      },
+      encode: (plain) => {
+        const stored: Record<string, unknown> = { ...plain }
+        for (const key of keys) {
+          if (stored[key] !== undefined) stored[key] = HashChain.personal(stored[key])
+        }
+        return stored
+      }
+    }),
+    schema as unknown as Schema.Schema<A, { readonly [x: string]: unknown }, R>,
+    { strict: false }
+  ) as unknown as Schema.Schema<A, WithStoredMembers<I, K>, R>

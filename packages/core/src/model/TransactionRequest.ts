@@ -21,6 +21,7 @@ import * as Identifiers from "./Identifiers.js"
 import { Metadata } from "./Metadata.js"
 import * as Money from "./Money.js"
 import { MoneyRemittanceOptions } from "./MoneyRemittanceOptions.js"
+import * as Personal from "./Personal.js"
 import { TipConfiguration } from "./TipConfiguration.js"
 
 /** An http(s) address to which the terminal posts the result. */
@@ -401,6 +402,24 @@ export const TransactionRequest = Schema.Union(...variants).annotations({ identi
 export type TransactionRequest = typeof TransactionRequest.Type
 /** The wire (JSON) form of a TransactionRequest. */
 export type Encoded = typeof TransactionRequest.Encoded
+
+/**
+ * The members of a request that name or locate a person (issue 31), whole: `billing` (the
+ * cardholder's zip code and address, for address verification) and `moneyRemittanceOptions`
+ * (the remitter's full name and country). Each is removed whole: `fullName` is required
+ * inside the remittance options, so options without it would no longer decode.
+ */
+export const personalMembers = ["billing", "moneyRemittanceOptions"] as const
+
+/**
+ * A request as an execution stores it (the `TerminalOperation` payload's `request`): the
+ * wire form with its {@link personalMembers} stored as personal data (`Personal.members`),
+ * removable after their retention. Its type is the request's; what is sent is still built
+ * with {@link TransactionRequest}, the plain values.
+ */
+export const Stored = Personal.members(TransactionRequest, personalMembers).annotations({
+  identifier: "StoredTransactionRequest"
+})
 
 /** The caller-generated reference of an original operation, if the request carries one. */
 export const transactionReference = (

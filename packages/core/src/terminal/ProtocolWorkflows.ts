@@ -36,7 +36,11 @@ import { type Emit, now } from "./internal/step.js"
 export const Payload = Schema.Struct({
   /** The caller's idempotency key: the same key is the same execution. */
   idempotencyKey: Schema.NonEmptyString,
-  request: TransactionRequest.TransactionRequest,
+  /**
+   * Stored with its personal members (`billing`, `moneyRemittanceOptions`) wrapped,
+   * removable after their retention; absent once removed (`TransactionRequest.Stored`).
+   */
+  request: TransactionRequest.Stored,
   /** Result delivery for this call (the configured default otherwise). */
   delivery: Schema.optional(CallbackRegistration.Delivery),
   /** When the caller asked (epoch ms): deadlines count from here, queueing included. */

@@ -10,7 +10,13 @@
  * refusal, an execution still running) is refused 422 naming the rule: a retry could charge
  * twice, or would be refused again.
  */
-import { Identifiers, OperationReport, PaymentProtocol, TerminalOperations } from "@tillflow/core"
+import {
+  Identifiers,
+  OperationReport,
+  PaymentProtocol,
+  TerminalOperations,
+  TransactionRequest
+} from "@tillflow/core"
 import { EventStore, type ExecutionRecord } from "@tillflow/engine"
 import { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Effect from "effect/Effect"
@@ -31,8 +37,9 @@ export const RETRY_ONLY_WHEN_NOTHING_CHARGED = "retry-only-when-nothing-charged"
 const retryable: ReadonlySet<OperationReport.Verdict> = new Set(["unavailable", "not-charged"])
 
 const decodePayload = Schema.decodeUnknownEither(PaymentProtocol.Payload)
-const encodeRequest = Schema.encodeSync(PaymentProtocol.Payload.fields.request)
-const decodeRequest = Schema.decodeUnknownEither(PaymentProtocol.Payload.fields.request)
+// The request as it is sent (its personal members plain, not in their stored form).
+const encodeRequest = Schema.encodeSync(TransactionRequest.TransactionRequest)
+const decodeRequest = Schema.decodeUnknownEither(TransactionRequest.TransactionRequest)
 
 /** The key a retry of `executionId` is started under. */
 export const retryKey = (executionId: string): string => `retry-${executionId}`
