@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { call, login, running, send, token } from "./support.js"
+import { call, login, readLive, running, send, token } from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
@@ -109,33 +109,19 @@ describe("each merchant's people see only their own", () => {
               { type: "Probed", data: { n: 1 }, ...(tenant === undefined ? {} : { metadata: { tenant } }) }
             ])
           const run = Date.now()
-          const read = (token: string, until: string) =>
-            Effect.promise(async () => {
-              const controller = new AbortController()
-              const response = await fetch(url, {
-                headers: { authorization: `Bearer ${token}` },
-                signal: controller.signal
-              })
-              const reader = response.body?.getReader()
-              const decoder = new TextDecoder()
-              let text = ""
-              const readUntil = async (needle: string) => {
-                while (reader !== undefined && !text.includes(needle)) {
-                  const chunk = await reader.read()
-                  if (chunk.done) break
-                  text += decoder.decode(chunk.value)
-                }
-              }
-              await readUntil(": connected")
-              // Another merchant's and no merchant's first, then its own: what it was sent
-              // before its own arrived is everything it would ever see of the others.
-              await Effect.runPromise(probe(`probe-tea-${run}-${token.length}`, "tea-house"))
-              await Effect.runPromise(probe(`probe-none-${run}-${token.length}`, undefined))
-              await Effect.runPromise(probe(`probe-cafe-${run}-${token.length}`, "cafe-sol"))
-              await readUntil(until)
-              controller.abort()
-              return { status: response.status, text }
-            })
+          // Another merchant's and no merchant's first, then its own: what it was sent before
+          // its own arrived is everything it would ever see of the others.
+          const read = (bearer: string, until: string) =>
+            readLive(
+              url,
+              bearer,
+              async () => {
+                await Effect.runPromise(probe(`probe-tea-${run}-${bearer.length}`, "tea-house"))
+                await Effect.runPromise(probe(`probe-none-${run}-${bearer.length}`, undefined))
+                await Effect.runPromise(probe(`probe-cafe-${run}-${bearer.length}`, "cafe-sol"))
+              },
+              until
+            )
           const cafe = yield* read(cafeToken, `probe-cafe-${run}`)
           expect(cafe.status).toBe(200)
           expect(cafe.text).toContain(`"streamId":"probe-cafe-${run}-${cafeToken.length}"`)

@@ -4,7 +4,7 @@ import { EventStore } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import { call, layer, token } from "./support.js"
+import { call, layer, readLive, token } from "./support.js"
 
 const serials = Effect.map(Stack.Cloud, (cloud) => cloud.terminals.map((t) => t.serialNumber))
 
@@ -204,30 +204,17 @@ describe("the monitor's routes and the console's session", () => {
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
         const url = yield* base
-        const received = yield* Effect.promise(async () => {
-          const controller = new AbortController()
-          const response = await fetch(`${url}/v1/monitor/live`, {
-            headers: { authorization: `Bearer ${token}` },
-            signal: controller.signal
-          })
-          const reader = response.body?.getReader()
-          let text = ""
-          const decoder = new TextDecoder()
-          const readUntil = async (needle: string) => {
-            while (reader !== undefined && !text.includes(needle)) {
-              const chunk = await reader.read()
-              if (chunk.done) break
-              text += decoder.decode(chunk.value)
-            }
-          }
-          await readUntil(": connected")
-          await Effect.runPromise(
-            store.append("live-probe", EventStore.NoStream, [{ type: "Probed", data: { n: 1 } }])
-          )
-          await readUntil('"streamId":"live-probe"')
-          controller.abort()
-          return { type: response.headers.get("content-type"), text }
-        })
+        const received = yield* readLive(
+          `${url}/v1/monitor/live`,
+          token,
+          () =>
+            Effect.runPromise(
+              Effect.asVoid(
+                store.append("live-probe", EventStore.NoStream, [{ type: "Probed", data: { n: 1 } }])
+              )
+            ),
+          '"streamId":"live-probe"'
+        )
         expect(received.type).toMatch(/^text\/event-stream/)
         expect(received.text).toMatch(
           /id: \d+:\d+\nevent: log\ndata: \{"position":"\d+:\d+","streamId":"live-probe","type":"Probed"/

@@ -225,3 +225,31 @@ export const written = Effect.gen(function* () {
   const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
   return { executions, events: page.events.length }
 }).pipe(Effect.orDie)
+
+/**
+ * Opens the live feed at `url` with `bearer`, runs `meanwhile` once it is connected, and
+ * reads until `until` appears (or the feed ends): its status, content type and the text read.
+ */
+export const readLive = (url: string, bearer: string, meanwhile: () => Promise<void>, until: string) =>
+  Effect.promise(async () => {
+    const controller = new AbortController()
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${bearer}` },
+      signal: controller.signal
+    })
+    const reader = response.body?.getReader()
+    const decoder = new TextDecoder()
+    let text = ""
+    const readUntil = async (needle: string) => {
+      while (reader !== undefined && !text.includes(needle)) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += decoder.decode(chunk.value)
+      }
+    }
+    await readUntil(": connected")
+    await meanwhile()
+    await readUntil(until)
+    controller.abort()
+    return { status: response.status, type: response.headers.get("content-type"), text }
+  })

@@ -4,7 +4,7 @@
  * report and its exit as stored; answered at once or, for a caller who asked to wait,
  * once it ended or the wait is over.
  */
-import { LifecycleEvent, Money, PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
+import { LifecycleEvent, PaymentEvents, OperationReport, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore, ExecutionQueue, ExecutionRecord } from "@tillflow/engine"
 import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Intake from "../Intake.js"
 import { unavailable } from "./Failures.js"
+import { movedView } from "./Resolutions.js"
 
 /** What the intake's commands and queries show executions with. */
 export interface ExecutionViews {
@@ -97,9 +98,7 @@ export const make: Effect.Effect<ExecutionViews, never, DurableEngine.DurableEng
             reason: d.reason,
             at: DateTime.formatIso(d.at),
             ...(d.guid === undefined ? {} : { guid: d.guid }),
-            ...(d.amount === undefined
-              ? {}
-              : { amount: Money.toMajorUnitsString(d.amount), currency: d.amount.currency })
+            ...movedView(d.amount)
           }
         }),
         Effect.mapError(unavailable("event store"))

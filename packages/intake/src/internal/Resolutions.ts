@@ -47,6 +47,12 @@ const amountOf = (
   return Either.isLeft(parsed) ? invalid(`amount: ${parsed.left.message}`) : Effect.succeed(parsed.right)
 }
 
+/** What a resolution moved, as the views write it: major units and the currency (nothing when none). */
+export const movedView = (
+  amount: Money.Money | undefined
+): { readonly amount?: string; readonly currency?: string } =>
+  amount === undefined ? {} : { amount: Money.toMajorUnitsString(amount), currency: amount.currency }
+
 /** The resolutions over the store in context. */
 export const make: Effect.Effect<Resolutions, never, EventStore.EventStore> = Effect.gen(function* () {
   const store = yield* EventStore.EventStore
@@ -59,9 +65,7 @@ export const make: Effect.Effect<Resolutions, never, EventStore.EventStore> = Ef
         operation: resolved.operation,
         resolution: resolved.resolution,
         at: DateTime.formatIso(resolved.at),
-        ...(resolved.amount === undefined
-          ? {}
-          : { amount: Money.toMajorUnitsString(resolved.amount), currency: resolved.amount.currency })
+        ...movedView(resolved.amount)
       })),
       Effect.catchTags({
         ...refusal,
@@ -89,9 +93,7 @@ export const make: Effect.Effect<Resolutions, never, EventStore.EventStore> = Ef
         resolution: resolved.resolution,
         at: DateTime.formatIso(resolved.at),
         ...(resolved.guid === undefined ? {} : { guid: resolved.guid }),
-        ...(resolved.amount === undefined
-          ? {}
-          : { amount: Money.toMajorUnitsString(resolved.amount), currency: resolved.amount.currency })
+        ...movedView(resolved.amount)
       } satisfies Intake.AttemptResolutionView
     }).pipe(Effect.withSpan("Intake.resolveAttempt", { attributes: { kind: "terminal" } }))
   const resolveAttempt = (kind: Intake.AttemptKind, key: string, input: Intake.ResolveAttempt) =>
@@ -118,9 +120,7 @@ export const make: Effect.Effect<Resolutions, never, EventStore.EventStore> = Ef
         resolution: resolved.resolution,
         at: DateTime.formatIso(resolved.at),
         ...(resolved.guid === undefined ? {} : { guid: resolved.guid }),
-        ...(resolved.amount === undefined
-          ? {}
-          : { amount: Money.toMajorUnitsString(resolved.amount), currency: resolved.amount.currency })
+        ...movedView(resolved.amount)
       })),
       Effect.catchTags(refusal),
       Effect.withSpan("Intake.resolveAttempt", { attributes: { kind } })
