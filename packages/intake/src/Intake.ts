@@ -251,7 +251,9 @@ export const SearchQuery = Schema.Struct({
   /** The page after this one: the `next` of the previous page. */
   after: Schema.optional(Text),
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
-}).annotations({ identifier: "SearchQuery" })
+  // No identifier: URL parameters are written inline in the API's document, and a named
+  // component nothing refers to would be a dangling entry.
+})
 /** @see SearchQuery */
 export type SearchQuery = typeof SearchQuery.Type
 

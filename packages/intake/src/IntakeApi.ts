@@ -69,6 +69,15 @@ const withExample = <A, I, R>(schema: Schema.Schema<A, I, R>, example: A): Schem
   schema.annotations({ examples: [example] })
 
 /**
+ * A request refused for what it says (400), as the API and its authentication middleware
+ * both declare it: one schema, so the document lists it once per route.
+ */
+const invalidRequest = withExample(
+  Intake.InvalidRequest,
+  new Intake.InvalidRequest({ message: "request.amount: is missing (sale needs amount and currency)" })
+)
+
+/**
  * Bearer-token authentication of every route but health (or the console's session cookie,
  * whose operator's role must allow the request: a viewer only reads), providing who asks.
  */
@@ -91,13 +100,7 @@ export class IntakeAuth extends HttpApiMiddleware.Tag<IntakeAuth>()("tillflow/In
         retryAfterSeconds: 60
       })
     ),
-    withExample(
-      Intake.InvalidRequest,
-      new Intake.InvalidRequest({
-        message:
-          "Tillflow-Merchant: token cafe-pos acts for cafe-sol, tea-house: name the merchant this request is for"
-      })
-    )
+    invalidRequest
   ),
   provides: CurrentOperator,
   security: {
@@ -458,12 +461,7 @@ export class IntakeApi extends HttpApi.make("tillflow-intake")
   .add(MonitorGroup.middleware(IntakeAuth))
   .add(MerchantsGroup.middleware(IntakeAuth))
   .add(ReferenceGroup)
-  .addError(
-    withExample(
-      Intake.InvalidRequest,
-      new Intake.InvalidRequest({ message: "request.amount: is missing (sale needs amount and currency)" })
-    )
-  )
+  .addError(invalidRequest)
   .addError(withExample(Intake.NotFound, new Intake.NotFound({ message: "no execution 3c1e0f4e2b7d4f0a" })))
   .addError(
     withExample(

@@ -360,7 +360,9 @@ export type AlertStepRequest = typeof AlertStepRequest.Type
 /** Which alerts a list shows: the unresolved ones unless it says (one state, or all). */
 export const AlertsQuery = Schema.Struct({
   state: Schema.optional(Schema.Literal("open", "acknowledged", "resolved", "all"))
-}).annotations({ identifier: "AlertsQuery" })
+  // No identifier: URL parameters are written inline in the API's document, and a named
+  // component nothing refers to would be a dangling entry.
+})
 /** @see AlertsQuery */
 export type AlertsQuery = typeof AlertsQuery.Type
 
