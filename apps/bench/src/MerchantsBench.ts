@@ -11,7 +11,10 @@
  *    started within `MerchantKeys.forMerchant(id)`; throughput against (1);
  * 3. fairness: 99 merchants driven the same way while the hundredth floods — many times its
  *    share of sales started at once, queued on its 10 terminals — against the same 99
- *    without the flood: their median time from start to outcome, flooded ÷ unflooded.
+ *    without the flood: their median time from start to outcome, flooded ÷ unflooded;
+ * 4. fairness without terminals: the same 99 while the hundredth floods with terminal-less
+ *    MOTO sales (`Moto.Sale` on a card token), which no terminal holds back: only its share
+ *    (`tenantConcurrency`) keeps the others' sales served; against the same unflooded runs.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -29,6 +32,12 @@ const terminalsPerMerchant = 10
 const tenantConcurrency = 8
 /** The flood: this many times the flooding merchant's share of the run's sales. */
 const floodFactor = 20
+/**
+ * The MOTO flood: this many times the flooding merchant's share of the run's sales, all
+ * started at once (more than the terminal flood's: with no terminal to wait for, each is
+ * done sooner, and the flood is meant to last about as long as the others' run).
+ */
+const motoFloodFactor = 50
 /** A key-encryption key for the bench: the registry seals the merchants' keys under it. */
 const kek = `kek-bench:${Buffer.alloc(32, 7).toString("base64")}`
 
@@ -37,6 +46,7 @@ interface Report extends EndToEnd.Report {
   /** Each completed sale's time from start to outcome seen (ms), by merchant ("" = the default one). */
   readonly durations: Readonly<Record<string, ReadonlyArray<number>>>
   readonly floodCompleted: number
+  readonly floodStatuses: Readonly<Record<string, number>>
 }
 
 interface RunResult {
@@ -76,6 +86,7 @@ export const section: Section.Section = {
       const perTerminal = context.quick ? 2 : 4
       const sales = EndToEnd.terminalsCount * perTerminal
       const floodSales = floodFactor * terminalsPerMerchant * perTerminal
+      const motoFloodSales = motoFloodFactor * terminalsPerMerchant * perTerminal
       const maxSeconds = context.quick ? 300 : 600
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tillflow-bench-e2e-merchants-"))
       const sim = Child.start("apps/bench/src/processes/SimulatorProcess.ts", {
@@ -121,13 +132,24 @@ export const section: Section.Section = {
           await drive("warm-merchants", { inFlight: 1000, paymentsPerTerminal: 1, merchants: {} }),
           1000
         )
+        // The MOTO path warmed, and the flooding merchant's card token made (a tokenizing sale).
+        const warmMoto = await drive("warm-moto", {
+          inFlight: 0,
+          merchants: {},
+          motoFlood: { merchant: flooder, sales: 20 }
+        })
+        if (warmMoto.floodCompleted < 20)
+          throw new Error(
+            `warm-up: ${warmMoto.floodCompleted} of 20 MOTO sales completed (${JSON.stringify(warmMoto.floodStatuses)})`
+          )
 
         const others = (merchantsCount - 1) * terminalsPerMerchant * perTerminal
         const results = {
           single: [] as Array<RunResult>,
           merchants: [] as Array<RunResult>,
           unflooded: [] as Array<RunResult>,
-          flooded: [] as Array<RunResult>
+          flooded: [] as Array<RunResult>,
+          motoFlooded: [] as Array<RunResult>
         }
         const cases: ReadonlyArray<readonly [keyof typeof results, (round: number) => Promise<RunResult>]> = [
           [
@@ -177,11 +199,25 @@ export const section: Section.Section = {
               check("flooded", report, others)
               return summarize(report, flooder)
             }
+          ],
+          [
+            "motoFlooded",
+            async (round) => {
+              const report = await drive(`moto-flooded-${round}`, {
+                inFlight: EndToEnd.terminalsCount,
+                paymentsPerTerminal: perTerminal,
+                merchants: { skip: [flooder] },
+                motoFlood: { merchant: flooder, sales: motoFloodSales }
+              })
+              check("MOTO-flooded", report, others)
+              return summarize(report, flooder)
+            }
           ]
         ]
         for (let round = 0; round < context.rounds; round++) {
           // Each pair in the other order every other round: neither always runs first.
-          const order = round % 2 === 0 ? [0, 1, 2, 3] : [1, 0, 3, 2]
+          // (The unflooded run first, then last: each flood is as often before it as after it.)
+          const order = round % 2 === 0 ? [0, 1, 2, 3, 4] : [1, 0, 4, 3, 2]
           for (const i of order) {
             const entry = cases[i]
             if (entry === undefined) continue
@@ -191,13 +227,16 @@ export const section: Section.Section = {
             context.log(
               `  round ${round + 1}/${context.rounds}  ${name}: ${Measure.formatNumber(result.throughput)} sales/s, ` +
                 `median ${Measure.formatNumber(result.medianMs)} ms to outcome` +
-                (name === "flooded" ? `, flood ${result.report.floodCompleted}/${floodSales} done` : "")
+                (name === "flooded" || name === "motoFlooded"
+                  ? `, flood ${result.report.floodCompleted}/${name === "flooded" ? floodSales : motoFloodSales} done ` +
+                    JSON.stringify(result.report.floodStatuses)
+                  : "")
             )
           }
         }
         await worker.stop()
         worker = undefined
-        return resultOf({ results, perTerminal, sales, floodSales, others, flooder })
+        return resultOf({ results, perTerminal, sales, floodSales, motoFloodSales, others, flooder })
       } finally {
         await worker?.stop()
         await sim.stop()
@@ -208,15 +247,16 @@ export const section: Section.Section = {
 
 const resultOf = (outcome: {
   readonly results: Readonly<
-    Record<"single" | "merchants" | "unflooded" | "flooded", ReadonlyArray<RunResult>>
+    Record<"single" | "merchants" | "unflooded" | "flooded" | "motoFlooded", ReadonlyArray<RunResult>>
   >
   readonly perTerminal: number
   readonly sales: number
   readonly floodSales: number
+  readonly motoFloodSales: number
   readonly others: number
   readonly flooder: string
 }): Section.Result => {
-  const { results, perTerminal, sales, floodSales, others, flooder } = outcome
+  const { results, perTerminal, sales, floodSales, motoFloodSales, others, flooder } = outcome
   const f = Measure.formatNumber
   const figures: Array<Measure.Figure> = [
     {
@@ -235,6 +275,17 @@ const resultOf = (outcome: {
       name: `fairness: the other ${merchantsCount - 1} merchants' median time from start to outcome while one floods (${floodSales.toLocaleString("en-US")} sales queued at once on its ${terminalsPerMerchant} terminals), tenantConcurrency ${tenantConcurrency}`,
       unit: "ms",
       rounds: results.flooded.map((r) => r.medianMs),
+      baseline: {
+        name: `the same ${merchantsCount - 1} merchants' without the flood`,
+        rounds: results.unflooded.map((r) => r.medianMs)
+      },
+      target: { _tag: "RatioAtMost", ratio: 1.2 }
+    },
+    {
+      section: "e2e-merchants",
+      name: `fairness without terminals: the other ${merchantsCount - 1} merchants' median time from start to outcome while one floods with ${motoFloodSales.toLocaleString("en-US")} terminal-less MOTO sales started at once (held back by its share alone), tenantConcurrency ${tenantConcurrency}`,
+      unit: "ms",
+      rounds: results.motoFlooded.map((r) => r.medianMs),
       baseline: {
         name: `the same ${merchantsCount - 1} merchants' without the flood`,
         rounds: results.unflooded.map((r) => r.medianMs)
@@ -267,6 +318,12 @@ const resultOf = (outcome: {
       `its share of ${terminalsPerMerchant * perTerminal}) started at once on its ${terminalsPerMerchant} terminals, ` +
       "queued behind each other there (one operation per terminal at a time: the terminal's concurrency key). The " +
       "run ends when the flood is done too; only the other merchants' sales are timed.",
+    `- MOTO-flooded: the same, while \`${flooder}\` has ${motoFloodSales.toLocaleString("en-US")} terminal-less MOTO ` +
+      `sales (${motoFloodFactor} times its share; \`Moto.Sale\` on a card token its first terminal tokenized once ` +
+      "before the rounds, each sale of its own amount: the simulator refuses the same card and amount twice in a " +
+      "row) started at once. No terminal holds them back: only the merchant's share of the worker " +
+      `(\`tenantConcurrency\` ${tenantConcurrency} of 64) keeps the others' sales served. The run ends when the ` +
+      "flood is done too; only the other merchants' sales are timed.",
     "",
     "| run | sales/s by round | median ms to outcome by round | p90 ms by round | seconds by round |",
     "|---|---|---|---|---|",
@@ -274,8 +331,9 @@ const resultOf = (outcome: {
     row(`${merchantsCount} merchants`, results.merchants),
     row(`unflooded (${merchantsCount - 1} merchants)`, results.unflooded),
     row(`flooded (${merchantsCount - 1} merchants timed)`, results.flooded),
+    row(`MOTO-flooded (${merchantsCount - 1} merchants timed)`, results.motoFlooded),
     "",
-    "The flooded run's sales/s counts the 99 merchants' sales over the whole run, the flood's drain included."
+    "The flooded runs' sales/s count the 99 merchants' sales over the whole run, the flood's drain included."
   ].join("\n")
   return { figures, details }
 }

@@ -15,6 +15,7 @@
  * const registry = yield* Operators.parse('[{"name":"ana","role":"operator","secret":"pbkdf2-sha256$..."}]')
  * const ana = yield* Operators.authenticate(registry, "ana", presented) // Option<Operator>
  */
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -43,12 +44,8 @@ export interface Operator {
   readonly merchants?: ReadonlyArray<string> | undefined
 }
 
-/** A merchant id as a scope names it. */
-const MerchantId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, {
-    message: () => "a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
-  })
-)
+/** A merchant id as a scope names it: a merchant is the engine's tenant (core's `MerchantId` too). */
+const MerchantId = Tenant.Id("a merchant id")
 
 /** The merchants a credential is limited to: one at least (absent means all). */
 const Merchants = Schema.optional(Schema.Array(MerchantId).pipe(Schema.minItems(1)))

@@ -168,7 +168,13 @@ describe("Operators", () => {
         `[{"name":"ana","role":"admin","secret":"${hash}"},{"name":"ANA","role":"viewer","secret":"${hash}"}]`
       )
     ).toBe('operator "ANA" is configured twice')
+    expect(fail(`[{"name":"ana","role":"viewer","secret":"${hash}","merchants":["cafe sol"]}]`)).toContain(
+      "a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
+    )
     expect(fail(`[{"name":"ana","role":"admin","secret":"${hash}"}]`)).toBe("accepted")
+    expect(fail(`[{"name":"ana","role":"viewer","secret":"${hash}","merchants":["cafe-sol"]}]`)).toBe(
+      "accepted"
+    )
   })
 
   it("roles are ordered: an admin may do what an operator may, an operator what a viewer may", () => {

@@ -12,9 +12,28 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as Schema from "effect/Schema"
+
+/**
+ * What a tenant may be called: 1 to 64 letters, digits, `.`, `_` or `-`. The one definition:
+ * an application's own name for its tenants (tillflow's merchant ids) builds on {@link Id}.
+ */
+export const pattern: RegExp = /^[A-Za-z0-9._-]{1,64}$/
+
+/** {@link pattern} in words, for a refusal. */
+export const allowed = "1 to 64 letters, digits, '.', '_' or '-'"
 
 /** A tenant: 1 to 64 letters, digits, `.`, `_` or `-`. */
-export const isTenant = (text: string): boolean => /^[A-Za-z0-9._-]{1,64}$/.test(text)
+export const isTenant = (text: string): boolean => pattern.test(text)
+
+/**
+ * A tenant's id as a schema, its refusal naming it as the application does.
+ *
+ * @example
+ * const MerchantId = Tenant.Id("a merchant id") // refuses "a b": "a merchant id is 1 to 64 letters, …"
+ */
+export const Id = (what: string): Schema.filter<typeof Schema.String> =>
+  Schema.String.pipe(Schema.pattern(pattern, { message: () => `${what} is ${allowed}` }))
 
 /** The tenant of the fiber: what it starts is that tenant's. */
 export const currentRef: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(

@@ -14,7 +14,9 @@
  * `SqlMerchantRegistry`, keys sealed with `KeyWrapper`), each merchant registered with its
  * key at start; a run with `merchants` drives those merchants' terminals, each sale started
  * within `MerchantKeys.forMerchant(id)`, and may add a `flood` of one merchant's sales queued
- * at once on its terminals. TENANT_CONCURRENCY sets the worker's `tenantConcurrency`.
+ * at once on its terminals, or a `motoFlood` of its terminal-less MOTO sales (`Moto.Sale`
+ * on a card token the merchant's first terminal tokenized once: no terminal holds them
+ * back, only the merchant's share). TENANT_CONCURRENCY sets the worker's `tenantConcurrency`.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -26,6 +28,7 @@ import {
   MerchantKeys,
   MerchantRegistry,
   Money,
+  MotoWorkflow,
   PaymentProtocol,
   ProtocolSettings,
   TerminalOperations
@@ -74,6 +77,11 @@ interface Run {
   readonly merchants?: { readonly skip?: ReadonlyArray<string> | undefined } | undefined
   /** Also `sales` sales of `merchant` started at once, round robin on its terminals. */
   readonly flood?: { readonly merchant: string; readonly sales: number } | undefined
+  /**
+   * Also `sales` terminal-less MOTO sales of `merchant` started at once, each of its own
+   * amount (the simulator refuses the same card and amount twice in a row as a duplicate).
+   */
+  readonly motoFlood?: { readonly merchant: string; readonly sales: number } | undefined
 }
 
 // The statement census: every query the `pg` driver sends (the pool's clients and the
@@ -161,6 +169,7 @@ const keys: Layer.Layer<never, never, SqlClient.SqlClient | EventStore.EventStor
       )
 const app = Layer.mergeAll(
   PaymentProtocol.layer,
+  MotoWorkflow.layer,
   EngineWorker.layer({ workerId: "bench-e2e", concurrency, pollInterval: "200 millis", tenantConcurrency })
 ).pipe(
   Layer.provideMerge(settings),
@@ -212,10 +221,43 @@ const breakdown = () => {
 
 const gc = (globalThis as { readonly gc?: () => void }).gc
 
+/** Each flooding merchant's card token for its MOTO sales, once tokenized. */
+const motoTokens = new Map<string, Identifiers.CardToken>()
+
+/**
+ * A card token of `merchant` (a MOTO sale needs one): a `saleAndTokenizeCard` on its first
+ * terminal, once per merchant and before any run's clock starts.
+ */
+const motoTokenOf = (merchantId: string) =>
+  Effect.gen(function* () {
+    const known = motoTokens.get(merchantId)
+    if (known !== undefined) return known
+    const merchant = merchants.find((m) => m.id === merchantId)
+    const terminal = merchant?.terminals[0]
+    if (terminal === undefined) return yield* Effect.dieMessage(`merchant ${merchantId} has no terminal`)
+    const outcome = yield* TerminalOperations.saleAndTokenizeCard(
+      {
+        serialNumber: Identifiers.SerialNumber.make(terminal.serial_number),
+        terminalType: Identifiers.TerminalType.make(terminal.terminal_type),
+        amount: Money.make(999n, "EUR")
+      },
+      { idempotencyKey: `moto-token-${merchantId}`, delivery: "callback" }
+    ).pipe(MerchantKeys.forMerchant(merchantId), Effect.orDie)
+    const token = outcome._tag === "Approved" ? outcome.facts.cardToken : undefined
+    if (token === undefined || token === "")
+      return yield* Effect.dieMessage(
+        `merchant ${merchantId}: the tokenizing sale gave no card token (${outcome._tag})`
+      )
+    const cardToken = Identifiers.CardToken.make(token)
+    motoTokens.set(merchantId, cardToken)
+    return cardToken
+  })
+
 const drive = (run: Run) =>
   runtime.runPromise(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const motoToken = run.motoFlood === undefined ? undefined : yield* motoTokenOf(run.motoFlood.merchant)
       // The executions in flight: the deferred their terminal's loop awaits, and when it gives up.
       const waiting = new Map<
         string,
@@ -234,6 +276,8 @@ const drive = (run: Run) =>
       // Each completed sale's time from its start to its outcome seen (ms), by merchant ("" = own).
       const durations: Record<string, Array<number>> = {}
       let floodCompleted = 0
+      // The flood's executions by status (a MOTO sale declined still ends its execution succeeded).
+      const floodStatuses: Record<string, number> = {}
       const timeline: Array<{
         readonly t: number
         readonly completed: number
@@ -399,12 +443,42 @@ const drive = (run: Run) =>
                   })
                   const status = yield* Deferred.await(deferred)
                   if (status !== null) floodCompleted++
+                  floodStatuses[status ?? "given up"] = (floodStatuses[status ?? "given up"] ?? 0) + 1
+                }),
+              { concurrency: "unbounded", discard: true }
+            )
+      // The MOTO flood: its sales started at once, tied to no terminal (only the merchant's share holds them).
+      const motoFlood = run.motoFlood
+      const motoFloodSales =
+        motoFlood === undefined || motoToken === undefined
+          ? Effect.void
+          : Effect.forEach(
+              Array.from({ length: motoFlood.sales }, (_, i) => i),
+              (i) =>
+                Effect.gen(function* () {
+                  const deferred = yield* Deferred.make<string | null>()
+                  const executionId = yield* MotoWorkflow.Sale.execute(
+                    {
+                      requestId: `${run.prefix}-moto-${i}`,
+                      cardToken: motoToken,
+                      amount: Money.make(BigInt(5000 + i), "EUR")
+                    },
+                    { discard: true }
+                  ).pipe(MerchantKeys.forMerchant(motoFlood.merchant))
+                  waiting.set(executionId, {
+                    deferred,
+                    giveUpAt: performance.now() + run.giveUpSeconds * 1000
+                  })
+                  const status = yield* Deferred.await(deferred)
+                  if (status !== null) floodCompleted++
+                  floodStatuses[status ?? "given up"] = (floodStatuses[status ?? "given up"] ?? 0) + 1
                 }),
               { concurrency: "unbounded", discard: true }
             )
       yield* Effect.all(
         [
           floodSales,
+          motoFloodSales,
           Effect.forEach(
             driven.slice(0, run.inFlight),
             ({ terminal, merchant }, index) => terminalLoop(terminal, index, merchant),
@@ -453,7 +527,8 @@ const drive = (run: Run) =>
         startBreakdown,
         statements,
         durations,
-        floodCompleted
+        floodCompleted,
+        floodStatuses
       }
     })
   )

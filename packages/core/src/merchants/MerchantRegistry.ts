@@ -10,6 +10,7 @@
  * This module is the port and its rules (what an id, a name, an MCC may be); the store
  * behind it is an adapter's (`@tillflow/store-sql`'s `SqlMerchantRegistry`).
  */
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,12 +19,11 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as KeyWrapper from "./KeyWrapper.js"
 
-/** A merchant's id: letters, digits, `.`, `_`, `-`, 1 to 64 of them. */
-export const MerchantId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, {
-    message: () => "a merchant id is 1 to 64 letters, digits, '.', '_' or '-'"
-  })
-)
+/**
+ * A merchant's id: letters, digits, `.`, `_`, `-`, 1 to 64 of them — a merchant is the
+ * engine's tenant, so its id is what the engine's `Tenant` allows.
+ */
+export const MerchantId = Tenant.Id("a merchant id")
 
 /** The kind of an API key: the merchant's own, or a partner's (which some endpoints refuse). */
 export const KeyKind = Schema.Literal("merchant", "partner")
