@@ -72,7 +72,6 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     `tillflow attempts resolve --batch PAX-A920-0042 --request close-7 --not-applied --reason "no close on the acquirer's report" --operator alice`
   ],
   "attempts resolve": [
-    `tillflow attempts resolve --batch PAX-A920-0042 --request close-7 --not-applied --reason "no close on the acquirer's report" --operator alice`,
     `tillflow attempts resolve --moto-sale 6c1f7a0e-2b4d-4e8a-9f3c-1d2e3f4a5b6c --request sale-7 --applied --guid ${guid} --reason "on the acquirer's report" --operator alice --json`,
     `tillflow attempts resolve --terminal 6a0ea39282599f7cbba0680372c3fe3e --request 6a0ea39282599f7cbba0680372c3fe3e --applied --guid ${guid} --amount 27.00 --currency EUR --reason "the terminal's journal shows it approved with a tip" --operator alice`
   ],
@@ -93,7 +92,6 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   ],
   executions: ["tillflow executions list --status suspended"],
   "executions list": [
-    "tillflow executions list",
     `tillflow executions list --serial ${serial} --limit 5 --json`,
     "tillflow executions list --outcome declined --merchant cafe-sol --amount 10.50 --currency EUR --from 2026-11-28"
   ],
