@@ -414,6 +414,14 @@ const drive = (run: Run) =>
           : merchants
               .filter((m) => !skip.has(m.id))
               .flatMap((m) => m.terminals.map((terminal) => ({ terminal, merchant: m.id })))
+      // A flood sale started: wait for its outcome (or give up), and count it.
+      const tallyFlood = (executionId: string, deferred: Deferred.Deferred<string | null>) =>
+        Effect.gen(function* () {
+          waiting.set(executionId, { deferred, giveUpAt: performance.now() + run.giveUpSeconds * 1000 })
+          const status = yield* Deferred.await(deferred)
+          if (status !== null) floodCompleted++
+          floodStatuses[status ?? "given up"] = (floodStatuses[status ?? "given up"] ?? 0) + 1
+        })
       // The flood: its sales started at once, queued behind each other on the merchant's terminals.
       const flood = run.flood
       const floodMerchant = flood === undefined ? undefined : merchants.find((m) => m.id === flood.merchant)
@@ -437,13 +445,7 @@ const drive = (run: Run) =>
                     },
                     { idempotencyKey: `${run.prefix}-flood-${i}`, delivery: "callback" }
                   ).pipe(MerchantKeys.forMerchant(floodMerchant.id))
-                  waiting.set(executionId, {
-                    deferred,
-                    giveUpAt: performance.now() + run.giveUpSeconds * 1000
-                  })
-                  const status = yield* Deferred.await(deferred)
-                  if (status !== null) floodCompleted++
-                  floodStatuses[status ?? "given up"] = (floodStatuses[status ?? "given up"] ?? 0) + 1
+                  yield* tallyFlood(executionId, deferred)
                 }),
               { concurrency: "unbounded", discard: true }
             )
@@ -465,13 +467,7 @@ const drive = (run: Run) =>
                     },
                     { discard: true }
                   ).pipe(MerchantKeys.forMerchant(motoFlood.merchant))
-                  waiting.set(executionId, {
-                    deferred,
-                    giveUpAt: performance.now() + run.giveUpSeconds * 1000
-                  })
-                  const status = yield* Deferred.await(deferred)
-                  if (status !== null) floodCompleted++
-                  floodStatuses[status ?? "given up"] = (floodStatuses[status ?? "given up"] ?? 0) + 1
+                  yield* tallyFlood(executionId, deferred)
                 }),
               { concurrency: "unbounded", discard: true }
             )
