@@ -5,18 +5,15 @@
  * while another merchant (and the deployment's own) still starts.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { MerchantRegistry } from "@tillflow/core"
 import { Stack } from "@tillflow/intake"
 import * as MerchantRateLimit from "@tillflow/intake/MerchantRateLimit"
-import { adminClient } from "@tillflow/simulator/testing"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as TestClock from "effect/TestClock"
-import { call, running } from "./support.js"
+import { call, running, simulatedMerchant } from "./support.js"
 
 const perSecond = (count: number, burst: number): MerchantRateLimit.RateLimit => ({
   count,
@@ -105,24 +102,7 @@ const stack = running(23, {}, { merchantRateLimit: Option.some(limit) }).pipe(
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
-/** A merchant at the simulator and in the registry, with a terminal and a key. */
-const merchant = (id: string, simId: string, serial: string) =>
-  Effect.gen(function* () {
-    const cloud = yield* Stack.Cloud
-    if (cloud.adminUrl === undefined) return yield* Effect.dieMessage("no built-in simulator")
-    const admin = adminClient(cloud.adminUrl)
-    const made = (yield* admin("POST", "/merchants", { id: simId, name: id, mcc: "5812" })) as {
-      readonly merchantId: string
-      readonly apiKey: string
-    }
-    yield* admin("POST", `/merchants/${made.merchantId}/terminals`, {
-      serial_number: serial,
-      terminal_type: "ANDROID"
-    })
-    const registry = yield* MerchantRegistry.MerchantRegistry
-    yield* registry.register({ id, name: id, mcc: "5812" })
-    yield* registry.addKey(id, "merchant", Redacted.make(made.apiKey))
-  })
+const merchant = simulatedMerchant
 
 // Every sale of another amount: the simulator cancels a duplicate payment (same card and amount).
 let amount = 3_310

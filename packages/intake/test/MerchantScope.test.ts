@@ -12,14 +12,12 @@ import { Operators } from "@tillflow/console"
 import { CallbackRegistration, MerchantRegistry } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
-import { adminClient } from "@tillflow/simulator/testing"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import { call, login, readLive, running, send, token } from "./support.js"
+import { call, login, readLive, running, send, simulatedMerchant, token } from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
@@ -70,20 +68,7 @@ const stack = running(31, configured).pipe(
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any
 
-/** A merchant at the simulator (a terminal, a key) and in the registry. */
-const merchant = (id: string, simId: string, serial: string) =>
-  Effect.gen(function* () {
-    const cloud = yield* Stack.Cloud
-    if (cloud.adminUrl === undefined) return yield* Effect.dieMessage("no built-in simulator")
-    const admin = adminClient(cloud.adminUrl)
-    const created = (yield* admin("POST", "/merchants", { id: simId, name: id, mcc: "5812" })) as {
-      readonly apiKey: string
-    }
-    yield* admin("POST", `/merchants/${simId}/terminals`, { serial_number: serial, terminal_type: "ANDROID" })
-    const registry = yield* MerchantRegistry.MerchantRegistry
-    yield* registry.register({ id, name: id, mcc: "5812" })
-    yield* registry.addKey(id, "merchant", Redacted.make(created.apiKey))
-  })
+const merchant = simulatedMerchant
 
 let amount = 1_500
 const saleBody = (serial: string, key: string) =>

@@ -7,9 +7,10 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
-import { CallbackRegistration, type MerchantRegistry, ProtocolSettings } from "@tillflow/core"
+import { CallbackRegistration, MerchantRegistry, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
+import { adminClient } from "@tillflow/simulator/testing"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -252,4 +253,22 @@ export const readLive = (url: string, bearer: string, meanwhile: () => Promise<v
     await readUntil(until)
     controller.abort()
     return { status: response.status, type: response.headers.get("content-type"), text }
+  })
+
+/**
+ * A merchant at the built-in simulator (`simId`, with one terminal `serial` and a key) and in
+ * the worker's registry (`id`, MCC 5812, that key).
+ */
+export const simulatedMerchant = (id: string, simId: string, serial: string) =>
+  Effect.gen(function* () {
+    const cloud = yield* Stack.Cloud
+    if (cloud.adminUrl === undefined) return yield* Effect.dieMessage("no built-in simulator")
+    const admin = adminClient(cloud.adminUrl)
+    const created = (yield* admin("POST", "/merchants", { id: simId, name: id, mcc: "5812" })) as {
+      readonly apiKey: string
+    }
+    yield* admin("POST", `/merchants/${simId}/terminals`, { serial_number: serial, terminal_type: "ANDROID" })
+    const registry = yield* MerchantRegistry.MerchantRegistry
+    yield* registry.register({ id, name: id, mcc: "5812" })
+    yield* registry.addKey(id, "merchant", Redacted.make(created.apiKey))
   })
