@@ -2,6 +2,8 @@
  * The ledger: the audit's summary per day, terminal, merchant and currency (folded from
  * the log by the worker), with filters, a chart of the net amount per day, CSV export of
  * what is shown, and the audit's check (hash chains, money conservation) with its result.
+ * An operator limited to merchants gets its merchant's ledger (filtered by the worker) and
+ * no check: the hash chains span every merchant's log.
  */
 import { get } from "./api.js"
 import { h, replace, svg } from "./dom.js"
@@ -117,133 +119,140 @@ const chart = (rows: ReadonlyArray<Row>, currency: string) => {
   )
 }
 
-/** The ledger page. */
-export const ledger: Page = (main) => {
-  const filters = { day: "", terminal: "", merchant: "", currency: "" }
-  const body = h("div", {}, h("p", {}, "Loading…"))
-  const verifyResult = h("p", { id: "verify-result", role: "status" })
-  let rows: ReadonlyArray<Row> = []
-  const shown = () =>
-    rows.filter(
-      (r) =>
-        (filters.day === "" || r.day.startsWith(filters.day)) &&
-        (filters.terminal === "" || r.terminal === filters.terminal) &&
-        (filters.merchant === "" || r.merchant === filters.merchant) &&
-        (filters.currency === "" || r.currency === filters.currency)
-    )
-  const input = (name: keyof typeof filters, label: string, placeholder: string) =>
-    h(
-      "div",
-      { class: "field" },
-      h("label", { for: `l-${name}` }, label),
-      h("input", {
-        id: `l-${name}`,
-        placeholder,
-        oninput: (event) => {
-          filters[name] = (event.target as HTMLInputElement).value.trim()
-          render()
-        }
-      })
-    )
-  const exportCsv = () => {
-    const blob = new Blob([toCsv(shown())], { type: "text/csv" })
-    const link = h("a", { href: URL.createObjectURL(blob), download: "ledger.csv" })
-    document.body.appendChild(link)
-    link.click()
-    link.remove()
-  }
-  const verify = async () => {
-    verifyResult.textContent = "Checking every hash chain…"
-    const v = await get<Verify>("/v1/audit/verify")
-    verifyResult.className = v.ok ? "ok" : "error"
-    const money = v.conservation
-    const chains =
-      v.broken.length === 0
-        ? `Chain verified: ${v.streamsChecked} streams, ${v.eventsChecked} events, no broken link.`
-        : `BROKEN: ${v.broken.map((b) => `${b.streamId} at version ${b.version} (${b.kind})`).join("; ")}`
-    const conserved =
-      money === undefined
-        ? ""
-        : money.broken.length === 0
-          ? ` Money conserved in ${money.transactionsChecked} transactions.`
-          : ` MONEY NOT CONSERVED: ${money.broken.map((b) => b.message).join("; ")}`
-    verifyResult.textContent = chains + conserved
-  }
-  replace(
-    main,
-    h("h1", {}, "Ledger"),
-    h(
-      "div",
-      { class: "filters" },
-      input("day", "Day", "2026-11 or 2026-11-24"),
-      input("terminal", "Terminal", "serial number"),
-      input("merchant", "Merchant", "merchant"),
-      input("currency", "Currency", "EUR"),
+/** The ledger page; with `verify`, the button checking the whole log's hash chains. */
+export const ledgerPage =
+  (options: { readonly verify: boolean }): Page =>
+  (main) => {
+    const filters = { day: "", terminal: "", merchant: "", currency: "" }
+    const body = h("div", {}, h("p", {}, "Loading…"))
+    const verifyResult = h("p", { id: "verify-result", role: "status" })
+    let rows: ReadonlyArray<Row> = []
+    const shown = () =>
+      rows.filter(
+        (r) =>
+          (filters.day === "" || r.day.startsWith(filters.day)) &&
+          (filters.terminal === "" || r.terminal === filters.terminal) &&
+          (filters.merchant === "" || r.merchant === filters.merchant) &&
+          (filters.currency === "" || r.currency === filters.currency)
+      )
+    const input = (name: keyof typeof filters, label: string, placeholder: string) =>
       h(
         "div",
-        { class: "field actions" },
-        h("button", { type: "button", id: "export-csv", onclick: exportCsv }, "Export CSV"),
-        h(
-          "button",
-          { type: "button", id: "verify-chain", class: "secondary", onclick: () => void verify() },
-          "Verify the chain"
-        )
+        { class: "field" },
+        h("label", { for: `l-${name}` }, label),
+        h("input", {
+          id: `l-${name}`,
+          placeholder,
+          oninput: (event) => {
+            filters[name] = (event.target as HTMLInputElement).value.trim()
+            render()
+          }
+        })
       )
-    ),
-    verifyResult,
-    body
-  )
-  const render = () => {
-    const visible = shown()
-    const currencies = [...new Set(visible.map((r) => r.currency))].sort()
+    const exportCsv = () => {
+      const blob = new Blob([toCsv(shown())], { type: "text/csv" })
+      const link = h("a", { href: URL.createObjectURL(blob), download: "ledger.csv" })
+      document.body.appendChild(link)
+      link.click()
+      link.remove()
+    }
+    const verify = async () => {
+      verifyResult.textContent = "Checking every hash chain…"
+      const v = await get<Verify>("/v1/audit/verify")
+      verifyResult.className = v.ok ? "ok" : "error"
+      const money = v.conservation
+      const chains =
+        v.broken.length === 0
+          ? `Chain verified: ${v.streamsChecked} streams, ${v.eventsChecked} events, no broken link.`
+          : `BROKEN: ${v.broken.map((b) => `${b.streamId} at version ${b.version} (${b.kind})`).join("; ")}`
+      const conserved =
+        money === undefined
+          ? ""
+          : money.broken.length === 0
+            ? ` Money conserved in ${money.transactionsChecked} transactions.`
+            : ` MONEY NOT CONSERVED: ${money.broken.map((b) => b.message).join("; ")}`
+      verifyResult.textContent = chains + conserved
+    }
     replace(
-      body,
-      currencies.map((c) => chart(visible, c)),
+      main,
+      h("h1", {}, "Ledger"),
       h(
-        "table",
-        { class: "table", id: "ledger" },
-        h("caption", {}, `${visible.length} rows (per day, terminal, merchant and currency)`),
+        "div",
+        { class: "filters" },
+        input("day", "Day", "2026-11 or 2026-11-24"),
+        input("terminal", "Terminal", "serial number"),
+        input("merchant", "Merchant", "merchant"),
+        input("currency", "Currency", "EUR"),
         h(
-          "thead",
-          {},
+          "div",
+          { class: "field actions" },
+          h("button", { type: "button", id: "export-csv", onclick: exportCsv }, "Export CSV"),
+          options.verify
+            ? h(
+                "button",
+                { type: "button", id: "verify-chain", class: "secondary", onclick: () => void verify() },
+                "Verify the chain"
+              )
+            : null
+        )
+      ),
+      verifyResult,
+      body
+    )
+    const render = () => {
+      const visible = shown()
+      const currencies = [...new Set(visible.map((r) => r.currency))].sort()
+      replace(
+        body,
+        currencies.map((c) => chart(visible, c)),
+        h(
+          "table",
+          { class: "table", id: "ledger" },
+          h("caption", {}, `${visible.length} rows (per day, terminal, merchant and currency)`),
           h(
-            "tr",
+            "thead",
             {},
-            ["Day", "Terminal", "Merchant", "Sales", "Refunds", "Declines", "Net"].map((c) =>
-              h("th", { scope: "col" }, c)
-            )
-          )
-        ),
-        h(
-          "tbody",
-          {},
-          visible.map((r) => {
-            const tally = (k: string) => {
-              const t = r.tallies[k]
-              return t === undefined || t.count === 0
-                ? ""
-                : `${t.count} · ${Money.fromMinor(t.amount, r.currency)}`
-            }
-            return h(
+            h(
               "tr",
               {},
-              h("td", {}, r.day),
-              h("td", {}, r.terminal),
-              h("td", {}, r.merchant),
-              h("td", { class: "num" }, tally("sale")),
-              h("td", { class: "num" }, tally("refund")),
-              h("td", { class: "num" }, r.tallies["decline"]?.count ?? 0),
-              h("td", { class: "num" }, Money.fromMinor(r.net, r.currency))
+              ["Day", "Terminal", "Merchant", "Sales", "Refunds", "Declines", "Net"].map((c) =>
+                h("th", { scope: "col" }, c)
+              )
             )
-          })
+          ),
+          h(
+            "tbody",
+            {},
+            visible.map((r) => {
+              const tally = (k: string) => {
+                const t = r.tallies[k]
+                return t === undefined || t.count === 0
+                  ? ""
+                  : `${t.count} · ${Money.fromMinor(t.amount, r.currency)}`
+              }
+              return h(
+                "tr",
+                {},
+                h("td", {}, r.day),
+                h("td", {}, r.terminal),
+                h("td", {}, r.merchant),
+                h("td", { class: "num" }, tally("sale")),
+                h("td", { class: "num" }, tally("refund")),
+                h("td", { class: "num" }, r.tallies["decline"]?.count ?? 0),
+                h("td", { class: "num" }, Money.fromMinor(r.net, r.currency))
+              )
+            })
+          )
         )
       )
-    )
+    }
+    const load = async () => {
+      const view = await get<{ rows: ReadonlyArray<Row> }>("/v1/audit/ledger")
+      rows = view.rows
+      render()
+    }
+    return { load, live: (event) => /^Payment|Capture|Refund|Reversal|PreAuthorization/.test(event.type) }
   }
-  const load = async () => {
-    const view = await get<{ rows: ReadonlyArray<Row> }>("/v1/audit/ledger")
-    rows = view.rows
-    render()
-  }
-  return { load, live: (event) => /^Payment|Capture|Refund|Reversal|PreAuthorization/.test(event.type) }
-}
+
+/** The ledger page of the platform's operators. */
+export const ledger: Page = ledgerPage({ verify: true })

@@ -1,11 +1,19 @@
 /**
  * The ledger tells the whole story of what was done without a terminal to a terminal's
  * transactions: the real workflows run on the scripted service, and their facts are folded
- * from the log as an audit folds them.
+ * from the log as an audit folds them. A transaction's facts are the merchant's (tenant)
+ * its history's opening names, whoever wrote them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Identifiers, Ledger, Lifecycles, ReversalWorkflow, TipAdjustmentWorkflow } from "@tillflow/core"
-import { EventStore } from "@tillflow/engine"
+import {
+  Identifiers,
+  Ledger,
+  LedgerProjection,
+  Lifecycles,
+  ReversalWorkflow,
+  TipAdjustmentWorkflow
+} from "@tillflow/core"
+import { EventStore, Tenant } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import { atStart, environment, eur, inEnvironment, recordTxn } from "./support/lifecycle.js"
 
@@ -65,5 +73,50 @@ describe("the ledger of terminal-less operations on a terminal's transactions", 
         expect(row?.net).toBe(525n)
       })
     )
+  )
+
+  it.effect(
+    "a fact of a transaction's history is the tenant's its opening names: a merchant's ledger holds its own only",
+    () =>
+      run(
+        Effect.gen(function* () {
+          yield* atStart
+          const opened = [
+            ["cafe-sol", "sale-of-cafe", "CAFE-1"],
+            ["tea-house", "sale-of-tea", "TEA-1"],
+            [undefined, "sale-of-own", "T7"]
+          ] as const
+          for (const [tenant, guid, serialNumber] of opened) {
+            yield* recordTxn({ guid, kind: "sale", amount: eur(4000n), serialNumber }).pipe(
+              Tenant.within(tenant)
+            )
+          }
+          // Reversed by no merchant's request (the platform's): still the transaction's merchant's.
+          for (const [, guid] of opened) {
+            yield* ReversalWorkflow.Reverse.execute({
+              requestId: `rev-${guid}`,
+              originalGuid: Identifiers.Guid.make(guid)
+            })
+          }
+          const store = yield* EventStore.EventStore
+          const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
+          const terminalsOf = (only: string | undefined, events = page.events) =>
+            Effect.map(Ledger.entriesOf(events, undefined, only), ({ entries }) =>
+              entries.map((e) => [e.kind, e.terminal, e.tenant])
+            )
+          expect(yield* terminalsOf("cafe-sol")).toEqual([["reversal", "CAFE-1", "cafe-sol"]])
+          expect(yield* terminalsOf("tea-house")).toEqual([["reversal", "TEA-1", "tea-house"]])
+          expect(yield* terminalsOf(undefined)).toEqual([
+            ["reversal", "CAFE-1", "cafe-sol"],
+            ["reversal", "TEA-1", "tea-house"],
+            ["reversal", "T7", undefined]
+          ])
+          // Read from the middle of the log (the openings not in the page): the same.
+          const reversals = page.events.filter((e) => e.type !== "TransactionRecorded")
+          expect(yield* terminalsOf("cafe-sol", reversals)).toEqual([["reversal", "CAFE-1", "cafe-sol"]])
+          const ledger = yield* LedgerProjection.replay({ only: "tea-house" })
+          expect(Ledger.summarize(ledger, ["terminal"]).map((r) => r.terminal)).toEqual(["TEA-1"])
+        })
+      )
   )
 })

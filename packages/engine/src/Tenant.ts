@@ -53,3 +53,26 @@ export const within =
   (tenant: string | undefined) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.locally(effect, currentRef, tenant)
+
+/** The metadata key an event's tenant is kept under. */
+export const metadataKey = "tenant"
+
+/** The tenant an event's metadata names, if any (what a scoped read filters by). */
+export const ofMetadata = (metadata: { readonly [key: string]: unknown } | undefined): string | undefined => {
+  const tenant = metadata?.[metadataKey]
+  return typeof tenant === "string" ? tenant : undefined
+}
+
+/**
+ * Events stamped with the current fiber's tenant in their metadata (unchanged without one),
+ * so a read scoped to a tenant finds them: what an execution, or a request acting for a
+ * tenant, writes outside the engine's own streams.
+ */
+export const stamp = <E extends { readonly metadata?: { readonly [key: string]: unknown } | undefined }>(
+  events: ReadonlyArray<E>
+): Effect.Effect<ReadonlyArray<E>> =>
+  Effect.map(current, (tenant) =>
+    tenant === undefined
+      ? events
+      : events.map((e) => ({ ...e, metadata: { ...e.metadata, [metadataKey]: tenant } }) as E)
+  )

@@ -341,7 +341,7 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .annotate(OpenApi.Summary, "Read the event log")
       .annotate(
         OpenApi.Description,
-        "A page of the global event log after a position (from the start without one)."
+        "A page of the global event log after a position (from the start without one). A request acting for a merchant (a merchant's credential, or Tillflow-Merchant) gets only the events whose metadata names that merchant as their tenant: a page may then hold fewer than asked, even none, before caughtUp; read on from next."
       )
   )
   .add(
@@ -363,7 +363,7 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .annotate(OpenApi.Summary, "The ledger summary")
       .annotate(
         OpenApi.Description,
-        "Folded from the log now (replay) or the live projection's latest snapshot (live)."
+        "Folded from the log now (replay) or the live projection's latest snapshot (live). A request acting for a merchant gets that merchant's facts only (those whose event metadata names it as their tenant, never by the result's mid), replayed: source=live is 400 for it, the snapshot's rows not saying whose they are."
       )
   )
   .add(
@@ -371,7 +371,10 @@ export class AuditGroup extends HttpApiGroup.make("audit")
       .setUrlParams(Schema.Struct({ from: Schema.optional(Intake.Text), limit: limitParam(10_000) }))
       .addSuccess(Intake.EntriesView)
       .annotate(OpenApi.Summary, "Ledger entries")
-      .annotate(OpenApi.Description, "One entry per business fact, from a position.")
+      .annotate(
+        OpenApi.Description,
+        "One entry per business fact, from a position. A request acting for a merchant gets that merchant's facts only (those whose event metadata names it as their tenant)."
+      )
   )
   .add(
     HttpApiEndpoint.get("rebuild", "/v1/audit/rebuild")

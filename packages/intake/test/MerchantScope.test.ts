@@ -4,8 +4,11 @@
  * and a merchant's console operator reach their merchant's executions and transactions, and
  * another merchant's — or the deployment's own — are not found by any route, id or guid:
  * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it, a list or
- * a search. What spans every merchant (the log, the audit, alerts, the live stream,
- * metrics, the registry) is refused 403; naming another merchant is refused 403. The platform's token sees everything.
+ * a search. The live stream, the log and the ledger (totals and entries) are answered
+ * filtered on the server to the merchant's own: what its events' metadata names as their
+ * tenant, never another merchant's or the deployment's own. What spans every merchant (the
+ * chain's verify, timelines, alerts, metrics, the registry) is refused 403; naming another
+ * merchant is refused 403. The platform's token sees everything.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Operators } from "@tillflow/console"
@@ -69,6 +72,25 @@ const stack = running(31, configured).pipe(
 type Json = any
 
 const merchant = simulatedMerchant
+
+/** The whole log as `as` reads it, page after page: its streams, the tenants it names, its text. */
+const readLog = (as: { readonly token?: string }) =>
+  Effect.gen(function* () {
+    const events: Array<Json> = []
+    let after = "start"
+    for (;;) {
+      const page = yield* call("GET", `/v1/events?after=${after}&limit=10000`, as)
+      expect(page.status, page.text).toBe(200)
+      events.push(...page.json.events)
+      after = page.json.next
+      if (page.json.caughtUp === true) break
+    }
+    return {
+      streams: [...new Set(events.map((e) => String(e.streamId)))],
+      tenants: [...new Set(events.map((e) => e.metadata?.tenant))],
+      text: JSON.stringify(events)
+    }
+  })
 
 let amount = 1_500
 const saleBody = (serial: string, key: string) =>
@@ -254,9 +276,8 @@ describe("each merchant's people see only their own", () => {
         const platformTea = yield* call("GET", "/v1/monitor/executions?merchant=tea-house")
         expect(platformTea.json.executions.map((e: Json) => e.executionId)).toEqual([tea.id])
         for (const path of [
-          "/v1/events",
-          "/v1/audit/ledger",
           "/v1/audit/verify",
+          "/v1/audit/rebuild",
           `/v1/audit/timeline/${tea.id}`,
           "/v1/monitor/alerts",
           "/v1/monitor/terminals",
@@ -266,6 +287,45 @@ describe("each merchant's people see only their own", () => {
           const reply = yield* call("GET", path, asCafe)
           expect([path, reply.status, reply.json?._tag]).toEqual([path, 403, "Forbidden"])
         }
+        // Its log and its ledger: answered, filtered on the server to its merchant's sales.
+        const cafeEntries = yield* call("GET", "/v1/audit/entries", asCafe)
+        expect(cafeEntries.status, cafeEntries.text).toBe(200)
+        expect(cafeEntries.json.entries.map((e: Json) => [e.kind, e.terminal, e.streamId])).toEqual([
+          ["sale", "CAFE-1", `payment-${cafe.id}`]
+        ])
+        const cafeLedger = yield* call("GET", "/v1/audit/ledger", asCafe)
+        expect(cafeLedger.status, cafeLedger.text).toBe(200)
+        expect(cafeLedger.json.entries).toBe(1)
+        expect(cafeLedger.json.rows.map((r: Json) => [r.terminal, r.tallies.sale.count])).toEqual([
+          ["CAFE-1", 1]
+        ])
+        for (const reply of [cafeEntries, cafeLedger]) {
+          expect(reply.text).not.toContain("TEA-1")
+          expect(reply.text).not.toContain(tea.id)
+          expect(reply.text).not.toContain(own.serialNumber)
+          expect(reply.text).not.toContain(ownId)
+        }
+        // The live snapshot cannot tell whose its rows are: a merchant's ledger is replayed.
+        const cafeLive = yield* call("GET", "/v1/audit/ledger?source=live", asCafe)
+        expect([cafeLive.status, cafeLive.json?._tag]).toEqual([400, "InvalidRequest"])
+        const cafeLog = yield* readLog(asCafe)
+        expect(cafeLog.streams).toContain(`payment-${cafe.id}`)
+        expect(cafeLog.tenants).toEqual(["cafe-sol"])
+        expect(cafeLog.text).not.toContain(tea.id)
+        expect(cafeLog.text).not.toContain(ownId)
+        // The platform's token still reads everyone's.
+        const allEntries = yield* call("GET", "/v1/audit/entries")
+        const terminals = allEntries.json.entries.map((e: Json) => e.terminal)
+        expect(terminals).toEqual(expect.arrayContaining(["CAFE-1", "TEA-1", own.serialNumber]))
+        const allLedger = yield* call("GET", "/v1/audit/ledger")
+        expect(allLedger.json.rows.map((r: Json) => r.terminal)).toEqual(
+          expect.arrayContaining(["CAFE-1", "TEA-1", own.serialNumber])
+        )
+        const allLog = yield* readLog({})
+        expect(allLog.streams).toEqual(
+          expect.arrayContaining([`payment-${cafe.id}`, `payment-${tea.id}`, `payment-${ownId}`])
+        )
+
         // Naming another merchant is refused.
         const named = yield* call("GET", "/v1/devices", {
           ...asCafe,
@@ -286,7 +346,17 @@ describe("each merchant's people see only their own", () => {
         ).toBe(404)
         const carlaList = yield* send("GET", "/v1/executions", { cookie })
         expect((carlaList.json as Json).map((e: Json) => e.executionId)).toEqual([cafe.id])
-        expect((yield* send("GET", "/v1/events", { cookie })).status).toBe(403)
+        // Her ledger is her merchant's, as its token's is.
+        const carlaEntries = yield* send("GET", "/v1/audit/entries", { cookie })
+        expect(carlaEntries.status, carlaEntries.text).toBe(200)
+        expect(carlaEntries.json.entries.map((e: Json) => e.terminal)).toEqual(["CAFE-1"])
+        const carlaLedger = yield* send("GET", "/v1/audit/ledger", { cookie })
+        expect(carlaLedger.json.rows.map((r: Json) => r.terminal)).toEqual(["CAFE-1"])
+        const carlaLog = yield* send("GET", "/v1/events?limit=10000", { cookie })
+        expect(carlaLog.status, carlaLog.text).toBe(200)
+        expect(carlaLog.json.events.map((e: Json) => e.metadata.tenant)).not.toContain(undefined)
+        expect(carlaLog.text).not.toContain(tea.id)
+        expect((yield* send("GET", "/v1/audit/verify", { cookie })).status).toBe(403)
         // The console's shell knows whom she acts for.
         const carlaSession = yield* send("GET", "/console/session", { cookie })
         expect(carlaSession.json).toEqual({

@@ -2,7 +2,7 @@
  * The console of an operator limited to merchants (issue 32), in Chromium (Playwright)
  * against a real worker serving two merchants: lena (cafe-sol's) sees the merchant she acts
  * for, her merchant's executions and not the other's, no link to the pages that span every
- * merchant, opens one of her executions (another merchant's is not found), and a new sale
+ * merchant, her merchant's ledger only, opens one of her executions (another merchant's is not found), and a new sale
  * of hers shows up without a reload (polled: the live feed is the platform's) while the
  * other merchant's does not; her console never calls a route refused to her. max (both
  * merchants) chooses the merchant he acts for, and refunds one of its sales.
@@ -88,7 +88,13 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     await expect.poll(() => page.locator("main p.error").first().textContent()).toContain(`no execution`)
     expect(await page.locator(".verdict").count()).toBe(0)
 
-    // Her console called nothing refused to her: no live feed, no audit, no monitor of terminals.
+    // Her ledger: her merchant's terminal only (the server filters it), no chain check.
+    await page.goto(`${worker.base}/console#/ledger`)
+    await page.locator("#ledger tbody tr").first().waitFor()
+    expect(await page.locator("#ledger tbody tr td:nth-child(2)").allTextContents()).toEqual([cafe.serial])
+    expect(await page.locator("#verify-chain").count()).toBe(0)
+
+    // Her console called nothing refused to her: no live feed, no chain check, no monitor of terminals.
     expect(requested.filter((path) => platformRoutes.some((route) => path.startsWith(route)))).toEqual([])
     expect(refused).toEqual([])
   }, 120_000)

@@ -17,15 +17,16 @@ export const merchants = [
 ] as const
 
 /** The worker pages that span every merchant: never offered to a limited operator. */
-export const platformPages = ["alerts", "terminals", "ledger", "merchants"] as const
+export const platformPages = ["alerts", "terminals", "merchants"] as const
 
 /** The routes a limited operator's console must never call (refused to it: 403). */
 export const platformRoutes = [
   "/v1/monitor/live",
   "/v1/monitor/terminals",
   "/v1/monitor/alerts",
-  "/v1/audit/",
-  "/v1/events",
+  "/v1/audit/verify",
+  "/v1/audit/rebuild",
+  "/v1/audit/timeline",
   "/v1/merchants"
 ]
 

@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Tenant from "@tillflow/engine/Tenant"
 import type * as Money from "../model/Money.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -423,7 +424,7 @@ export const resolveAttempt = (
         )
         const openedEncoded = yield* LifecycleEvent.registry
           .encodeAll([{ ...opened, eventId } as LifecycleEvent.Event])
-          .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+          .pipe(Effect.flatMap(Tenant.stamp), Effect.mapError(Guarded.storeFailure("encode")))
         yield* store
           .append(LifecycleEvent.transactionStream(guid), EventStore.NoStream, openedEncoded)
           .pipe(Effect.mapError(Guarded.storeFailure("append")))

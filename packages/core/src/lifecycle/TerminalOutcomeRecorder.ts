@@ -30,6 +30,7 @@ import * as Stream from "effect/Stream"
 import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as OperationOutcome from "../terminal/OperationOutcome.js"
 import { defined } from "./internal/defined.js"
 import * as Guarded from "./internal/guarded.js"
@@ -187,7 +188,8 @@ const recordOutcome = (
     if (Either.isLeft(completed)) return "skipped"
     const recorded = yield* TransactionHistory.record(store, completed.right).pipe(Effect.either)
     return recorded._tag === "Right" && recorded.right === true ? "recorded" : "already"
-  })
+    // The history opened is the outcome's tenant's, as the outcome is (its event's metadata).
+  }).pipe(Tenant.within(Tenant.ofMetadata(event.metadata)))
 
 /** The recorder's checkpoint (the start of the log when it never ran). */
 export const checkpoint: Effect.Effect<

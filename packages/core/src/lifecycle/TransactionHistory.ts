@@ -14,6 +14,7 @@ import * as Either from "effect/Either"
 import * as Currency from "../model/Currency.js"
 import * as EftTimestamp from "../model/EftTimestamp.js"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as Tenant from "@tillflow/engine/Tenant"
 import { defined } from "./internal/defined.js"
 import * as LifecycleEvent from "./LifecycleEvent.js"
 import * as Money from "../model/Money.js"
@@ -449,12 +450,13 @@ export interface Completed {
 
 /**
  * Appends the opening event unless the stream is already open (a second open of the same
- * transaction is a no-op, so the terminal flow may deliver its result twice).
+ * transaction is a no-op, so the terminal flow may deliver its result twice). The opening
+ * names the current tenant (whose transaction it is: the audit of a merchant reads by it).
  */
 const openStream = (store: EventStore.Service, guid: string, event: LifecycleEvent.Event) =>
   Effect.gen(function* () {
-    const encoded = yield* LifecycleEvent.registry.encode(event)
-    return yield* store.append(LifecycleEvent.transactionStream(guid), EventStore.NoStream, [encoded]).pipe(
+    const encoded = yield* Effect.flatMap(LifecycleEvent.registry.encode(event), (e) => Tenant.stamp([e]))
+    return yield* store.append(LifecycleEvent.transactionStream(guid), EventStore.NoStream, encoded).pipe(
       Effect.as(true),
       Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(false))
     )

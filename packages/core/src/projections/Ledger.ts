@@ -26,6 +26,7 @@ import * as PaymentEvents from "../terminal/PaymentEvents.js"
 import type * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as LifecycleEvent from "../lifecycle/LifecycleEvent.js"
 import type * as TransactionHistory from "../lifecycle/TransactionHistory.js"
 import * as Money from "../model/Money.js"
@@ -79,7 +80,14 @@ export interface Entry {
   /** Epoch milliseconds of the fact. */
   readonly at: number
   readonly terminal: string
+  /** The merchant the result named (its `mid`): the service's, not tillflow's. */
   readonly merchant: string
+  /**
+   * Whose fact it is in tillflow: the tenant (merchant of the deployment) its event's
+   * metadata names — for a transaction's history, its opening's — none for the deployment's
+   * own merchant and for what was written before tenants. A merchant's audit reads by it.
+   */
+  readonly tenant?: string | undefined
   readonly finStatus: string
   readonly transactionReference: string | undefined
   /** True when the outcome was learnt from the status endpoint (it was unknown first). */
@@ -151,6 +159,7 @@ export const entryOf = (event: OutcomeEvent): Entry | undefined => {
     at,
     terminal: facts.serialNumber,
     merchant: nonEmpty(facts.mid) ?? nonEmpty(facts.merchantName) ?? "-",
+    tenant: Tenant.ofMetadata(recorded.metadata),
     finStatus: facts.finStatus,
     transactionReference: facts.transactionReference,
     reconciled: facts.source === "status",
@@ -185,6 +194,7 @@ export const lifecycleFactTypes: ReadonlySet<string> = new Set([
 ])
 
 const whereOf = (recorded: EventStore.RecordedEvent) => ({
+  tenant: Tenant.ofMetadata(recorded.metadata),
   transactionReference: undefined,
   streamId: recorded.streamId,
   eventType: recorded.type,
@@ -258,12 +268,13 @@ const entryOfTerminalResolution = (event: LifecycleEvent.Decoded): Entry | undef
 /**
  * The entries of one event of a transaction's history: what it moved, read off the
  * transaction's state before and after it (`LedgerFold`), booked on the terminal and
- * merchant the event names, else the transaction's.
+ * merchant the event names, else the transaction's; whose it is: its history's `tenant`.
  */
 const entriesOfHistory = (
   before: Option.Option<TransactionHistory.State>,
   after: TransactionHistory.State,
-  event: LifecycleEvent.Decoded
+  event: LifecycleEvent.Decoded,
+  tenant: string | undefined
 ): ReadonlyArray<Entry> => {
   const moved = LedgerFold.deltas(before, after, event)
   if (moved.length === 0) return []
@@ -279,6 +290,7 @@ const entriesOfHistory = (
     original: after.guid,
     terminal: nonEmpty(data.serialNumber) ?? nonEmpty(after.serialNumber) ?? "-",
     merchant: nonEmpty(data.merchant) ?? nonEmpty(after.merchant) ?? "-",
+    tenant,
     at,
     day: dayOf(at),
     reconciled: data.reconciled ?? false
@@ -310,8 +322,9 @@ const foldBefore = (
       maxCount: recorded.version - 1
     })
     for (const event of earlier) {
+      const tenant = folded.tenant ?? Tenant.ofMetadata(event.metadata)
       if (!LifecycleEvent.registry.has(event.type)) {
-        folded = { version: event.version, state: folded.state }
+        folded = { version: event.version, state: folded.state, tenant }
         continue
       }
       const decoded = yield* Effect.either(LifecycleEvent.registry.decode(event))
@@ -320,10 +333,17 @@ const foldBefore = (
           `its history's event ${event.streamId}@${event.version} does not read: ${decoded.left.message}`
         )
       }
-      folded = { version: event.version, state: LedgerFold.step(folded.state, decoded.right) }
+      folded = { version: event.version, state: LedgerFold.step(folded.state, decoded.right), tenant }
     }
     return Either.right(folded)
   })
+
+/**
+ * The entries of one tenant (`Entry.tenant`: a merchant of the deployment) when `only` names
+ * one, every entry otherwise. Deny by default: an entry naming no tenant is no merchant's.
+ */
+export const ofTenant = (entries: ReadonlyArray<Entry>, only: string | undefined): ReadonlyArray<Entry> =>
+  only === undefined ? entries : entries.filter((entry) => entry.tenant === only)
 
 /**
  * The entries of recorded events, in order. Events the ledger does not count are skipped;
@@ -331,11 +351,13 @@ const foldBefore = (
  * be read, is reported in `undecodable` (never dropped silently: the audit must say it
  * could not read a fact). Events of transactions' histories are folded into `cache`, which
  * a caller reading the log in pages passes from page to page; an event whose stream's
- * earlier part is not in it has that part read from the store.
+ * earlier part is not in it has that part read from the store. With `only`, one tenant's
+ * ({@link ofTenant}): its entries, and the facts it could not read whose event names it.
  */
 export const entriesOf = (
   events: ReadonlyArray<EventStore.RecordedEvent>,
-  cache: LedgerFold.Cache = new LedgerFold.Cache()
+  cache: LedgerFold.Cache = new LedgerFold.Cache(),
+  only?: string
 ): Effect.Effect<
   { readonly entries: ReadonlyArray<Entry>; readonly undecodable: ReadonlyArray<string> },
   EventStore.EventStoreError,
@@ -344,8 +366,11 @@ export const entriesOf = (
   Effect.gen(function* () {
     const entries: Array<Entry> = []
     const undecodable: Array<string> = []
-    const unreadable = (recorded: EventStore.RecordedEvent, why: string) =>
-      undecodable.push(`${recorded.streamId}@${recorded.version}: ${why}`)
+    const unreadable = (recorded: EventStore.RecordedEvent, why: string) => {
+      if (only === undefined || Tenant.ofMetadata(recorded.metadata) === only) {
+        undecodable.push(`${recorded.streamId}@${recorded.version}: ${why}`)
+      }
+    }
     for (const recorded of events) {
       if (isLedgerType(recorded.type)) {
         const decoded = yield* Effect.either(
@@ -370,14 +395,15 @@ export const entriesOf = (
           continue
         }
         const after = LedgerFold.step(before.right.state, decoded.right)
-        cache.set(recorded.streamId, { version: recorded.version, state: after })
+        const tenant = before.right.tenant ?? Tenant.ofMetadata(recorded.metadata)
+        cache.set(recorded.streamId, { version: recorded.version, state: after, tenant })
         if (Option.isNone(after)) {
           if (lifecycleFactTypes.has(recorded.type)) {
             unreadable(recorded, "a fact in a transaction's history that was never opened: not booked")
           }
           continue
         }
-        entries.push(...entriesOfHistory(before.right.state, after.value, decoded.right))
+        entries.push(...entriesOfHistory(before.right.state, after.value, decoded.right, tenant))
         continue
       }
       if (!motoSaleFactTypes.has(recorded.type) && recorded.type !== "TerminalOutcomeResolved") continue
@@ -389,7 +415,7 @@ export const entriesOf = (
       if (Either.isLeft(decoded)) unreadable(recorded, decoded.left.message)
       else if (decoded.right !== undefined) entries.push(decoded.right)
     }
-    return { entries, undecodable }
+    return { entries: ofTenant(entries, only), undecodable }
   })
 
 // ---------------------------------------------------------------------------------------
@@ -469,14 +495,16 @@ export const addEntries = (ledger: Ledger, entries: ReadonlyArray<Entry>): Ledge
 
 /**
  * Folds recorded events (in log order) into a ledger: the pure heart of the audit. The
- * checkpoint moves to the last event's.
+ * checkpoint moves to the last event's. With `only`, the entries of that tenant only
+ * (`ofTenant`: a merchant's ledger); every event is still read.
  */
 export const foldRecorded = (
   ledger: Ledger,
   events: ReadonlyArray<EventStore.RecordedEvent>,
-  cache?: LedgerFold.Cache
+  cache?: LedgerFold.Cache,
+  only?: string
 ): Effect.Effect<Ledger, EventStore.EventStoreError, EventStore.EventStore> =>
-  Effect.map(entriesOf(events, cache), ({ entries, undecodable }) => {
+  Effect.map(entriesOf(events, cache, only), ({ entries, undecodable }) => {
     const last = events[events.length - 1]
     const added = addEntries(ledger, entries)
     return {

@@ -123,6 +123,8 @@ export const deltas = (
 export interface Folded {
   readonly version: number
   readonly state: Option.Option<State>
+  /** Whose transaction it is: the first tenant its events' metadata names (its opening's). */
+  readonly tenant?: string | undefined
 }
 
 /** The folded state of recent streams, at most `limit` of them (the least recently used go first). */

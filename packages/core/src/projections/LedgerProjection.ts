@@ -46,12 +46,14 @@ export const latest: Effect.Effect<
 
 /**
  * Folds the log from `from` (default: the ledger's checkpoint) until it has read past
- * `until` or caught up, whichever comes first. `onPage` sees each page (progress, metrics).
+ * `until` or caught up, whichever comes first. With `only`, one tenant's ledger (a
+ * merchant's: `Ledger.ofTenant`).
  */
 export const replay = (options: {
   readonly from?: Ledger.Ledger | undefined
   readonly until?: EventStore.Checkpoint | undefined
   readonly pageSize?: number | undefined
+  readonly only?: string | undefined
 }): Effect.Effect<Ledger.Ledger, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
@@ -65,7 +67,7 @@ export const replay = (options: {
         until === undefined
           ? page.events
           : page.events.filter((e) => EventStore.checkpointOrder(e.checkpoint, until) <= 0)
-      ledger = yield* Ledger.foldRecorded(ledger, events, folds)
+      ledger = yield* Ledger.foldRecorded(ledger, events, folds, options.only)
       if (page.caughtUp || events.length < page.events.length) return ledger
     }
   }).pipe(Effect.withSpan("LedgerProjection.replay"))

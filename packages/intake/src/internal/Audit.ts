@@ -2,8 +2,14 @@
  * The intake's audit: the ledger (replayed from the log, or the live projection's latest
  * snapshot), its entries page by page, a rebuild compared with the live ledger, the hash
  * chain and each transaction's money conservation verified, and one operation's timeline.
+ *
+ * A request acting for a merchant (`MerchantKeys.currentMerchant`: a merchant's credential,
+ * or the platform's naming one) reads that merchant's ledger and entries only: the facts
+ * whose event metadata names it as their tenant (`Ledger.ofTenant`; never the result's
+ * `mid`, which is the service's). The live snapshot's rows name no tenant, so its ledger is
+ * replayed; the rest spans every merchant and is the platform's (`Scope`).
  */
-import { Conservation, Ledger, LedgerFold, LedgerProjection, Money } from "@tillflow/core"
+import { Conservation, Ledger, LedgerFold, LedgerProjection, MerchantKeys, Money } from "@tillflow/core"
 import { type DurableEngine, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -106,6 +112,12 @@ export const make = (
 
     const ledger = (options: { readonly source: "replay" | "live"; readonly from?: string | undefined }) =>
       Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
+        if (options.source === "live" && merchant !== undefined) {
+          return yield* new Intake.InvalidRequest({
+            message: `source=live: the live ledger's snapshot holds every merchant's rows, not whose they are; merchant ${merchant}'s ledger is replayed from the log (source=replay, the default)`
+          })
+        }
         if (options.source === "live") {
           const live = yield* withStore(LedgerProjection.latest)
           if (Option.isNone(live)) {
@@ -117,13 +129,14 @@ export const make = (
         }
         const from = yield* checkpointOf(options.from)
         const replayed = yield* withStore(
-          LedgerProjection.replay({ from: { ...Ledger.empty, checkpoint: from } })
+          LedgerProjection.replay({ from: { ...Ledger.empty, checkpoint: from }, only: merchant })
         )
         return ledgerView(replayed, "replay", from)
       })
 
     const entries = (fromText: string | undefined, limit: number) =>
       Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
         let checkpoint = yield* checkpointOf(fromText)
         const out: Array<Intake.EntriesView["entries"][number]> = []
         // The transactions' histories folded so far, from page to page.
@@ -132,7 +145,7 @@ export const make = (
           const page = yield* store
             .readAll(checkpoint, { maxCount: 1000 })
             .pipe(Effect.mapError(unavailable("event store")))
-          const { entries: found } = yield* withStore(Ledger.entriesOf(page.events, folds))
+          const { entries: found } = yield* withStore(Ledger.entriesOf(page.events, folds, merchant))
           for (const e of found) out.push(entryView(e))
           checkpoint = page.next
           if (page.caughtUp) break

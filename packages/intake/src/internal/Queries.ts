@@ -264,14 +264,22 @@ export const make = (
         return entries.map((e) => encodeStatus(e) as unknown)
       })
 
+    // A request acting for a merchant reads its events only: those whose metadata names it
+    // as their tenant (deny by default: an event naming none is no merchant's). A page may
+    // then hold fewer than asked, even none, before the log is caught up: read on from `next`.
     const events = (after: string | undefined, limit: number) =>
       Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
         const from = yield* checkpointOf(after)
         const page = yield* store
           .readAll(from, { maxCount: Math.max(1, Math.min(limit, 10_000)) })
           .pipe(Effect.mapError(unavailable("event store")))
+        const shown =
+          merchant === undefined
+            ? page.events
+            : page.events.filter((event) => Tenant.ofMetadata(event.metadata) === merchant)
         return {
-          events: page.events.map(eventView),
+          events: shown.map(eventView),
           next: Ledger.positionOf(page.next),
           caughtUp: page.caughtUp
         }

@@ -3,9 +3,10 @@
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
  * terminals, start and stop its operations, list, search and follow its executions, ask
  * the status endpoint, act on and resolve its transactions and its terminal operations left
- * unresolved, read the service's view and the live stream scoped to it, and nothing else —
- * the log, the audit, the metrics, the alerts, the terminals' monitor and the merchant
- * registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
+ * unresolved, read the service's view and the live stream scoped to it, read the log and
+ * the ledger (totals and entries) scoped to it, and nothing else — the chain's verify, the
+ * ledger's rebuild, the timelines, the metrics, the alerts, the terminals' monitor and the
+ * merchant registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
  * names, which must be one of its own, or for its only merchant when the header is absent.
  * What an allowed route reaches by id or guid is checked against that merchant
  * (`MerchantGate`).
@@ -37,6 +38,11 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["GET", /^\/v1\/monitor\/service$/],
   // Only the events its merchant's executions wrote (`MonitorHttp.liveFor`).
   ["GET", /^\/v1\/monitor\/live$/],
+  // Only the events, and the ledger's facts, whose metadata names its merchant as their
+  // tenant (`Queries.events`, `Audit`: `Ledger.ofTenant`).
+  ["GET", /^\/v1\/events$/],
+  ["GET", /^\/v1\/audit\/ledger$/],
+  ["GET", /^\/v1\/audit\/entries$/],
   ["GET", /^\/v1\/executions\/[^/]+$/],
   ["GET", /^\/v1\/executions\/[^/]+\/history$/],
   ["POST", /^\/v1\/executions\/[^/]+\/retry$/],
@@ -66,7 +72,7 @@ export const enforce = (
     const path = request.url.split("?")[0] ?? request.url
     if (!isAllowed(request.method, path)) {
       return yield* new Forbidden({
-        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, lists, follows and acts on its own operations)`,
+        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, lists, follows and acts on its own operations, and reads its own log and ledger)`,
         role: operator.role
       })
     }

@@ -14,6 +14,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as LifecycleError from "../LifecycleError.js"
 import * as LifecycleEvent from "../LifecycleEvent.js"
 import * as PolicyError from "../PolicyError.js"
@@ -243,7 +244,8 @@ const appendRaw = <S, Out, Refusal>(
         (id) => ({ ...event, eventId: id }) as LifecycleEvent.Event
       )
     )
-    const encoded = yield* LifecycleEvent.registry.encodeAll(withIds)
+    // Whose they are: the tenant the execution or request acts for (a merchant's audit reads by it).
+    const encoded = yield* Effect.flatMap(LifecycleEvent.registry.encodeAll(withIds), Tenant.stamp)
     yield* store.append(streamId, expected, encoded)
   }).pipe(
     Effect.catchTag("DuplicateEventId", () => Effect.void),
