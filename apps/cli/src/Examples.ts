@@ -129,7 +129,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "audit timeline": ["tillflow audit timeline 3fbcbde8de67f89cfde611dfd05bbad3"],
   archive: ["tillflow archive run --dry-run"],
   "archive run": ["tillflow archive run --dry-run", "TILLFLOW_RETENTION_HOT_DAYS=30 tillflow archive run"],
-  "archive erase-personal": ["tillflow archive erase-personal --days 180"],
+  "archive erase-personal": [
+    "tillflow archive erase-personal --days 180",
+    "tillflow archive erase-personal --field cardHolderName --days 30"
+  ],
   replay: ["tillflow replay --export histories.jsonl", "tillflow replay --from histories.jsonl --json"],
   simulator: ["tillflow simulator --port 7070 --terminals 5"],
   operators: ["tillflow operators hash < ana-secret.txt"],

@@ -124,4 +124,40 @@ describe("tillflow archive run", () => {
       }).pipe(Effect.provide(TestDatabase.layer)),
     240_000
   )
+
+  it.live(
+    "erase-personal --field removes that field alone; the event's other personal field stays and the chain verifies",
+    () =>
+      Effect.gen(function* () {
+        const refused = cli(["archive", "erase-personal", "--field", "a.b"], {
+          DATABASE_URL: "postgres://nobody@127.0.0.1:1/none"
+        })
+        expect(refused.status, refused.stderr).toBe(2)
+        expect(refused.stdout + refused.stderr).toContain("--field must be a member name")
+        const database = yield* TestDatabase.TestDatabase
+        if (Option.isNone(database.url)) return
+        const env = { DATABASE_URL: Redacted.value(database.url.value) }
+        const store = yield* EventStore.EventStore
+        yield* store.append("personal-fields", EventStore.NoStream, [
+          {
+            type: "ResultRecorded",
+            data: {
+              billing: HashChain.personal({ zipCode: "SW1Y", address: "12 St James's Square" }),
+              result: { cardHolderName: HashChain.personal("ADA LOVELACE") }
+            }
+          }
+        ])
+        const erased = cli(
+          ["archive", "erase-personal", "--field", "cardHolderName", "--days", "0", "--json"],
+          env
+        )
+        expect(erased.status, erased.stderr).toBe(0)
+        expect(JSON.parse(erased.stdout)).toMatchObject({ events: 1 })
+        const text = JSON.stringify((yield* store.readStream("personal-fields")).map((e) => e.data))
+        expect(text).not.toContain("LOVELACE")
+        expect(text).toContain("St James")
+        expect((yield* store.verify("personal-fields")).broken).toEqual([])
+      }).pipe(Effect.provide(TestDatabase.layer)),
+    120_000
+  )
 })

@@ -287,22 +287,30 @@ const isWrapper = (value: object, key: string): boolean => {
   return keys.length === 1 && keys[0] === key
 }
 
-const mapPersonal = (value: unknown, wrapper: (inner: unknown) => unknown): unknown => {
+/**
+ * `value` with each wrapper mapped by `wrapper`, given what it holds, the member name under
+ * which it sits (the nearest object member, through arrays; none at the top) and itself.
+ */
+const mapPersonal = (
+  value: unknown,
+  wrapper: (inner: unknown, field: string | undefined, original: object) => unknown,
+  field?: string
+): unknown => {
   if (typeof value !== "object" || value === null) return value
   if (Array.isArray(value)) {
     let changed = false
     const out = value.map((item) => {
-      const mapped = mapPersonal(item, wrapper)
+      const mapped = mapPersonal(item, wrapper, field)
       if (mapped !== item) changed = true
       return mapped
     })
     return changed ? out : value
   }
   const record = value as Record<string, unknown>
-  if (isWrapper(record, personalKey)) return wrapper(record[personalKey])
+  if (isWrapper(record, personalKey)) return wrapper(record[personalKey], field, record)
   let out: Record<string, unknown> | undefined
   for (const key of Object.keys(record)) {
-    const mapped = mapPersonal(record[key], wrapper)
+    const mapped = mapPersonal(record[key], wrapper, key)
     if (mapped !== record[key]) {
       out ??= { ...record }
       out[key] = mapped
@@ -325,6 +333,19 @@ export const committedData = (data: unknown): unknown => mapPersonal(data, diges
 
 /** The data with its personal data removed: what {@link committedData} gives, to store in its place. */
 export const erasePersonal = (data: unknown): unknown => committedData(data)
+
+/**
+ * The data with the personal data of the fields `due` names removed, the others kept: a
+ * wrapper's field is the member name under which it sits (`billing` in `{ "billing": {
+ * "$personal": … } }`, however deep; none for a wrapper at the top). What a link covers is
+ * the same either way, so the chain verifies after each removal. The same value, not a copy,
+ * when nothing is removed.
+ *
+ * @example
+ * erasePersonalFields(data, (field) => field === "cardHolderName")
+ */
+export const erasePersonalFields = (data: unknown, due: (field: string | undefined) => boolean): unknown =>
+  mapPersonal(data, (inner, field, original) => (due(field) ? digestOf(inner) : original))
 
 /**
  * The data with every personal wrapper replaced by the value it holds (a removed one's

@@ -35,6 +35,7 @@ import { DurableEngine, make as makeEngine } from "./DurableEngine.js"
 import * as EngineEvent from "./EngineEvent.js"
 import * as EventStore from "./EventStore.js"
 import * as ExecutionQueue from "./ExecutionQueue.js"
+import * as HashChain from "./HashChain.js"
 import type { ReplayProbe } from "./internal/EngineState.js"
 import * as MemoryEventStore from "./MemoryEventStore.js"
 
@@ -177,8 +178,14 @@ const canonical = (value: unknown): string =>
       : inner
   )
 
+/**
+ * A completion's exit, personal data read by value: two encodings of the same value differ
+ * by their salts (`HashChain.personal`).
+ */
 const exitOf = (data: unknown): unknown =>
-  typeof data === "object" && data !== null && "exit" in data ? (data as { exit: unknown }).exit : undefined
+  typeof data === "object" && data !== null && "exit" in data
+    ? HashChain.personalValues((data as { exit: unknown }).exit)
+    : undefined
 
 /** What a scratch engine provides the workflows it replays. */
 type Provided = WorkflowEngine | DurableEngine | EventStore.EventStore | ExecutionQueue.ExecutionQueue

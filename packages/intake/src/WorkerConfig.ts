@@ -11,6 +11,7 @@
 import * as Operators from "@tillflow/console/Operators"
 import * as TerminalCloudConfig from "@tillflow/http/TerminalCloudConfig"
 // The module, not the package: reading the configuration loads no database driver.
+import * as EventArchive from "@tillflow/store-sql/EventArchive"
 import * as PgUrl from "@tillflow/store-sql/PgUrl"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -89,6 +90,16 @@ export interface WorkerConfig {
    * settlement (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`, default true).
    */
   readonly acquirer: { readonly partialReversal: boolean; readonly captureReversal: boolean }
+  /**
+   * How long personal data is kept (`EventArchive`): `TILLFLOW_RETENTION_PERSONAL_DAYS`
+   * (default 180), and the fields named in `TILLFLOW_RETENTION_PERSONAL_FIELDS`
+   * (`cardHolderName:30,billing:365`) for their own days. Read here so that a bad value
+   * stops the start naming its variable; the worker's periodic run reads the same.
+   */
+  readonly personalRetention: {
+    readonly days: number
+    readonly fields: Readonly<Record<string, number>>
+  }
   readonly logFormat: "json" | "pretty"
   readonly logLevel: LogLevel.LogLevel
 }
@@ -318,7 +329,19 @@ export const load: Effect.Effect<WorkerConfig, ConfigError.ConfigError> = Effect
     partialReversal: Config.boolean("TILLFLOW_ACQUIRER_PARTIAL_REVERSAL").pipe(Config.withDefault(false)),
     captureReversal: Config.boolean("TILLFLOW_ACQUIRER_CAPTURE_REVERSAL").pipe(Config.withDefault(true))
   })
-  return { store: yield* store, cloud: cloudConfig, merchantMcc, motoTerminal, acquirer, ...rest }
+  const personalRetention = yield* Config.all({
+    days: EventArchive.personalDays,
+    fields: EventArchive.personalFields
+  })
+  return {
+    store: yield* store,
+    cloud: cloudConfig,
+    merchantMcc,
+    motoTerminal,
+    acquirer,
+    personalRetention,
+    ...rest
+  }
 })
 
 /** The configuration file in use: `TILLFLOW_CONFIG`, else `tillflow.config.json` when it exists. */

@@ -3,11 +3,16 @@
  * cardholder's address, for address verification) and `moneyRemittanceOptions` (the
  * remitter's name and country) are stored in the execution's `WorkflowStarted` payload
  * wrapped (`TransactionRequest.Stored`), linked by their digest, while the request the HTTP
- * adapter sends the service still carries them plain. `EventArchive.erasePersonal` removes
- * them without breaking the chain, and the execution still reads (its result unchanged) and
- * replays. On the database of `TestDatabase`: PostgreSQL with `DATABASE_URL`, PGlite without.
+ * adapter sends the service still carries them plain. The result the service sends back,
+ * which echoes the remittance options and reports the `cardHolderName`, is recorded with
+ * both wrapped too (`TransactionResult.Stored`): in the poll step, and for a result by
+ * callback in the attempt's `ResultReceived` and the deferred it resolves.
+ * `EventArchive.erasePersonal` removes them all without breaking the chain, and the
+ * execution still reads (its result unchanged) and replays. On the database of
+ * `TestDatabase`: PostgreSQL with `DATABASE_URL`, PGlite without.
  */
 import { expect, layer } from "@effect/vitest"
+import { CallbackRegistration } from "@tillflow/core"
 import { EngineEvent, EventStore, HashChain, ReplayKit } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
 import { EventArchive } from "@tillflow/store-sql"
@@ -17,6 +22,8 @@ import { call, running } from "./support.js"
 
 const billing = { zipCode: "28013", address: "Calle Mayor 1" }
 const remittance = { fullName: "Ada Lovelace", countryCode: "GBR" }
+/** The name the simulator's terminals report for their card (`cardHolderName`). */
+const holder = "SIM CARDHOLDER"
 
 /** What the built-in simulator received over HTTP for each transaction (its admin API). */
 const received = (adminUrl: string) =>
@@ -53,11 +60,20 @@ const started = (store: EventStore.Service, executionId: string) =>
     }
   })
 
+/** The events of an execution's stream, as JSON text each. */
+const executionEvents = (store: EventStore.Service, executionId: string) =>
+  Effect.map(store.readStream(EngineEvent.streamId(executionId)), (events) =>
+    events.map((e) => ({ type: e.type, data: e.data, text: JSON.stringify(e.data), metadata: e.metadata }))
+  )
+
+/** A wrapper of `value`, as stored. */
+const wrapped = (value: unknown) => ({ [HashChain.personalKey]: { salt: expect.any(String), value } })
+
 layer(running(31), { timeout: 120_000, excludeTestServices: true })(
   "personal data of terminal operations",
   (it) => {
     it.effect(
-      "billing and remittance options stored wrapped, sent plain; removed, the chain verifies and the execution still reads and replays",
+      "billing, remittance options and the result's cardholder name stored wrapped, sent and read plain; removed, the chain verifies and the execution still reads and replays",
       () =>
         Effect.gen(function* () {
           const cloud = yield* Stack.Cloud
@@ -66,26 +82,40 @@ layer(running(31), { timeout: 120_000, excludeTestServices: true })(
           if (serial === undefined || cloud.adminUrl === undefined)
             return yield* Effect.dieMessage("the built-in simulator has no terminal or admin API")
           // Two amounts: the same amount again on the terminal at once is a duplicate payment.
-          const body = (idempotencyKey: string, amount: string, request: Record<string, unknown>) =>
+          const body = (
+            idempotencyKey: string,
+            amount: string,
+            request: Record<string, unknown>,
+            delivery?: "callback"
+          ) =>
             JSON.stringify({
               idempotencyKey,
-              request: { operation: "sale", serial_number: serial, amount, currency: "EUR", ...request }
+              request: { operation: "sale", serial_number: serial, amount, currency: "EUR", ...request },
+              ...(delivery === undefined ? {} : { delivery })
             })
           const withBilling = body("personal-billing", "1050", { billing })
           const withRemittance = body("personal-remittance", "1070", { moneyRemittanceOptions: remittance })
+          const byCallback = body(
+            "personal-callback",
+            "1090",
+            { moneyRemittanceOptions: remittance },
+            "callback"
+          )
 
           const executions: Array<string> = []
-          for (const request of [withBilling, withRemittance]) {
+          for (const request of [withBilling, withRemittance, byCallback]) {
             const first = yield* call("POST", "/v1/operations", { body: request })
             expect(first.status, first.text).toBeLessThan(300)
             executions.push(first.json.executionId)
           }
-          const [billed = "", remitted = ""] = executions
+          const [billed = "", remitted = "", calledBack = ""] = executions
           const results: Array<string> = []
           for (const executionId of executions) {
             const ended = yield* call("GET", `/v1/executions/${executionId}?wait=60`)
             expect(ended.json.status, ended.text).toBe("succeeded")
             expect(ended.text).toContain("AUTHORISED")
+            // What the caller reads holds no stored form.
+            expect(ended.text).not.toContain(HashChain.personalKey)
             results.push(ended.text)
           }
           // The same request asked again is the same sale, though its stored form has a salt;
@@ -114,14 +144,62 @@ layer(running(31), { timeout: 120_000, excludeTestServices: true })(
           expect(sent?.billing).toEqual(billing)
           expect(sent?.finStatus).toBe("AUTHORISED")
 
-          // Removed after its retention: nothing of the billing is left in the log, and every
-          // chain verifies. (The remittance options are also echoed in the service's result,
-          // recorded as the result was received: not personal-wrapped yet, see event-store.md.)
+          // The result, which echoes the remittance options and names the cardholder, is
+          // recorded wrapped: in the poll step that received it (linked by digest) …
+          const polled = (yield* executionEvents(store, remitted)).filter(
+            (e) => e.type === "ActivityCompleted" && e.text.includes('"Ready"')
+          )
+          expect(polled.length, "a poll step with the result").toBe(1)
+          const pollStep = polled[0]
+          expect(pollStep?.metadata).toMatchObject({ [HashChain.linkVersionKey]: 2 })
+          const pollResult = (
+            pollStep?.data as {
+              readonly exit: { readonly value: { readonly delivered: { readonly result: object } } }
+            }
+          ).exit.value.delivered.result
+          expect(pollResult).toMatchObject({
+            cardHolderName: wrapped(holder),
+            moneyRemittanceOptions: wrapped(remittance)
+          })
+          // … and, by callback, in the attempt's `ResultReceived` and the deferred it resolved.
+          const calledBackEvents = yield* executionEvents(store, calledBack)
+          const resolved = calledBackEvents.filter(
+            (e) => e.type === "DeferredResolved" && e.text.includes(holder)
+          )
+          // The result's deferred, and the race of the wait that recorded what it returned.
+          expect(resolved.length, "the callback's deferreds hold the result").toBe(2)
+          for (const event of resolved) {
+            expect(event.text).toContain(HashChain.personalKey)
+            expect(event.metadata).toMatchObject({ [HashChain.linkVersionKey]: 2 })
+          }
+          const attemptId = calledBackEvents
+            .map((e) => /"attemptId":"([0-9a-f-]{36})"/.exec(e.text)?.[1])
+            .find((id) => id !== undefined)
+          if (attemptId === undefined) return yield* Effect.dieMessage("no attempt id in the execution")
+          const receivedEvents = (yield* store.readStream(
+            CallbackRegistration.attemptStream(attemptId)
+          )).filter((e) => e.type === "ResultReceived")
+          expect(receivedEvents.length).toBe(1)
+          expect(receivedEvents[0]?.metadata).toMatchObject({ [HashChain.linkVersionKey]: 2 })
+          expect((receivedEvents[0]?.data as { readonly result: object }).result).toMatchObject({
+            cardHolderName: wrapped(holder),
+            moneyRemittanceOptions: wrapped(remittance)
+          })
+          const plainLeft = (yield* wholeLog(store))
+            .split("\n")
+            .filter((line) => line.includes(`"cardHolderName":"${holder}"`))
+          expect(plainLeft, "no plain cardholder name recorded").toEqual([])
+
+          // Removed after its retention: nothing of the billing, the remitter or the
+          // cardholder is left in the log, and every chain verifies.
           const erased = yield* EventArchive.erasePersonal({ before: new Date(Date.now() + 60_000) })
-          expect(erased.events).toBeGreaterThanOrEqual(2)
+          expect(erased.events).toBeGreaterThanOrEqual(5)
           const log = yield* wholeLog(store)
-          for (const text of ["Calle Mayor", "28013"]) expect(log).not.toContain(text)
-          expect(JSON.stringify((yield* started(store, remitted)).event.data)).not.toContain("Ada Lovelace")
+          for (const text of ["Calle Mayor", "28013", "Ada Lovelace", "Lovelace", holder]) {
+            expect(log).not.toContain(text)
+          }
+          const attemptVerified = yield* store.verify(CallbackRegistration.attemptStream(attemptId))
+          expect(attemptVerified.broken).toEqual([])
           for (const executionId of executions) {
             const verified = yield* store.verify(EngineEvent.streamId(executionId))
             expect(verified.broken).toEqual([])

@@ -252,6 +252,34 @@ describe("WorkerConfig", () => {
       expect(() => WorkerConfig.readConfigFile("/nonexistent/tillflow.config.json")).toThrow(/nonexistent/)
     })
   )
+
+  it.effect(
+    "personal data is kept per field as TILLFLOW_RETENTION_PERSONAL_FIELDS says; a bad value names it",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* withEnv({})).personalRetention).toEqual({ days: 180, fields: {} })
+        const configured = yield* withEnv({
+          TILLFLOW_RETENTION_PERSONAL_DAYS: "90",
+          TILLFLOW_RETENTION_PERSONAL_FIELDS: "cardHolderName:30, billing:365"
+        })
+        expect(configured.personalRetention).toEqual({
+          days: 90,
+          fields: { cardHolderName: 30, billing: 365 }
+        })
+        for (const bad of [
+          "cardHolderName",
+          "cardHolderName:-1",
+          "billing:36501",
+          "a.b:3",
+          "billing:3,billing:4"
+        ]) {
+          const refused = yield* Effect.exit(withEnv({ TILLFLOW_RETENTION_PERSONAL_FIELDS: bad }))
+          expect(Exit.isFailure(refused) && String(refused.cause), bad).toContain(
+            "TILLFLOW_RETENTION_PERSONAL_FIELDS must be name:days pairs"
+          )
+        }
+      })
+  )
 })
 
 describe("Prometheus", () => {

@@ -63,9 +63,25 @@ export const layerWith = (
 export const layer = layerWith({})
 
 /**
+ * Results by polling every 20 ms unless a call asks for a callback: to the worker's own
+ * receiver, on the port the server was given.
+ */
+const settings = Layer.unwrapEffect(
+  Effect.map(HttpServer.HttpServer, (server) =>
+    ProtocolSettings.layer({
+      pollInterval: Duration.millis(20),
+      defaultDelivery: "polling",
+      callbackBaseUrl: Option.some(
+        `http://127.0.0.1:${server.address._tag === "TcpAddress" ? server.address.port : 0}/callbacks`
+      )
+    })
+  )
+)
+
+/**
  * The worker's stack on loopback, executions run: an engine worker, the intake, the
  * workflows with the merchant's MCC (7011), the built-in simulator (`seed`), results by
- * polling every 20 ms, a fresh database; the intake with `intakeOptions` besides.
+ * polling every 20 ms (by callback to its own receiver when a call asks), a fresh database; the intake with `intakeOptions` besides.
  */
 export const running = (
   seed: number,
@@ -88,11 +104,7 @@ export const running = (
       Layer.mergeAll(
         Stack.workflowsLayerFor({ mcc: Option.some("7011"), motoTerminal: Option.none() }),
         IntakeLocal.layer({ merchantMcc: Option.some("7011"), ...intakeOptions })
-      ).pipe(
-        Layer.provide(
-          ProtocolSettings.layer({ pollInterval: Duration.millis(20), defaultDelivery: "polling" })
-        )
-      )
+      ).pipe(Layer.provide(settings))
     ),
     Layer.provideMerge(Stack.cloudLayer({ _tag: "Simulator", seed, port: 0, fast: true }).pipe(Layer.orDie)),
     Layer.provideMerge(server),

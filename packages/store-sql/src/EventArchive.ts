@@ -77,6 +77,58 @@ export const personalDays: Config.Config<number> = Config.integer(personalDaysVa
   Config.withDefault(180)
 )
 
+/** The environment variable naming the fields kept for their own number of days. */
+export const personalFieldsVariable = "TILLFLOW_RETENTION_PERSONAL_FIELDS"
+
+const fieldName = /^[A-Za-z_$][A-Za-z0-9_$]*$/
+
+/**
+ * Reads per-field retention, `name:days` pairs separated by commas (`cardHolderName:30,
+ * billing:365`): the member name under which a wrapper sits in an event's data, and the
+ * days it is kept (0 to 36500). A field named twice is refused.
+ *
+ * @example
+ * parsePersonalFields("cardHolderName:30, billing:365")
+ * // Either.right({ cardHolderName: 30, billing: 365 })
+ */
+export const parsePersonalFields = (
+  text: string
+): Either.Either<Readonly<Record<string, number>>, string> => {
+  const fields: Record<string, number> = {}
+  for (const part of text.split(",")) {
+    const pair = part.trim()
+    if (pair === "") continue
+    const match = /^([^:\s]+)\s*:\s*(\d{1,5})$/.exec(pair)
+    const name = match?.[1]
+    const days = match?.[2] === undefined ? Number.NaN : Number(match[2])
+    if (name === undefined || !fieldName.test(name) || !(days <= 36_500)) {
+      return Either.left(`"${pair}" is not name:days (a member name, then 0 to 36500 days)`)
+    }
+    if (Object.hasOwn(fields, name)) return Either.left(`${name} is named twice`)
+    fields[name] = days
+  }
+  return Either.right(fields)
+}
+
+/**
+ * How many days each field named in `TILLFLOW_RETENTION_PERSONAL_FIELDS` is kept (the others
+ * {@link personalDays}); none by default. A bad value is refused naming the variable.
+ */
+export const personalFields: Config.Config<Readonly<Record<string, number>>> = Config.string(
+  personalFieldsVariable
+).pipe(
+  Config.withDescription("personal data kept per field: name:days pairs separated by commas"),
+  Config.withDefault(""),
+  Config.mapOrFail((text) =>
+    Either.mapLeft(parsePersonalFields(text), (reason) =>
+      ConfigError.InvalidData(
+        [personalFieldsVariable],
+        `${personalFieldsVariable} must be name:days pairs separated by commas, such as cardHolderName:30,billing:365: ${reason}`
+      )
+    )
+  )
+)
+
 /** The cut-off for `days` of hot retention: `days` days before `now`. */
 export const cutoff = (now: Date, days: number): Date => new Date(now.getTime() - days * 86_400_000)
 
@@ -251,34 +303,72 @@ export const run = (
     return report(false, streams, events, executions)
   }).pipe(Effect.mapError(storeError("archive")), Effect.withSpan("EventArchive.run"))
 
+/** Options of {@link erasePersonal}: the cut-offs, the default one and each field's own. */
+export interface ErasureOptions {
+  /**
+   * Personal data recorded before this instant is removed, unless its field has a cut-off of
+   * its own in `fields`; absent: only the fields in `fields` are removed.
+   */
+  readonly before?: Date | undefined
+  /**
+   * Cut-offs by field, the member name under which a wrapper sits in the event's data
+   * (`cardHolderName`, `billing`): its personal data recorded before it is removed.
+   */
+  readonly fields?: Readonly<Record<string, Date>> | undefined
+  /** How many events one transaction rewrites (default {@link defaultBatchSize}). */
+  readonly batchSize?: number | undefined
+}
+
 /** What {@link erasePersonal} removed. */
 export class ErasureReport extends Schema.Class<ErasureReport>("tillflow/EventArchive/ErasureReport")({
-  before: Schema.Date,
+  before: Schema.optional(Schema.Date),
+  fields: Schema.Record({ key: Schema.String, value: Schema.Date }),
   events: Schema.Int
 }) {}
+
+/** The cut-offs of each field, the default one and the per-field ones, from `days`. */
+export const personalCutoffs = (
+  now: Date,
+  days: number | undefined,
+  fieldDays: Readonly<Record<string, number>>
+): { readonly before: Date | undefined; readonly fields: Readonly<Record<string, Date>> } => ({
+  before: days === undefined ? undefined : cutoff(now, days),
+  fields: Object.fromEntries(Object.entries(fieldDays).map(([name, d]) => [name, cutoff(now, d)]))
+})
 
 const personalRow = Schema.Struct({
   stream_id: Schema.String,
   version: Schema.NumberFromString,
+  /** `recorded_at` in microseconds since the epoch, compared with each field's cut-off. */
+  recorded_us: Schema.NumberFromString,
   data: Schema.Unknown
 })
 const decodePersonalRows = Schema.decodeUnknown(Schema.Array(personalRow))
 
 /**
  * Removes the personal data (`HashChain.personal` wrappers) of every event recorded before
- * `options.before`, hot or archived: each wrapper is replaced by the digest its event's link
- * (version 2) already covers (`HashChain.erasePersonal`), so every chain still verifies.
- * A batch of events is rewritten in one transaction; a run is idempotent (an erased event
- * holds no wrapper) and a killed run leaves whole batches erased.
+ * its field's cut-off (`options.fields`, else `options.before`), hot or archived: each such
+ * wrapper is replaced by the digest its event's link (version 2) already covers
+ * (`HashChain.erasePersonalFields`), so every chain still verifies, also when an event's
+ * other fields are kept longer. A batch of events is rewritten in one transaction; a run is
+ * idempotent (a removed wrapper is a digest) and a killed run leaves whole batches erased.
+ *
+ * @example
+ * EventArchive.erasePersonal({ before: cutoff(now, 180), fields: { cardHolderName: cutoff(now, 30) } })
  */
-export const erasePersonal = (options: {
-  readonly before: Date
-  readonly batchSize?: number | undefined
-}): Effect.Effect<ErasureReport, EventStore.EventStoreError, SqlClient.SqlClient> =>
+export const erasePersonal = (
+  options: ErasureOptions
+): Effect.Effect<ErasureReport, EventStore.EventStoreError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? defaultBatchSize))
-    const before = options.before.toISOString()
+    const fields = options.fields ?? {}
+    const cutoffs = [options.before, ...Object.values(fields)].flatMap((d) => (d === undefined ? [] : [d]))
+    if (cutoffs.length === 0) return new ErasureReport({ fields, events: 0 })
+    // The latest cut-off bounds the events read; each wrapper is then judged by its field's.
+    const before = new Date(Math.max(...cutoffs.map((d) => d.getTime()))).toISOString()
+    const cutoffOf = (field: string | undefined): Date | undefined =>
+      field !== undefined && Object.hasOwn(fields, field) ? fields[field] : options.before
     const marker = `%"${HashChain.personalKey}"%`
     const linkVersion2 = JSON.stringify({ [HashChain.linkVersionKey]: 2 })
     let events = 0
@@ -288,7 +378,9 @@ export const erasePersonal = (options: {
       while (true) {
         const page = yield* Effect.gen(function* () {
           const rows = yield* decodePersonalRows(
-            yield* sql`SELECT stream_id, version::text AS version, data FROM ${sql(table)}
+            yield* sql`SELECT stream_id, version::text AS version,
+                (extract(epoch FROM recorded_at) * 1000000)::bigint::text AS recorded_us, data
+              FROM ${sql(table)}
               WHERE (stream_id, version) > (${after[0]}, ${after[1]})
                 AND metadata @> ${linkVersion2}::jsonb AND recorded_at < ${before}::timestamptz
                 AND data::text LIKE ${marker}
@@ -296,7 +388,10 @@ export const erasePersonal = (options: {
           )
           let changed = 0
           for (const row of rows) {
-            const data = HashChain.erasePersonal(row.data)
+            const data = HashChain.erasePersonalFields(row.data, (field) => {
+              const cut = cutoffOf(field)
+              return cut !== undefined && row.recorded_us < cut.getTime() * 1000
+            })
             if (data === row.data) continue
             yield* sql`UPDATE ${sql(table)} SET data = ${JSON.stringify(data)}::jsonb
               WHERE stream_id = ${row.stream_id} AND version = ${row.version}`
@@ -310,15 +405,19 @@ export const erasePersonal = (options: {
         after = [last.stream_id, last.version]
       }
     }
-    return new ErasureReport({ before: options.before, events })
+    return new ErasureReport({
+      ...(options.before === undefined ? {} : { before: options.before }),
+      fields,
+      events
+    })
   }).pipe(Effect.mapError(storeError("erasePersonal")), Effect.withSpan("EventArchive.erasePersonal"))
 
 /** {@link run} on the database of the layer that built it: what a process composes. */
 export interface Service {
   readonly run: (options: Options) => Effect.Effect<ArchiveReport, EventStore.EventStoreError>
-  readonly erasePersonal: (options: {
-    readonly before: Date
-  }) => Effect.Effect<ErasureReport, EventStore.EventStoreError>
+  readonly erasePersonal: (
+    options: ErasureOptions
+  ) => Effect.Effect<ErasureReport, EventStore.EventStoreError>
 }
 
 /** The archiver of this process's event store. */
@@ -329,7 +428,7 @@ export const layer: Layer.Layer<Archiver, never, SqlClient.SqlClient> = Layer.ef
   Archiver,
   Effect.map(SqlClient.SqlClient, (sql) => ({
     run: (options: Options) => Effect.provideService(run(options), SqlClient.SqlClient, sql),
-    erasePersonal: (options: { readonly before: Date }) =>
+    erasePersonal: (options: ErasureOptions) =>
       Effect.provideService(erasePersonal(options), SqlClient.SqlClient, sql)
   }))
 )
@@ -375,6 +474,12 @@ export interface PeriodicOptions {
    * `now − personalDays` ({@link erasePersonal}); none removed when absent.
    */
   readonly personalDays?: number | undefined
+  /**
+   * Days kept by field (the member name under which a wrapper sits), instead of
+   * `personalDays`: each run removes a listed field's personal data recorded before `now −
+   * days`.
+   */
+  readonly personalFields?: Readonly<Record<string, number>> | undefined
 }
 
 /** What a failed run's cause says, in one line. */
@@ -401,11 +506,19 @@ const runOnce = (archiver: Service, options: PeriodicOptions) =>
     ).pipe(
       Effect.annotateLogs({ streams: report.streams, events: report.events, executions: report.executions })
     )
-    if (options.personalDays !== undefined) {
-      const personalBefore = cutoff(new Date(yield* Clock.currentTimeMillis), options.personalDays)
-      const erased = yield* archiver.erasePersonal({ before: personalBefore })
+    const fieldDays = options.personalFields ?? {}
+    if (options.personalDays !== undefined || Object.keys(fieldDays).length > 0) {
+      const cutoffs = personalCutoffs(
+        new Date(yield* Clock.currentTimeMillis),
+        options.personalDays,
+        fieldDays
+      )
+      const erased = yield* archiver.erasePersonal(cutoffs)
+      const perField = Object.entries(cutoffs.fields).map(
+        ([name, at]) => `; ${name} before ${at.toISOString()}`
+      )
       yield* Effect.logInfo(
-        `retention: removed the personal data of ${erased.events} events recorded before ${personalBefore.toISOString()}`
+        `retention: removed the personal data of ${erased.events} events recorded before ${cutoffs.before?.toISOString() ?? "(no default)"}${perField.join("")}`
       ).pipe(Effect.annotateLogs({ events: erased.events }))
     }
   }).pipe(
@@ -442,20 +555,26 @@ export const periodic = (options: PeriodicOptions): Layer.Layer<never, never, Ar
 /**
  * {@link periodic} as configured: every `TILLFLOW_RETENTION_INTERVAL` (default 1 hour; `0` or
  * `off`: nothing scheduled), cut-off `TILLFLOW_RETENTION_HOT_DAYS` (default 90) days back,
- * personal data removed after `TILLFLOW_RETENTION_PERSONAL_DAYS` (default 180).
+ * personal data removed after `TILLFLOW_RETENTION_PERSONAL_DAYS` (default 180), the fields
+ * named in `TILLFLOW_RETENTION_PERSONAL_FIELDS` after their own days.
  */
 export const periodicConfig: Layer.Layer<never, ConfigError.ConfigError, Archiver> = Layer.unwrapEffect(
   Effect.gen(function* () {
     const every = yield* interval
     const days = yield* hotDays
     const personal = yield* personalDays
+    const fields = yield* personalFields
     if (Option.isNone(every)) {
       yield* Effect.logInfo(`retention: no periodic archive run (${intervalVariable} is off)`)
       return Layer.empty
     }
     yield* Effect.logInfo(
-      `retention: archiving every ${Duration.format(every.value)}, streams idle for more than ${days} days; personal data kept ${personal} days`
+      `retention: archiving every ${Duration.format(every.value)}, streams idle for more than ${days} days; personal data kept ${personal} days${Object.entries(
+        fields
+      )
+        .map(([name, d]) => `, ${name} ${d} days`)
+        .join("")}`
     )
-    return periodic({ interval: every.value, hotDays: days, personalDays: personal })
+    return periodic({ interval: every.value, hotDays: days, personalDays: personal, personalFields: fields })
   })
 )

@@ -306,6 +306,61 @@ const archiveSuite = <E>(
         })
     )
 
+    it.effect(
+      "a field kept for fewer days is removed at its own cut-off while another field of the same event stays; the chain verifies",
+      () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const sql = yield* SqlClient.SqlClient
+          const stream = freshStream("per-field")
+          const card = "SIM CARDHOLDER"
+          const address = "12 St James's Square"
+          yield* store.append(stream, EventStore.NoStream, [
+            {
+              type: "ResultRecorded",
+              data: {
+                billing: HashChain.personal({ zipCode: "SW1Y", address }),
+                delivered: { result: { finStatus: "AUTHORISED", cardHolderName: HashChain.personal(card) } }
+              }
+            }
+          ])
+          // Recorded 40 days ago (what the link covers does not include the time).
+          yield* sql`UPDATE events SET recorded_at = now() - make_interval(days => 40) WHERE stream_id = ${stream}`
+          const text = Effect.map(store.readStream(stream), (events) => JSON.stringify(events[0]?.data))
+          const now = new Date()
+          const fields = {
+            cardHolderName: EventArchive.cutoff(now, 30),
+            billing: EventArchive.cutoff(now, 365)
+          }
+
+          // The default 180 days keep both; cardHolderName's 30 days remove it alone.
+          const report = yield* EventArchive.erasePersonal({ before: EventArchive.cutoff(now, 180), fields })
+          expect(report.events).toBe(1)
+          expect(yield* text).not.toContain(card)
+          expect(yield* text).toContain(address)
+          expect((yield* store.verify(stream)).broken).toEqual([])
+          const [erased] = yield* store.readStream(stream)
+          expect(erased?.data).toMatchObject({
+            billing: { [HashChain.personalKey]: { value: { address } } },
+            delivered: {
+              result: {
+                cardHolderName: { [HashChain.personalDigestKey]: expect.stringMatching(/^[0-9a-f]{64}$/) }
+              }
+            }
+          })
+          // Again: nothing more is due (billing is kept 365 days even under a shorter default).
+          expect(
+            (yield* EventArchive.erasePersonal({ before: EventArchive.cutoff(now, 10), fields })).events
+          ).toBe(0)
+          expect(yield* text).toContain(address)
+          // Only the field named (no default cut-off), once its own time has come.
+          const billingOnly = { billing: EventArchive.cutoff(now, 20) }
+          expect((yield* EventArchive.erasePersonal({ fields: billingOnly })).events).toBe(1)
+          expect(yield* text).not.toContain(address)
+          expect((yield* store.verify(stream)).broken).toEqual([])
+        })
+    )
+
     it.effect("the stream of an execution still pending, running or suspended stays hot", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore

@@ -46,7 +46,7 @@ const scripted = (
   calls: Queue.Queue<EventArchive.Options>,
   answers: ReadonlyArray<"ok" | "fail" | "die">,
   /** The cut-offs of the personal-data removals asked for; none expected when absent. */
-  erasures?: Queue.Queue<Date>
+  erasures?: Queue.Queue<EventArchive.ErasureOptions>
 ): EventArchive.Service => {
   let n = 0
   return {
@@ -69,8 +69,14 @@ const scripted = (
     erasePersonal: (options) =>
       erasures === undefined
         ? Effect.dieMessage("no personal-data removal expected")
-        : Queue.offer(erasures, options.before).pipe(
-            Effect.as(new EventArchive.ErasureReport({ before: options.before, events: 3 }))
+        : Queue.offer(erasures, options).pipe(
+            Effect.as(
+              new EventArchive.ErasureReport({
+                ...(options.before === undefined ? {} : { before: options.before }),
+                fields: options.fields ?? {},
+                events: 3
+              })
+            )
           )
   }
 }
@@ -112,7 +118,7 @@ describe("EventArchive.periodic", () => {
     () =>
       Effect.gen(function* () {
         const calls = yield* Queue.unbounded<EventArchive.Options>()
-        const erasures = yield* Queue.unbounded<Date>()
+        const erasures = yield* Queue.unbounded<EventArchive.ErasureOptions>()
         const lines = yield* Queue.unbounded<Line>()
         yield* TestClock.setTime(start)
         yield* startPeriodic(scripted(calls, ["ok"], erasures), {
@@ -122,9 +128,37 @@ describe("EventArchive.periodic", () => {
         }).pipe(Effect.provide(capturingLogs(lines)))
         yield* TestClock.adjust("1 hour")
         yield* Queue.take(calls)
-        expect(yield* Queue.take(erasures)).toEqual(new Date(start + hours(1) - days(180)))
+        expect((yield* Queue.take(erasures)).before).toEqual(new Date(start + hours(1) - days(180)))
         yield* Queue.take(lines)
         expect((yield* Queue.take(lines)).message).toContain("removed the personal data of 3 events")
+      })
+  )
+
+  it.scoped(
+    "with personalFields, a listed field is removed at its own cut-off, the others at personalDays",
+    () =>
+      Effect.gen(function* () {
+        const calls = yield* Queue.unbounded<EventArchive.Options>()
+        const erasures = yield* Queue.unbounded<EventArchive.ErasureOptions>()
+        const lines = yield* Queue.unbounded<Line>()
+        yield* TestClock.setTime(start)
+        yield* startPeriodic(scripted(calls, ["ok"], erasures), {
+          interval: "1 hour",
+          hotDays: 30,
+          personalDays: 180,
+          personalFields: { cardHolderName: 30, billing: 365 }
+        }).pipe(Effect.provide(capturingLogs(lines)))
+        yield* TestClock.adjust("1 hour")
+        yield* Queue.take(calls)
+        const now = start + hours(1)
+        expect(yield* Queue.take(erasures)).toEqual({
+          before: new Date(now - days(180)),
+          fields: { cardHolderName: new Date(now - days(30)), billing: new Date(now - days(365)) }
+        })
+        yield* Queue.take(lines)
+        expect((yield* Queue.take(lines)).message).toContain(
+          `cardHolderName before ${new Date(now - days(30)).toISOString()}`
+        )
       })
   )
 

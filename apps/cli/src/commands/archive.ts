@@ -6,6 +6,11 @@
  * whole batches of streams, each in one transaction, and the next run moves the rest.
  * Reads, `audit verify`, `audit ledger` and the timelines read through the archive.
  * `--dry-run` counts what would move.
+ *
+ * `tillflow archive erase-personal` removes personal data older than its retention: each
+ * field named in `TILLFLOW_RETENTION_PERSONAL_FIELDS` after its own days, the others after
+ * `--days` (else `TILLFLOW_RETENTION_PERSONAL_DAYS`, else 180); `--field NAME` removes that
+ * field alone, after `--days` (else its configured days, else the default).
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -13,6 +18,7 @@ import * as Stack from "@tillflow/intake/Stack"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { EventArchive } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { BackendError } from "../Backend.js"
 import * as Handler from "../Handler.js"
@@ -75,7 +81,13 @@ const erasePersonal = Command.make(
     json: common.json,
     days: boundedInteger("days", 0, 36_500).pipe(
       Options.withDescription(
-        `days personal data is kept, 0 to 36500 (else ${EventArchive.personalDaysVariable}, else 180)`
+        `days personal data is kept, 0 to 36500 (else ${EventArchive.personalDaysVariable}, else 180; a field in ${EventArchive.personalFieldsVariable} keeps its own)`
+      ),
+      Options.optional
+    ),
+    field: Options.text("field").pipe(
+      Options.withDescription(
+        "remove this field alone (the member name under which it is stored, e.g. cardHolderName)"
       ),
       Options.optional
     )
@@ -85,21 +97,41 @@ const erasePersonal = Command.make(
       const config = yield* WorkerConfig.load.pipe(
         Effect.mapError((error) => new BackendError({ message: `configuration: ${error.message}` }))
       )
-      const days = Option.isSome(o.days)
-        ? o.days.value
-        : yield* EventArchive.personalDays.pipe(
-            Effect.mapError((error) => new Output.UsageError({ message: String(error) }))
+      const configured = yield* Effect.all([EventArchive.personalDays, EventArchive.personalFields]).pipe(
+        Effect.mapError((error) => new Output.UsageError({ message: String(error) }))
+      )
+      const [defaultDays, fieldDays] = configured
+      if (Option.isSome(o.field) && Either.isLeft(EventArchive.parsePersonalFields(`${o.field.value}:0`))) {
+        return yield* new Output.UsageError({
+          message: `--field must be a member name, got "${o.field.value}"`
+        })
+      }
+      const cutoffs = Option.match(o.field, {
+        // The named field alone: its days given, else configured for it, else the default.
+        onSome: (field) =>
+          EventArchive.personalCutoffs(new Date(), undefined, {
+            [field]: Option.getOrElse(o.days, () => fieldDays[field] ?? defaultDays)
+          }),
+        onNone: () =>
+          EventArchive.personalCutoffs(
+            new Date(),
+            Option.getOrElse(o.days, () => defaultDays),
+            fieldDays
           )
-      const before = EventArchive.cutoff(new Date(), days)
+      })
       const report = yield* Effect.flatMap(EventArchive.Archiver, (archiver) =>
-        archiver.erasePersonal({ before })
+        archiver.erasePersonal(cutoffs)
       ).pipe(
         Effect.mapError((error) => new BackendError({ message: `removing personal data: ${error.message}` })),
         Effect.provide(Stack.storeLayer(config.store, "cli archive")),
         Effect.scoped
       )
+      const cut = [
+        ...(report.before === undefined ? [] : [`before ${report.before.toISOString()}`]),
+        ...Object.entries(report.fields).map(([name, at]) => `${name} before ${at.toISOString()}`)
+      ]
       yield* Output.print(o.json, report, () => [
-        `personal data removed from ${report.events} events recorded before ${report.before.toISOString()} (${days} days); every chain still verifies`
+        `personal data removed from ${report.events} events (recorded ${cut.join("; ")}); every chain still verifies`
       ])
       return Output.ExitCode.ok
     })

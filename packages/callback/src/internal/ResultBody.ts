@@ -3,7 +3,9 @@
  * nested at most `maxDepth` deep (checked on the text, without recursion, before it is parsed),
  * made storable (`ResultRedaction`) and hashed (the hash names it among duplicates), then
  * either a result (`ResultReceived`) or, when it does not decode as one, the raw body as
- * `ResultUndecodable` with where it failed: a payment outcome is never dropped.
+ * `ResultUndecodable` with where it failed: a payment outcome is never dropped. Either is
+ * recorded with its personal members wrapped (`TransactionResult.storedJson`), removable
+ * after their retention; the hash is of the plain body.
  */
 import { CallbackRegistration, JsonLimits, ResultRedaction, TransactionResult } from "@tillflow/core"
 import { EventStore, type HashChain } from "@tillflow/engine"
@@ -86,7 +88,7 @@ export const read = (attemptId: string, body: string, sha256: HashChain.Sha256):
             attemptId,
             resultHash,
             reason,
-            raw: sanitised.value,
+            raw: TransactionResult.storedJson(sanitised.value),
             redactedFields: sanitised.redactedFields,
             receivedAt
           })
@@ -100,7 +102,7 @@ export const read = (attemptId: string, body: string, sha256: HashChain.Sha256):
       attemptId,
       resultHash,
       recovered: result.recoveredTransaction === true,
-      result: sanitised.value,
+      result: TransactionResult.storedJson(sanitised.value),
       redactedFields: sanitised.redactedFields,
       receivedAt,
       ...(result.finStatus === undefined ? {} : { finStatus: result.finStatus })

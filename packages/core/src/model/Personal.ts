@@ -78,6 +78,22 @@ export const optional = <A, I>(schema: Schema.Schema<A, I, never>) =>
     }
   )
 
+/**
+ * A JSON object with the members named by `keys` stored as personal data, for a value kept
+ * as received JSON rather than encoded by a schema (a result delivered to the callback
+ * receiver): each member holding something (not absent, `null` or `""`) wrapped with a fresh
+ * salt; any other value, and an object without such a member, returned as it is, so that
+ * what holds no personal data is stored exactly as before.
+ */
+export const wrapMembers = <J>(json: J, keys: ReadonlyArray<string>): J => {
+  if (!isRecord(json) || Array.isArray(json)) return json
+  const holds = (value: unknown) => value !== undefined && value !== null && value !== ""
+  if (!keys.some((key) => holds(json[key]))) return json
+  const stored: Record<string, unknown> = { ...json }
+  for (const key of keys) if (holds(stored[key])) stored[key] = HashChain.personal(stored[key])
+  return stored as J
+}
+
 /** The stored form of the personal members `K` of an encoded object `I`. */
 export type WithStoredMembers<I, K extends string> = I extends unknown
   ? { readonly [P in keyof I]: P extends K ? Stored<Exclude<I[P], undefined>> : I[P] }

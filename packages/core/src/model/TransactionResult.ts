@@ -16,6 +16,7 @@ import * as Identifiers from "./Identifiers.js"
 import * as Lenient from "./internal/Lenient.js"
 import { MetadataReceived } from "./Metadata.js"
 import { MoneyRemittanceOptionsReceived } from "./MoneyRemittanceOptions.js"
+import * as Personal from "./Personal.js"
 import { ReceiptRef } from "./ReceiptRef.js"
 
 const str = Lenient.optional(Lenient.StringLenient)
@@ -111,6 +112,36 @@ export const TransactionStatusResult = Schema.Struct(
 ).annotations({ identifier: "TransactionStatusResult" })
 /** @see TransactionStatusResult */
 export type TransactionStatusResult = typeof TransactionStatusResult.Type
+
+/**
+ * The members of a result that are personal data (issue 31): the `cardHolderName` a
+ * terminal reports, and the `moneyRemittanceOptions` the service echoes (the remitter's
+ * `fullName` and `countryCode`, removed whole as in `TransactionRequest.personalMembers`).
+ */
+export const personalMembers = ["cardHolderName", "moneyRemittanceOptions"] as const
+
+/**
+ * A result as a recorded step, deferred or event stores it: the wire JSON with its
+ * {@link personalMembers} wrapped (`Personal.members`), removable after their retention
+ * without breaking the chain. It reads the wrapper (its value), the plain value (logs
+ * written before) and the digest a removal leaves (the member absent). A result without
+ * them is stored exactly as {@link TransactionResult} stores it. Its type is the result's.
+ */
+export const Stored = Personal.members(TransactionResult, personalMembers).annotations({
+  identifier: "StoredTransactionResult"
+})
+
+/** A status-endpoint result as a recorded step stores it (see {@link Stored}). */
+export const StoredStatus = Personal.members(TransactionStatusResult, personalMembers).annotations({
+  identifier: "StoredTransactionStatusResult"
+})
+
+/**
+ * A result kept as the JSON it was received in (the callback receiver's `ResultReceived`
+ * and the deferred it resolves) in its stored form: its {@link personalMembers} wrapped
+ * (`Personal.wrapMembers`); what {@link Stored} decodes.
+ */
+export const storedJson = <J>(json: J): J => Personal.wrapMembers(json, personalMembers)
 
 /**
  * The answer of the status endpoint: one result, or a list for selector `all` (its shape

@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as SchemaCache from "@tillflow/engine/SchemaCache"
 import * as Identifiers from "../model/Identifiers.js"
+import { TransactionResult } from "../model/TransactionResult.js"
 import * as CallbackRegistration from "./CallbackRegistration.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import type { Execution, Plan } from "./ProtocolWorkflows.js"
@@ -147,6 +148,7 @@ const PollResult = Schema.Union(
   /** 200 with a body that is not a result: stored raw in the attempt's stream. */
   Schema.TaggedStruct("Undecodable", { reason: Schema.String, at: Schema.Number })
 )
+const encodeResult = Schema.encodeSync(TransactionResult)
 /** `…/poll-N`, its schemas built once. */
 const pollStep = DurableStep.family({ success: PollResult })
 
@@ -190,9 +192,8 @@ const awaitPoll = (
               return { _tag: "Gone" as const, at }
             case "Ready": {
               const result = ResultRedaction.sanitiseResult(outcome.result)
-              const sanitised = ResultRedaction.sanitise(
-                Schema.encodeSync(CallbackRegistration.DeliveredResult.fields.result)(result)
-              )
+              // Hashed plain, as the receiver hashes a delivery: the stored form has salts.
+              const sanitised = ResultRedaction.sanitise(encodeResult(result))
               const resultHash = yield* CallbackRegistration.resultHash(sanitised.value)
               return { _tag: "Ready" as const, delivered: { result, resultHash, receivedAt: at }, at }
             }

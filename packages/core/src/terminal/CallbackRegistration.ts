@@ -24,7 +24,7 @@ import * as EventRegistry from "@tillflow/engine/EventRegistry"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
-import { TransactionResult } from "../model/TransactionResult.js"
+import * as TransactionResult from "../model/TransactionResult.js"
 
 /** The id of one attempt of an operation (a UUID v4), also the path segment of its callback address. */
 export const AttemptId = Schema.UUID.pipe(Schema.brand("AttemptId")).annotations({ identifier: "AttemptId" })
@@ -95,10 +95,11 @@ export const verifyToken = (
 
 /**
  * A result as delivered to the callback receiver, made storable (`ResultRedaction`), with
- * the hash that identifies it among duplicates.
+ * the hash that identifies it among duplicates. Stored with its personal members wrapped
+ * (`TransactionResult.Stored`); its hash is of the plain result.
  */
 export const DeliveredResult = Schema.Struct({
-  result: TransactionResult,
+  result: TransactionResult.Stored,
   resultHash: Schema.String,
   receivedAt: Schema.Number
 }).annotations({ identifier: "DeliveredResult" })
@@ -146,7 +147,8 @@ const resultJsonDeferredTemplate = DurableDeferred.make(resultDeferredPrefix, {
  * would encode back, field by field, a result decoded from that very JSON. The workflow
  * awaiting `resultDeferred` decodes what is stored with `DeliveredResult`: the result it
  * gets is the one the receiver decoded (the decode is deterministic). Only for a JSON
- * value that decodes as a `TransactionResult`.
+ * value that decodes as a `TransactionResult`, in its stored form
+ * (`TransactionResult.storedJson`: its personal members wrapped).
  */
 export const resultDeferredJson = (attemptId: string): typeof resultJsonDeferredTemplate => ({
   ...resultJsonDeferredTemplate,
@@ -155,7 +157,8 @@ export const resultDeferredJson = (attemptId: string): typeof resultJsonDeferred
 
 /**
  * The identity of a delivered result: SHA-256 of its canonical JSON without
- * `recoveredTransaction` (a resend by the recovery loop is the same result).
+ * `recoveredTransaction` (a resend by the recovery loop is the same result). Of the plain
+ * JSON, never the stored form: its salts would make every delivery another result.
  */
 export const resultHash = (
   sanitised: EventStore.Json,
@@ -209,7 +212,10 @@ export const ResultReceived = EventRegistry.define(
     resultHash: Schema.String,
     finStatus: Schema.optional(Schema.String),
     recovered: Schema.Boolean,
-    /** The result as received, minus what may never be stored (`ResultRedaction`). */
+    /**
+     * The result as received, minus what may never be stored (`ResultRedaction`), its
+     * personal members wrapped (`TransactionResult.storedJson`; plain in older logs).
+     */
     result: EventStore.Json,
     redactedFields: Schema.Array(Schema.String),
     receivedAt: Schema.Number

@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import type * as Identifiers from "../model/Identifiers.js"
 import * as CallbackRegistration from "./CallbackRegistration.js"
-import { TransactionStatusResult } from "../model/TransactionResult.js"
+import { StoredStatus } from "../model/TransactionResult.js"
 import * as PaymentEvents from "./PaymentEvents.js"
 import * as OperationOutcome from "./OperationOutcome.js"
 import {
@@ -52,7 +52,8 @@ export const reconcilable = (payload: Payload, attempt: AttemptInfo): boolean =>
 /** One answer of the status endpoint, as the step recorded it. */
 const StatusCheck = Schema.Struct({
   verdict: Reconciliation.Verdict,
-  entry: Schema.optional(TransactionStatusResult),
+  /** Stored with its personal members wrapped (`TransactionResult.StoredStatus`). */
+  entry: Schema.optional(StoredStatus),
   waitMillis: Schema.optional(Schema.Number),
   detail: Schema.optional(Schema.String),
   /** Proved not charged, yet a charge was delivered by callback for the attempt. */
