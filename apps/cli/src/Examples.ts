@@ -98,11 +98,15 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   merchants: ["tillflow merchants list"],
   "merchants add": [
     'tillflow merchants add cafe-sol --name "Café Sol" --mcc 5812 --virtual-terminal V-100',
-    'tillflow merchants add tea-house --name "Tea House" --mcc 5814 --partial-reversal yes'
+    'tillflow merchants add tea-house --name "Tea House" --mcc 5814 --partial-reversal yes --rate-limit 20/s'
   ],
   "merchants acquirer": [
     "tillflow merchants acquirer cafe-sol --partial-reversal yes",
     "tillflow merchants acquirer cafe-sol --capture-reversal no --partial-reversal default"
+  ],
+  "merchants rate-limit": [
+    "tillflow merchants rate-limit cafe-sol 600/min --rate-burst 30",
+    "tillflow merchants rate-limit cafe-sol default"
   ],
   "merchants list": ["tillflow merchants list", "tillflow merchants list --json"],
   "merchants disable": ["tillflow merchants disable cafe-sol"],

@@ -2,7 +2,7 @@
  * `tillflow merchants` as an operator runs it (a process, this process's store): a merchant
  * registered, a key added from `TILLFLOW_MERCHANT_KEY` (never an argument), listed without
  * the key — by the CLI and in the database — then retired; without `TILLFLOW_KEK` the key
- * is refused with the reason. The store is PostgreSQL's (the embedded one allows one process
+ * is refused with the reason; a merchant's acquirer and its own rate limit set and unset. The store is PostgreSQL's (the embedded one allows one process
  * at a time): skipped without DATABASE_URL.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -95,6 +95,28 @@ describe("tillflow merchants", () => {
         const wrong = cli(["merchants", "acquirer", "split-bar", "--partial-reversal", "maybe"], env)
         expect(wrong.status).not.toBe(0)
         expect(wrong.stderr + wrong.stdout).toContain("yes")
+
+        // A merchant's own rate limit: at registration, changed with its burst, set back to the deployment's.
+        const rush = cli(
+          ["merchants", "add", "rush-bar", "--name", "Rush Bar", "--mcc", "5812", "--rate-limit", "20/s"],
+          env
+        )
+        expect(rush.status, rush.stderr).toBe(0)
+        expect(rush.stdout).toContain("rate limit 20/s (burst 20)")
+        const slower = cli(
+          ["merchants", "rate-limit", "rush-bar", "600/min", "--rate-burst", "30", "--json"],
+          env
+        )
+        expect(slower.status, slower.stderr).toBe(0)
+        expect(JSON.parse(slower.stdout).rateLimit).toEqual({ count: 600, intervalMillis: 60_000, burst: 30 })
+        const deployment = cli(["merchants", "rate-limit", "rush-bar", "default"], env)
+        expect(deployment.status, deployment.stderr).toBe(0)
+        expect(deployment.stdout).toContain("rate limit: the deployment's")
+        const fast = cli(["merchants", "rate-limit", "rush-bar", "20/h"], env)
+        expect(fast.status).toBe(2)
+        expect(fast.stderr + fast.stdout).toContain(
+          "the rate limit must be operations started per second or per minute"
+        )
       }).pipe(Effect.provide(TestDatabase.layer)),
     240_000
   )

@@ -1,6 +1,7 @@
 /**
  * The merchants of the deployment and their API keys (issue 32), for an admin: the list
- * (`GET /v1/merchants`), a merchant registered, disabled or enabled, a key added or retired —
+ * (`GET /v1/merchants`: with what each one's acquirer supports and its rate limit, its own
+ * or the deployment's), a merchant registered, disabled or enabled, a key added or retired —
  * each through a dialog of `dialog.ts` that sends once, the routes the CLI's `tillflow
  * merchants` matches. The page and its link are shown to an admin only; the server refuses
  * everyone else (403) in any case. A key is typed into a password field, sent once and
@@ -22,12 +23,22 @@ interface Key {
   readonly kek: string
 }
 
-/** A merchant as listed. */
+/** A rate limit of operations started: `count` per `intervalMillis` (a second or a minute), `burst` at once. */
+interface RateLimit {
+  readonly count: number
+  readonly intervalMillis: number
+  readonly burst: number
+}
+
+/** A merchant as listed: an acquirer's capability or the rate limit absent is the deployment's. */
 interface Merchant {
   readonly id: string
   readonly name: string
   readonly mcc: string
   readonly virtualTerminal?: string
+  readonly partialReversal?: boolean
+  readonly captureReversal?: boolean
+  readonly rateLimit?: RateLimit
   readonly enabled: boolean
   readonly createdAt: number
   readonly keys: ReadonlyArray<Key>
@@ -35,6 +46,21 @@ interface Merchant {
 
 const path = (...segments: ReadonlyArray<string>) =>
   `/v1/merchants${segments.map((s) => `/${encodeURIComponent(s)}`).join("")}`
+
+/** A capability of the merchant's acquirer: its own yes or no, else the deployment's. */
+const capability = (what: string, value: boolean | undefined): HTMLElement =>
+  h(
+    "li",
+    { "data-capability": what },
+    `${what}: `,
+    value === undefined ? h("span", { class: "muted" }, "deployment's") : value ? "yes" : "no"
+  )
+
+/** The merchant's own rate limit (`20/s (burst 20)`), else the deployment's. */
+const rateLimit = (limit: RateLimit | undefined): Child =>
+  limit === undefined
+    ? h("span", { class: "muted" }, "deployment's")
+    : `${limit.count}/${limit.intervalMillis === 60_000 ? "min" : "s"} (burst ${limit.burst})`
 
 const field = (id: string, label: string, input: HTMLElement): HTMLElement =>
   h("p", { class: "field" }, h("label", { for: id }, `${label} `), input)
@@ -181,6 +207,17 @@ export const merchants: Page = (main) => {
       h("td", {}, m.name),
       h("td", {}, m.mcc),
       h("td", {}, m.virtualTerminal ?? "—"),
+      h(
+        "td",
+        { class: "merchant-acquirer" },
+        h(
+          "ul",
+          { class: "plain" },
+          capability("partial reversal", m.partialReversal),
+          capability("capture reversal", m.captureReversal)
+        )
+      ),
+      h("td", { class: "merchant-rate-limit" }, rateLimit(m.rateLimit)),
       h("td", { class: "merchant-state" }, badge(m.enabled ? "enabled" : "disabled")),
       h(
         "td",
@@ -246,8 +283,8 @@ export const merchants: Page = (main) => {
             h(
               "tr",
               {},
-              ["Id", "Name", "MCC", "Virtual terminal", "State", "Keys", ""].map((t) =>
-                h("th", { scope: "col" }, t)
+              ["Id", "Name", "MCC", "Virtual terminal", "Acquirer", "Rate limit", "State", "Keys", ""].map(
+                (t) => h("th", { scope: "col" }, t)
               )
             )
           ),

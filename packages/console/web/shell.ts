@@ -6,9 +6,10 @@
  *
  * An operator limited to merchants (`GET /console/session` names them) acts for one of them
  * (a chooser when it has several; every request names it, `api.ts`), is offered only the
- * pages it may use, and does without the live feed, which spans every merchant and is
- * refused to it: the page in view is refreshed every few seconds instead, from routes the
- * server scopes to its merchant.
+ * pages it may use, and follows the same live feed, which the server filters to the events
+ * of the merchant it acts for (named in the feed's query: an `EventSource` sends no header
+ * of its own). As for the platform's operators, a feed that drops says `reconnecting…` and
+ * the browser opens it again; nothing is polled.
  */
 import { currentSession, type Session } from "./actions.js"
 import { actFor, actingFor, get, post } from "./api.js"
@@ -55,9 +56,6 @@ export interface ServiceInfo {
   readonly terminals: ReadonlyArray<{ readonly serialNumber: string; readonly terminalType: string }>
 }
 
-/** How often the page of an operator limited to merchants is refreshed (it has no live feed). */
-export const pollMillis = 5000
-
 const merchantKey = "tillflow.console.merchant"
 
 /** The merchant a limited operator acts for: the one chosen last in this browser, if still its own, else its first. */
@@ -89,7 +87,7 @@ const navigation: ReadonlyArray<readonly [string, string]> = [
   ["merchants", "Merchants"]
 ]
 
-/** Starts the console: frame, router and live connection (or, for a limited operator, polling). */
+/** Starts the console: frame, router and live connection. */
 export const start = async (
   pages: (service: ServiceInfo, session: Session | undefined) => Record<string, Page>
 ): Promise<void> => {
@@ -103,11 +101,7 @@ export const start = async (
   const routes = pages(service, session)
   // The page shown first: the alerts, or a limited operator's executions (the alerts are the platform's).
   const home = routes["alerts"] === undefined ? "executions" : "alerts"
-  const status = h(
-    "span",
-    { class: "live-status", id: "live-status", role: "status" },
-    limited === undefined ? "connecting…" : `refreshed every ${pollMillis / 1000} s`
-  )
+  const status = h("span", { class: "live-status", id: "live-status", role: "status" }, "connecting…")
   const links = navigation.filter(([path]) => routes[path] !== undefined)
   const nav = h(
     "nav",
@@ -183,13 +177,12 @@ export const start = async (
 
   let mounted: Mounted | undefined
   let timer: number | undefined
-  let loading: Promise<void> | undefined
   // The last read's failure, shown once above the page (not once per refresh) until a read succeeds.
   let failure: HTMLElement | undefined
   const refresh = () => {
     const current = mounted
     if (current === undefined) return
-    const load = current.load().then(
+    void current.load().then(
       () => {
         failure?.remove()
         failure = undefined
@@ -204,10 +197,6 @@ export const start = async (
         main.prepend(failure)
       }
     )
-    const settled: Promise<void> = load.finally(() => {
-      if (loading === settled) loading = undefined
-    })
-    loading = settled
   }
   const show = (focus: boolean) => {
     const route = currentRoute()
@@ -226,19 +215,12 @@ export const start = async (
   window.addEventListener("hashchange", () => show(true))
   show(false)
 
-  if (limited !== undefined) {
-    // No live feed (it spans every merchant): the page in view, if it follows changes, is
-    // read again every few seconds, while the tab is shown and no read is under way.
-    window.setInterval(() => {
-      if (document.visibilityState !== "visible" || loading !== undefined || mounted?.live === undefined)
-        return
-      refresh()
-    }, pollMillis)
-    return
-  }
-
-  // Live: any stored event may change what the page shows; refresh at most every 250 ms.
-  const source = new EventSource("/v1/monitor/live")
+  // Live: any stored event may change what the page shows; refresh at most every 250 ms. A
+  // limited operator's feed carries its merchant's events only (the server filters it).
+  const merchant = actingFor()
+  const source = new EventSource(
+    merchant === undefined ? "/v1/monitor/live" : `/v1/monitor/live?merchant=${encodeURIComponent(merchant)}`
+  )
   source.addEventListener("open", () => {
     status.textContent = "live"
     status.className = "live-status live-on"

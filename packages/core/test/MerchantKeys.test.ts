@@ -27,6 +27,7 @@ const fakeRegistry = (keys: Map<string, Array<MerchantRegistry.ActiveKey>>, read
     get: () => Effect.dieMessage("not used"),
     setEnabled: () => Effect.dieMessage("not used"),
     setAcquirer: () => Effect.dieMessage("not used"),
+    setRateLimit: () => Effect.dieMessage("not used"),
     addKey: () => Effect.dieMessage("not used"),
     retireKey: () => Effect.dieMessage("not used"),
     rewrapKeys: Effect.dieMessage("not used")

@@ -654,13 +654,14 @@ export const merchantHeader = "tillflow-merchant"
  * backend names the connected account it acts for (Stripe's `Stripe-Account`). The request
  * is handled for that merchant (`MerchantKeys.forMerchant`): the service is called with its
  * keys, its device list is the one checked, the executions it starts are its; without the
- * header, for the deployment's own merchant. A malformed id is 400 here; an unknown or
+ * header, for the deployment's own merchant (the live feed also takes `?merchant=`, which a
+ * browser's `EventSource` can send: `Scope.namedMerchant`). A malformed id is 400 here; an unknown or
  * disabled merchant is refused by the intake when the request would start something.
  */
 export const merchantScope: HttpApiBuilder.MiddlewareFn<never> = (app) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const named = request.headers[merchantHeader]
+    const named = Scope.namedMerchant(request)
     if (named === undefined) return yield* app
     if (!Tenant.isTenant(named)) {
       return refusal(

@@ -1,7 +1,8 @@
 /**
- * A merchant's rate limit (issue 32's fair shares, `TILLFLOW_MERCHANT_RATE_LIMIT` and
- * `TILLFLOW_MERCHANT_RATE_BURST`): how many operations a merchant may start, per second or
- * per minute, with a burst. A token bucket per merchant: it holds `burst` operations when
+ * A merchant's rate limit (issue 32's fair shares): how many operations a merchant may
+ * start, per second or per minute, with a burst — its own, registered
+ * (`MerchantRegistry.RateLimit`, `tillflow merchants rate-limit`), else the deployment's
+ * (`TILLFLOW_MERCHANT_RATE_LIMIT` and `TILLFLOW_MERCHANT_RATE_BURST`), else none. A token bucket per merchant: it holds `burst` operations when
  * full, each operation started takes one, and it fills again at the rate. An operation
  * refused takes nothing and starts nothing: the intake answers 429 with `Retry-After`, the
  * seconds until the bucket holds one again.
@@ -13,20 +14,17 @@
  * memory: each worker applies the limit on its own, so N workers behind a load balancer
  * let a merchant start up to N times the rate.
  */
+import { MerchantRegistry } from "@tillflow/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 
-/** A rate limit: `count` operations per `intervalMillis`, at most `burst` at once. */
-export interface RateLimit {
-  readonly count: number
-  readonly intervalMillis: number
-  readonly burst: number
-}
+/** A rate limit: `count` operations per `intervalMillis`, at most `burst` at once (the registry's schema). */
+export type RateLimit = MerchantRegistry.RateLimit
 
 /** The largest count of operations per second or per minute a limit may name. */
-export const maxCount = 100_000
+export const maxCount = MerchantRegistry.maxRateCount
 
 const units = { s: 1_000, min: 60_000 } as const
 
@@ -38,17 +36,30 @@ export const format = (limit: RateLimit): string =>
 export const defaultBurst = (count: number, intervalMillis: number): number =>
   Math.max(1, Math.ceil((count * 1_000) / intervalMillis))
 
+/** Where a limit was read from, as its refusals name it. */
+export interface Names {
+  readonly limit: string
+  readonly burst: string
+}
+
+const environment: Names = { limit: "TILLFLOW_MERCHANT_RATE_LIMIT", burst: "TILLFLOW_MERCHANT_RATE_BURST" }
+
 /**
  * Reads a limit: `20/s`, `600/min`, or `20` (per second), a whole number of operations
  * from 1 to {@link maxCount}; `burst` (a whole number from 1 to {@link maxCount}) or one
- * second's operations. A bad value is refused with what is allowed.
+ * second's operations. A bad value is refused with what is allowed, naming where it was
+ * read (`names`: the environment's variables unless told).
  */
-export const parse = (text: string, burst?: string): Either.Either<RateLimit, string> => {
+export const parse = (
+  text: string,
+  burst?: string,
+  names: Names = environment
+): Either.Either<RateLimit, string> => {
   const match = /^\s*(\d{1,6})\s*(?:\/\s*(s|min))?\s*$/.exec(text)
   const count = match?.[1] === undefined ? NaN : Number(match[1])
   if (match === null || !(count >= 1 && count <= maxCount)) {
     return Either.left(
-      `TILLFLOW_MERCHANT_RATE_LIMIT must be operations started per second or per minute, as 20/s, 600/min or 20 (per second), a whole number from 1 to ${maxCount}; got "${text}"`
+      `${names.limit} must be operations started per second or per minute, as 20/s, 600/min or 20 (per second), a whole number from 1 to ${maxCount}; got "${text}"`
     )
   }
   const intervalMillis = units[match[2] === "min" ? "min" : "s"]
@@ -57,7 +68,7 @@ export const parse = (text: string, burst?: string): Either.Either<RateLimit, st
   const size = /^\s*\d{1,6}\s*$/.test(burst) ? Number(burst) : NaN
   if (!(size >= 1 && size <= maxCount)) {
     return Either.left(
-      `TILLFLOW_MERCHANT_RATE_BURST must be a whole number of operations from 1 to ${maxCount}; got "${burst}"`
+      `${names.burst} must be a whole number of operations from 1 to ${maxCount}; got "${burst}"`
     )
   }
   return Either.right({ count, intervalMillis, burst: size })
@@ -96,40 +107,47 @@ export const decide = (limit: RateLimit, bucket: Bucket | undefined, now: number
 /** Operations refused to a merchant for its rate limit (`tillflow_merchant_rate_limited_total{merchant}`). */
 export const rateLimited = Metric.counter("tillflow_merchant_rate_limited_total", {
   description:
-    "operations refused to a merchant for its rate limit (TILLFLOW_MERCHANT_RATE_LIMIT, 429 with Retry-After), counted by the worker that refused them",
+    "operations refused to a merchant for its rate limit (its own in the registry, else TILLFLOW_MERCHANT_RATE_LIMIT; 429 with Retry-After), counted by the worker that refused them",
   incremental: true
 })
 
 /** The counter of one merchant's refusals. */
 export const rateLimitedOf = (merchant: string) => Metric.tagged(rateLimited, "merchant", merchant)
 
-/** One bucket per merchant, under one limit. */
+/** One bucket per merchant, each under the limit it is taken with. */
 export interface Limiter {
-  readonly limit: RateLimit
   /**
-   * Takes one operation from `merchant`'s bucket at the `Clock`'s time: allowed, or refused
-   * (counted in {@link rateLimited}) with the milliseconds until the bucket holds one.
+   * Takes one operation from `merchant`'s bucket under `limit` (the merchant's own or the
+   * deployment's) at the `Clock`'s time: allowed, or refused (counted in
+   * {@link rateLimited}) with the milliseconds until the bucket holds one. A bucket taken
+   * with another limit than before starts again full under the new one.
    */
-  readonly take: (merchant: string) => Effect.Effect<Decision>
+  readonly take: (merchant: string, limit: RateLimit) => Effect.Effect<Decision>
 }
+
+const sameLimit = (a: RateLimit, b: RateLimit) =>
+  a.count === b.count && a.intervalMillis === b.intervalMillis && a.burst === b.burst
 
 /**
  * A limiter in this process's memory. Its buckets are the merchants that started something
  * (the intake asks it only for registered merchants, so they are as many as those).
  */
-export const make = (limit: RateLimit): Effect.Effect<Limiter> =>
-  Effect.sync(() => {
-    const buckets = new Map<string, Bucket>()
-    return {
-      limit,
-      take: (merchant) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Decision> => {
-          // Read and written in one synchronous step: two requests cannot take the same operation.
-          const decision = decide(limit, buckets.get(merchant), now)
-          buckets.set(merchant, decision.bucket)
-          return decision._tag === "Refused"
-            ? Effect.as(Metric.increment(rateLimitedOf(merchant)), decision)
-            : Effect.succeed(decision)
-        })
-    }
-  })
+export const make: Effect.Effect<Limiter> = Effect.sync(() => {
+  const buckets = new Map<string, { readonly limit: RateLimit; readonly bucket: Bucket }>()
+  return {
+    take: (merchant, limit) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Decision> => {
+        // Read and written in one synchronous step: two requests cannot take the same operation.
+        const kept = buckets.get(merchant)
+        const decision = decide(
+          limit,
+          kept !== undefined && sameLimit(kept.limit, limit) ? kept.bucket : undefined,
+          now
+        )
+        buckets.set(merchant, { limit, bucket: decision.bucket })
+        return decision._tag === "Refused"
+          ? Effect.as(Metric.increment(rateLimitedOf(merchant)), decision)
+          : Effect.succeed(decision)
+      })
+  }
+})

@@ -51,6 +51,8 @@ export const MerchantView = Schema.Struct({
   partialReversal: Schema.optional(Schema.Boolean),
   /** Whether its acquirer reverses a capture before settlement; absent: the deployment's (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`). */
   captureReversal: Schema.optional(Schema.Boolean),
+  /** Its own rate limit of operations started; absent: the deployment's (`TILLFLOW_MERCHANT_RATE_LIMIT`, or none). */
+  rateLimit: Schema.optional(MerchantRegistry.RateLimit),
   enabled: Schema.Boolean,
   /** When it was registered (epoch ms). */
   createdAt: Schema.Number,
@@ -121,6 +123,22 @@ export const SetAcquirer = Schema.Struct({
 /** @see SetAcquirer */
 export type SetAcquirer = typeof SetAcquirer.Type
 
+/**
+ * A merchant's own rate limit of operations started, or `null`: back to the deployment's
+ * (`TILLFLOW_MERCHANT_RATE_LIMIT`, or none).
+ */
+export const SetRateLimit = Schema.Struct({
+  rateLimit: Schema.NullOr(MerchantRegistry.RateLimit)
+}).annotations({
+  identifier: "SetMerchantRateLimit",
+  description:
+    "The merchant's own rate limit of operations started (count per intervalMillis, 1000 or 60000, at most burst at once), or null to follow the deployment's (TILLFLOW_MERCHANT_RATE_LIMIT, or none). Past it, the merchant's new operations are refused 429 RateLimited.",
+  examples: [{ rateLimit: { count: 20, intervalMillis: 1_000, burst: 20 } }, { rateLimit: null }],
+  parseOptions: { onExcessProperty: "error", errors: "all" }
+})
+/** @see SetRateLimit */
+export type SetRateLimit = typeof SetRateLimit.Type
+
 /** A merchant id already registered: 409, `field` naming what collides. */
 export class MerchantConflict extends Schema.TaggedError<MerchantConflict>()(
   "MerchantConflict",
@@ -179,6 +197,16 @@ export class MerchantsGroup extends HttpApiGroup.make("merchants")
       .annotate(
         OpenApi.Description,
         `Partial reversals and reversing a capture before settlement, which the spec leaves to the acquirer: a reversal of the merchant's is decided with them (the intake's check and the workflows', which record their decision), each one unset the deployment's. ${adminOnly}`
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("setRateLimit")`/v1/merchants/${merchantId}/rate-limit`
+      .setPayload(SetRateLimit)
+      .addSuccess(merchantAnswer)
+      .annotate(OpenApi.Summary, "Set a merchant's own rate limit")
+      .annotate(
+        OpenApi.Description,
+        `How fast the merchant may start operations, over the deployment's TILLFLOW_MERCHANT_RATE_LIMIT (null: the deployment's again); applied by every worker to the merchant's next operation. ${adminOnly}`
       )
   )
   .add(

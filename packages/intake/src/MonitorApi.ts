@@ -163,6 +163,14 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
   )
   .add(
     HttpApiEndpoint.get("live", "/v1/monitor/live")
+      .setUrlParams(
+        Schema.Struct({
+          merchant: Schema.optional(Schema.String).annotations({
+            description:
+              "The merchant whose events to send, as Tillflow-Merchant names it (which takes precedence): for a browser's EventSource, which sends no headers of its own."
+          })
+        })
+      )
       .addSuccess(
         HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
           examples: [

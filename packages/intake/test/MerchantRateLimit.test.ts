@@ -2,9 +2,12 @@
  * A merchant's rate limit (issue 32's fair shares): the token bucket's decisions, in
  * integers, on Effect's clock (a `TestClock`); and on a running worker, a merchant's burst
  * past its limit refused with 429 and `Retry-After`, nothing started, counted in a metric,
- * while another merchant (and the deployment's own) still starts.
+ * while another merchant (and the deployment's own) still starts. A merchant's own limit in
+ * the registry (`POST /v1/merchants/{id}/rate-limit`) holds over the deployment's, and
+ * where the deployment sets none.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
+import { MerchantRegistry } from "@tillflow/core"
 import { Stack } from "@tillflow/intake"
 import * as MerchantRateLimit from "@tillflow/intake/MerchantRateLimit"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -72,20 +75,24 @@ describe("MerchantRateLimit", () => {
 
   it.effect("per merchant, on Effect's clock: one merchant's burst leaves another's bucket full", () =>
     Effect.gen(function* () {
-      const limiter = yield* MerchantRateLimit.make({ count: 1, intervalMillis: 60_000, burst: 2 })
-      const take = (merchant: string) => Effect.map(limiter.take(merchant), (d) => d._tag)
+      const limiter = yield* MerchantRateLimit.make
+      const perMinute = { count: 1, intervalMillis: 60_000, burst: 2 } as const
+      const take = (merchant: string) => Effect.map(limiter.take(merchant, perMinute), (d) => d._tag)
       expect([yield* take("a"), yield* take("a"), yield* take("a")]).toEqual([
         "Allowed",
         "Allowed",
         "Refused"
       ])
       expect([yield* take("b"), yield* take("b")]).toEqual(["Allowed", "Allowed"])
-      const refused = yield* limiter.take("a")
+      const refused = yield* limiter.take("a", perMinute)
       expect(refused._tag === "Refused" ? refused.retryAfterMillis : 0).toBe(60_000)
       yield* TestClock.adjust("59 seconds")
       expect(yield* take("a")).toBe("Refused")
       yield* TestClock.adjust("1 second")
       expect([yield* take("a"), yield* take("a")]).toEqual(["Allowed", "Refused"])
+      // The merchant's limit changed (its own set, or unset): its bucket starts again, full, under the new one.
+      const changed = Effect.map(limiter.take("a", perSecond(5, 1)), (d) => d._tag)
+      expect([yield* changed, yield* changed]).toEqual(["Allowed", "Refused"])
     })
   )
 })
@@ -93,10 +100,15 @@ describe("MerchantRateLimit", () => {
 // A key-encryption key for the test: the registry seals the merchants' keys under it.
 const kek = `kek-test:${Buffer.alloc(32, 7).toString("base64")}`
 
+// The KEK over the environment's configuration (DATABASE_URL: the tests' PostgreSQL).
+const withKek = ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]])).pipe(
+  ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+)
+
 // One operation a minute, two at once: a third within the minute is refused.
-const limit = { count: 1, intervalMillis: 60_000, burst: 2 }
+const limit: MerchantRateLimit.RateLimit = { count: 1, intervalMillis: 60_000, burst: 2 }
 const stack = running(23, {}, { merchantRateLimit: Option.some(limit) }).pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+  Layer.provide(Layer.setConfigProvider(withKek))
 )
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -170,8 +182,11 @@ describe("a merchant's rate limit on a running worker", () => {
           const again = yield* sale("RUSH-1", `rush-${run}-3`, rush)
           expect(again.status).toBe(429)
 
-          // The other merchant still starts, and the deployment's own merchant is not limited.
-          for (const i of [1, 2]) {
+          // The other merchant still starts — its own limit (ample) over the deployment's, which
+          // would refuse its third — and the deployment's own merchant is not limited.
+          const registry = yield* MerchantRegistry.MerchantRegistry
+          yield* registry.setRateLimit("calm-tea", { count: 100, intervalMillis: 1_000, burst: 100 })
+          for (const i of [1, 2, 3]) {
             const made = yield* sale("CALM-1", `calm-${run}-${i}`, calm)
             expect([made.status, made.json?.report?.verdict], made.text).toEqual([200, "approved"])
           }
@@ -185,6 +200,67 @@ describe("a merchant's rate limit on a running worker", () => {
           expect(metrics.text).toContain("# TYPE tillflow_merchant_rate_limited_total counter")
           expect(metrics.text).toMatch(/tillflow_merchant_rate_limited_total\{merchant="rush-bar"\} 3\n/)
           expect(metrics.text).toMatch(/tillflow_merchant_rate_limited_total\{merchant="calm-tea"\} 0\n/)
+        })
+    )
+  })
+})
+
+// No deployment's limit: only a merchant's own holds.
+const unlimited = running(29).pipe(Layer.provide(Layer.setConfigProvider(withKek)))
+
+describe("a merchant's own rate limit, the deployment setting none", () => {
+  layer(unlimited, { timeout: 120_000, excludeTestServices: true })((it) => {
+    it.effect(
+      "the merchant given its own low limit is refused 429 past it, the other is not; set back to the deployment's, it starts again",
+      () =>
+        Effect.gen(function* () {
+          yield* merchant("own-limit", "SIM-OWNL", "OWNL-1")
+          yield* merchant("no-limit", "SIM-NOL", "NOL-1")
+          const run = Date.now()
+          const limited = { "tillflow-merchant": "own-limit" }
+          const free = { "tillflow-merchant": "no-limit" }
+          const setLimit = (rateLimit: unknown) =>
+            call("POST", "/v1/merchants/own-limit/rate-limit", { body: JSON.stringify({ rateLimit }) })
+
+          // Its own: one a minute, one at once, set by the admin route.
+          const set = yield* setLimit({ count: 1, intervalMillis: 60_000, burst: 1 })
+          expect([set.status, set.json?.rateLimit], set.text).toEqual([
+            200,
+            { count: 1, intervalMillis: 60_000, burst: 1 }
+          ])
+          const first = yield* sale("OWNL-1", `ownl-${run}-1`, limited)
+          expect([first.status, first.json?.report?.verdict], first.text).toEqual([200, "approved"])
+          const refused = yield* sale("OWNL-1", `ownl-${run}-2`, limited)
+          expect([refused.status, refused.json?._tag, refused.json?.merchant], refused.text).toEqual([
+            429,
+            "RateLimited",
+            "own-limit"
+          ])
+          expect(refused.json?.message).toContain("rate limit of 1/min (burst 1)")
+          expect(refused.json?.message).toContain("its own: tillflow merchants rate-limit own-limit")
+          expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1)
+
+          // The other merchant, without a limit of its own (and none in the deployment), is not limited.
+          for (const i of [1, 2, 3]) {
+            const made = yield* sale("NOL-1", `nol-${run}-${i}`, free)
+            expect([made.status, made.json?.report?.verdict], made.text).toEqual([200, "approved"])
+          }
+
+          // A limit out of bounds is refused, naming the rule; nothing changes.
+          const bad = yield* setLimit({ count: 0, intervalMillis: 1_000, burst: 1 })
+          expect(bad.status, bad.text).toBe(400)
+          expect(bad.text).toContain("from 1 to 100000")
+          const listed = yield* call("GET", "/v1/merchants")
+          expect((listed.json as Json[]).map((m) => [m.id, m.rateLimit?.count])).toEqual([
+            ["no-limit", undefined],
+            ["own-limit", 1]
+          ])
+
+          // Back to the deployment's (none): the merchant's next operation starts.
+          const back = yield* setLimit(null)
+          expect([back.status, "rateLimit" in back.json], back.text).toEqual([200, false])
+          const again = yield* sale("OWNL-1", `ownl-${run}-3`, limited)
+          expect([again.status, again.json?.report?.verdict], again.text).toEqual([200, "approved"])
         })
     )
   })

@@ -103,7 +103,7 @@ const saleBody = (serial: string, key: string) =>
 describe("each merchant's people see only their own", () => {
   layer(stack, { timeout: 180_000, excludeTestServices: true })((it) => {
     it.effect(
-      "the live stream of a merchant's token carries its merchant's events only; an event naming no merchant is not sent",
+      "the live stream of a merchant's token carries its merchant's events only; an event naming no merchant is not sent; ?merchant= names one as the header does",
       () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
@@ -140,6 +140,21 @@ describe("each merchant's people see only their own", () => {
           const platform = yield* read(token, `probe-cafe-${run}-${token.length}`)
           expect(platform.text).toContain(`probe-tea-${run}`)
           expect(platform.text).toContain(`probe-none-${run}`)
+          // Named in the query (what a browser's EventSource can send): the platform's token
+          // gets that merchant's events only; a merchant's token naming another is refused.
+          const named = yield* readLive(
+            `${url}?merchant=cafe-sol`,
+            token,
+            async () => {
+              await Effect.runPromise(probe(`probe-tea-${run}-named`, "tea-house"))
+              await Effect.runPromise(probe(`probe-cafe-${run}-named`, "cafe-sol"))
+            },
+            `probe-cafe-${run}-named`
+          )
+          expect(named.status).toBe(200)
+          expect(named.text).not.toContain(`probe-tea-${run}-named`)
+          const other = yield* call("GET", "/v1/monitor/live?merchant=tea-house", { token: cafeToken })
+          expect([other.status, other.json?._tag], other.text).toEqual([403, "Forbidden"])
         })
     )
 

@@ -489,6 +489,18 @@ const merchantAcquirer = Effect.gen(function* () {
   yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN capture_reversal boolean`
 })
 
+// A merchant's own rate limit of operations started (issue 32): all three NULL for the
+// deployment's (TILLFLOW_MERCHANT_RATE_LIMIT), else all three set.
+const merchantRateLimit = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN rate_limit_count integer`
+  yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN rate_limit_interval_millis integer`
+  yield* sql`ALTER TABLE tillflow_merchants ADD COLUMN rate_limit_burst integer`
+  yield* sql`ALTER TABLE tillflow_merchants ADD CONSTRAINT tillflow_merchants_rate_limit_whole CHECK (
+    (rate_limit_count IS NULL) = (rate_limit_interval_millis IS NULL)
+    AND (rate_limit_count IS NULL) = (rate_limit_burst IS NULL))`
+})
+
 /** Every migration of the event store, by `id_name`. */
 export const migrations = {
   "1_create_event_store": createEventStore,
@@ -501,7 +513,8 @@ export const migrations = {
   "9_event_archive": eventArchive,
   "10_archived_event_ids": archivedEventIds,
   "11_merchant_registry": merchantRegistry,
-  "12_merchant_acquirer": merchantAcquirer
+  "12_merchant_acquirer": merchantAcquirer,
+  "13_merchant_rate_limit": merchantRateLimit
 } as const
 
 /** Applies the pending migrations; returns the ones applied now. */

@@ -1,7 +1,8 @@
 /**
  * The merchant registry on the store's database (PostgreSQL, or the embedded PGlite): the
  * `tillflow_merchants` and `tillflow_merchant_keys` tables of migration 11 (what a
- * merchant's acquirer supports: migration 12's nullable columns, NULL the deployment's). Keys are sealed
+ * merchant's acquirer supports: migration 12's nullable columns, NULL the deployment's; its own
+ * rate limit: migration 13's, likewise). Keys are sealed
  * by the `KeyWrapper` in context before they are written and opened only by `activeKeys`;
  * no statement reads or writes a key in the clear, and no listing returns one.
  *
@@ -26,6 +27,9 @@ const MerchantRow = Schema.Struct({
   virtual_terminal: Schema.NullOr(Schema.String),
   partial_reversal: Schema.NullOr(Schema.Boolean),
   capture_reversal: Schema.NullOr(Schema.Boolean),
+  rate_limit_count: Schema.NullOr(Schema.Number),
+  rate_limit_interval_millis: Schema.NullOr(Schema.Number),
+  rate_limit_burst: Schema.NullOr(Schema.Number),
   enabled: Schema.Boolean,
   created_at: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
@@ -45,6 +49,15 @@ const decodeSealed = Schema.decodeUnknown(
   Schema.Union(KeyWrapper.Sealed, Schema.parseJson(KeyWrapper.Sealed))
 )
 const validateNew = Schema.decodeUnknownEither(MerchantRegistry.NewMerchant)
+const validateRateLimit = Schema.decodeUnknownEither(MerchantRegistry.RateLimit)
+const decodeStoredRateLimit = Schema.decodeUnknown(MerchantRegistry.RateLimit)
+
+/** A rate limit in the row's three columns: all NULL when unset. */
+const rateLimitColumns = (limit: MerchantRegistry.RateLimit | undefined) => ({
+  count: limit?.count ?? null,
+  intervalMillis: limit?.intervalMillis ?? null,
+  burst: limit?.burst ?? null
+})
 
 const keyInfo = (row: KeyRow): MerchantRegistry.KeyInfo => ({
   keyId: row.key_id,
@@ -80,12 +93,21 @@ export const make: Effect.Effect<
   const get = (id: string) =>
     Effect.gen(function* () {
       const [row] = yield* sql`SELECT merchant_id, name, mcc, virtual_terminal, partial_reversal,
-        capture_reversal, enabled, created_at FROM tillflow_merchants WHERE merchant_id = ${id}`.pipe(
+        capture_reversal, rate_limit_count, rate_limit_interval_millis, rate_limit_burst, enabled, created_at
+        FROM tillflow_merchants WHERE merchant_id = ${id}`.pipe(
         Effect.flatMap(decodeMerchants),
         Effect.mapError(unavailable("reading merchants"))
       )
       if (row === undefined)
         return yield* new MerchantRegistry.MerchantNotFound({ message: `no merchant ${id}` })
+      const rateLimit =
+        row.rate_limit_count === null
+          ? undefined
+          : yield* decodeStoredRateLimit({
+              count: row.rate_limit_count,
+              intervalMillis: row.rate_limit_interval_millis,
+              burst: row.rate_limit_burst
+            }).pipe(Effect.mapError(unavailable(`the rate limit of ${id}`)))
       return {
         id: row.merchant_id,
         name: row.name,
@@ -93,6 +115,7 @@ export const make: Effect.Effect<
         ...(row.virtual_terminal === null ? {} : { virtualTerminal: row.virtual_terminal }),
         ...(row.partial_reversal === null ? {} : { partialReversal: row.partial_reversal }),
         ...(row.capture_reversal === null ? {} : { captureReversal: row.capture_reversal }),
+        ...(rateLimit === undefined ? {} : { rateLimit }),
         enabled: row.enabled,
         createdAt: row.created_at,
         keys: (yield* keysOf(id)).map(keyInfo)
@@ -108,10 +131,13 @@ export const make: Effect.Effect<
         })
       }
       const m = valid.right
+      const limit = rateLimitColumns(m.rateLimit)
       const inserted = yield* sql`INSERT INTO tillflow_merchants
-          (merchant_id, name, mcc, virtual_terminal, partial_reversal, capture_reversal, created_at)
+          (merchant_id, name, mcc, virtual_terminal, partial_reversal, capture_reversal,
+           rate_limit_count, rate_limit_interval_millis, rate_limit_burst, created_at)
         VALUES (${m.id}, ${m.name}, ${m.mcc}, ${m.virtualTerminal ?? null}, ${m.partialReversal ?? null},
-          ${m.captureReversal ?? null}, ${yield* Clock.currentTimeMillis})
+          ${m.captureReversal ?? null}, ${limit.count}, ${limit.intervalMillis}, ${limit.burst},
+          ${yield* Clock.currentTimeMillis})
         ON CONFLICT (merchant_id) DO NOTHING RETURNING merchant_id`.pipe(
         Effect.mapError(unavailable("registering"))
       )
@@ -143,6 +169,26 @@ export const make: Effect.Effect<
     Effect.gen(function* () {
       const changed = yield* sql`UPDATE tillflow_merchants
         SET partial_reversal = ${acquirer.partialReversal ?? null}, capture_reversal = ${acquirer.captureReversal ?? null}
+        WHERE merchant_id = ${id} RETURNING merchant_id`.pipe(Effect.mapError(unavailable("changing")))
+      if (changed.length === 0)
+        return yield* new MerchantRegistry.MerchantNotFound({ message: `no merchant ${id}` })
+      return yield* get(id)
+    })
+
+  const setRateLimit = (id: string, rateLimit: MerchantRegistry.RateLimit | undefined) =>
+    Effect.gen(function* () {
+      if (rateLimit !== undefined) {
+        const valid = validateRateLimit(rateLimit, { errors: "all", onExcessProperty: "error" })
+        if (Either.isLeft(valid)) {
+          return yield* new MerchantRegistry.MerchantRefused({
+            message: ParseResult.TreeFormatter.formatErrorSync(valid.left)
+          })
+        }
+      }
+      const limit = rateLimitColumns(rateLimit)
+      const changed = yield* sql`UPDATE tillflow_merchants
+        SET rate_limit_count = ${limit.count}, rate_limit_interval_millis = ${limit.intervalMillis},
+          rate_limit_burst = ${limit.burst}
         WHERE merchant_id = ${id} RETURNING merchant_id`.pipe(Effect.mapError(unavailable("changing")))
       if (changed.length === 0)
         return yield* new MerchantRegistry.MerchantNotFound({ message: `no merchant ${id}` })
@@ -216,7 +262,18 @@ export const make: Effect.Effect<
     return rows.length
   })
 
-  return { register, list, get, setEnabled, setAcquirer, addKey, retireKey, activeKeys, rewrapKeys }
+  return {
+    register,
+    list,
+    get,
+    setEnabled,
+    setAcquirer,
+    setRateLimit,
+    addKey,
+    retireKey,
+    activeKeys,
+    rewrapKeys
+  }
 })
 
 /** The registry over the store's `SqlClient` and the deployment's `KeyWrapper`. */

@@ -988,7 +988,8 @@ const sqlStoreSuite = <E>(
           "event_archive",
           "archived_event_ids",
           "merchant_registry",
-          "merchant_acquirer"
+          "merchant_acquirer",
+          "merchant_rate_limit"
         ])
       })
     )

@@ -140,6 +140,43 @@ const suite = <E>(name: string, storeLayer: Layer.Layer<SqlClient.SqlClient, E>)
           expect(yield* acquirerOf("nobody")).toEqual(Option.none())
         })
     )
+
+    it.effect(
+      "a merchant's own rate limit: registered, changed, set back to the deployment's; out of bounds refused",
+      () =>
+        Effect.gen(function* () {
+          const registry = yield* registryUnder(KeyWrapper.aesGcm(kek("kek-1", 7)))
+          const limited = yield* registry.register({
+            id: "m-limited",
+            name: "Limited",
+            mcc: "5812",
+            rateLimit: { count: 2, intervalMillis: 1_000, burst: 2 }
+          })
+          expect(limited.rateLimit).toEqual({ count: 2, intervalMillis: 1_000, burst: 2 })
+          const free = yield* registry.register({ id: "m-free", name: "Free", mcc: "5812" })
+          expect("rateLimit" in free).toBe(false)
+          const changed = yield* registry.setRateLimit("m-free", {
+            count: 600,
+            intervalMillis: 60_000,
+            burst: 30
+          })
+          expect(changed.rateLimit).toEqual({ count: 600, intervalMillis: 60_000, burst: 30 })
+          expect((yield* registry.list).find((m) => m.id === "m-free")?.rateLimit?.burst).toBe(30)
+          const back = yield* registry.setRateLimit("m-limited", undefined)
+          expect("rateLimit" in back).toBe(false)
+          expect(
+            (yield* Effect.flip(
+              registry.setRateLimit("m-free", { count: 0, intervalMillis: 1_000, burst: 1 })
+            )).message
+          ).toContain("from 1 to 100000")
+          expect((yield* registry.get("m-free")).rateLimit?.count).toBe(600)
+          expect(
+            (yield* Effect.flip(
+              registry.setRateLimit("nobody", { count: 1, intervalMillis: 1_000, burst: 1 })
+            ))._tag
+          ).toBe("MerchantNotFound")
+        })
+    )
   })
 
 describe("SqlMerchantRegistry", () => {

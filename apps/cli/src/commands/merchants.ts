@@ -6,9 +6,12 @@
  * (`TILLFLOW_MERCHANT_KEY`, typed without echo, or standard input — never an argument).
  *
  * - `add <id> --name N --mcc 5812 [--virtual-terminal S] [--partial-reversal yes|no]
- *   [--capture-reversal yes|no]`, `list`, `disable <id>`, `enable <id>`;
+ *   [--capture-reversal yes|no] [--rate-limit 20/s [--rate-burst N]]`, `list`, `disable <id>`,
+ *   `enable <id>`;
  * - `acquirer <id> [--partial-reversal yes|no|default] [--capture-reversal yes|no|default]`:
  *   what the merchant's acquirer supports (`default`: the deployment's; left out: unchanged);
+ * - `rate-limit <id> <rate|default> [--rate-burst N]`: the merchant's own rate limit of
+ *   operations started (`default`: the deployment's, `TILLFLOW_MERCHANT_RATE_LIMIT`);
  * - `add-key <id> [--kind merchant|partner]`, `retire-key <id> <keyId>`;
  * - `rewrap-keys`: every key sealed under an older key-encryption key, rewrapped under the current.
  *
@@ -21,11 +24,13 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { KeyWrapper, MerchantRegistry } from "@tillflow/core"
 import * as IntakeClient from "@tillflow/intake/IntakeClient"
+import * as MerchantRateLimit from "@tillflow/intake/MerchantRateLimit"
 import type * as MerchantsApi from "@tillflow/intake/MerchantsApi"
 import * as Stack from "@tillflow/intake/Stack"
 import * as WorkerConfig from "@tillflow/intake/WorkerConfig"
 import { SqlMerchantRegistry } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { BackendError, runningWorker } from "../Backend.js"
@@ -74,7 +79,7 @@ const capability = (name: string, value: boolean | undefined) =>
   value === undefined ? "" : `  ${name} ${value ? "yes" : "no"}`
 
 const describeMerchant = (m: MerchantRegistry.Merchant): ReadonlyArray<string> => [
-  `${m.id}  ${m.name}  MCC ${m.mcc}${m.virtualTerminal === undefined ? "" : `  virtual terminal ${m.virtualTerminal}`}${capability("partial reversals", m.partialReversal)}${capability("capture reversals", m.captureReversal)}  ${m.enabled ? "enabled" : "DISABLED"}`,
+  `${m.id}  ${m.name}  MCC ${m.mcc}${m.virtualTerminal === undefined ? "" : `  virtual terminal ${m.virtualTerminal}`}${capability("partial reversals", m.partialReversal)}${capability("capture reversals", m.captureReversal)}${m.rateLimit === undefined ? "" : `  rate limit ${MerchantRateLimit.format(m.rateLimit)}`}  ${m.enabled ? "enabled" : "DISABLED"}`,
   ...m.keys.map(
     (k) =>
       `  ${k.keyId}  ${k.kind}  ${k.state}  added ${new Date(k.createdAt).toISOString()}${k.retiredAt === undefined ? "" : `  retired ${new Date(k.retiredAt).toISOString()}`}  sealed under ${k.kek}`
@@ -100,6 +105,19 @@ const captureWhat = "reverses a capture before settlement (TILLFLOW_ACQUIRER_CAP
 const capabilityOf = (o: Option.Option<string>): boolean | null | undefined =>
   Option.isNone(o) ? undefined : o.value === "default" ? null : o.value === "yes"
 
+/** `--rate-burst`: the burst of the merchant's own rate limit. */
+const rateBurst = Options.text("rate-burst").pipe(
+  Options.withDescription("how many operations the merchant may start at once (default: one second's)"),
+  Options.optional
+)
+
+/** A rate as typed (`20/s`, `600/min`, `20`) with its burst, or why not, naming the options. */
+const rateLimitOf = (rate: string, burst: Option.Option<string>) =>
+  MerchantRateLimit.parse(rate, Option.getOrUndefined(burst), {
+    limit: "the rate limit",
+    burst: "--rate-burst"
+  }).pipe(Either.mapLeft((message) => new Output.UsageError({ message })))
+
 const add = Command.make(
   "add",
   {
@@ -112,23 +130,45 @@ const add = Command.make(
       Options.optional
     ),
     partialReversal: capabilityOption("partial-reversal", partialWhat, yesNo),
-    captureReversal: capabilityOption("capture-reversal", captureWhat, yesNo)
+    captureReversal: capabilityOption("capture-reversal", captureWhat, yesNo),
+    rateLimit: Options.text("rate-limit").pipe(
+      Options.withDescription(
+        "the merchant's own rate limit of operations started: 20/s, 600/min or 20 (per second); left out: the deployment's (TILLFLOW_MERCHANT_RATE_LIMIT)"
+      ),
+      Options.optional
+    ),
+    rateBurst
   },
   Handler.make((o) =>
-    withRegistry(
-      Effect.gen(function* () {
-        const merchant = yield* (yield* MerchantRegistry.MerchantRegistry).register({
-          id: o.id,
-          name: o.name,
-          mcc: o.mcc,
-          ...(Option.isSome(o.virtualTerminal) ? { virtualTerminal: o.virtualTerminal.value } : {}),
-          ...(Option.isSome(o.partialReversal) ? { partialReversal: o.partialReversal.value === "yes" } : {}),
-          ...(Option.isSome(o.captureReversal) ? { captureReversal: o.captureReversal.value === "yes" } : {})
+    Effect.gen(function* () {
+      if (Option.isNone(o.rateLimit) && Option.isSome(o.rateBurst)) {
+        return yield* new Output.UsageError({
+          message: "--rate-burst needs --rate-limit (the rate the burst is of)"
         })
-        yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
-        return Output.ExitCode.ok
-      })
-    )
+      }
+      const rateLimit = Option.isSome(o.rateLimit)
+        ? yield* rateLimitOf(o.rateLimit.value, o.rateBurst)
+        : undefined
+      return yield* withRegistry(
+        Effect.gen(function* () {
+          const merchant = yield* (yield* MerchantRegistry.MerchantRegistry).register({
+            id: o.id,
+            name: o.name,
+            mcc: o.mcc,
+            ...(Option.isSome(o.virtualTerminal) ? { virtualTerminal: o.virtualTerminal.value } : {}),
+            ...(Option.isSome(o.partialReversal)
+              ? { partialReversal: o.partialReversal.value === "yes" }
+              : {}),
+            ...(Option.isSome(o.captureReversal)
+              ? { captureReversal: o.captureReversal.value === "yes" }
+              : {}),
+            ...(rateLimit === undefined ? {} : { rateLimit })
+          })
+          yield* Output.print(o.json, merchant, () => describeMerchant(merchant))
+          return Output.ExitCode.ok
+        })
+      )
+    })
   )
 ).pipe(Command.withDescription("registers a merchant (enabled, without keys yet)"))
 
@@ -213,6 +253,49 @@ const acquirer = Command.make(
   )
 )
 
+const rateLimit = Command.make(
+  "rate-limit",
+  {
+    json: common.json,
+    id,
+    rate: Args.text({ name: "rate" }).pipe(
+      Args.withDescription(
+        "20/s, 600/min or 20 (per second); default: the deployment's (TILLFLOW_MERCHANT_RATE_LIMIT)"
+      )
+    ),
+    rateBurst
+  },
+  Handler.make((o) =>
+    Effect.gen(function* () {
+      const deployment = o.rate.trim() === "default"
+      if (deployment && Option.isSome(o.rateBurst)) {
+        return yield* new Output.UsageError({
+          message: "--rate-burst is the burst of a rate: not with default"
+        })
+      }
+      const limit = deployment ? undefined : yield* rateLimitOf(o.rate, o.rateBurst)
+      return yield* withRegistry(
+        Effect.gen(function* () {
+          const merchant = yield* (yield* MerchantRegistry.MerchantRegistry).setRateLimit(o.id, limit)
+          yield* Output.print(o.json, merchant, () =>
+            [
+              ...describeMerchant(merchant),
+              merchant.rateLimit === undefined
+                ? `  rate limit: the deployment's (TILLFLOW_MERCHANT_RATE_LIMIT)`
+                : ""
+            ].filter((line) => line !== "")
+          )
+          return Output.ExitCode.ok
+        })
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "sets a merchant's own rate limit of operations started (20/s, 600/min), or default: the deployment's (TILLFLOW_MERCHANT_RATE_LIMIT)"
+  )
+)
+
 const keysAdd = Command.make(
   "add-key",
   {
@@ -284,6 +367,7 @@ export const merchants = Command.make("merchants").pipe(
     enabled("disable"),
     enabled("enable"),
     acquirer,
+    rateLimit,
     keysAdd,
     keysRetire,
     keysRewrap

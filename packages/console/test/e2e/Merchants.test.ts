@@ -2,14 +2,15 @@
  * The Merchants page, in Chromium (Playwright) against a real worker holding a
  * key-encryption key: an admin registers a merchant, adds an API key (typed into a password
  * field, sent once on a double click, never shown again) and disables the merchant, each
- * confirmed in a dialog and sent once, then retires the key; an operator is not offered the page, and the server
- * refuses the list to their session (403).
+ * confirmed in a dialog and sent once, then retires the key; the page shows the merchant's
+ * acquirer capabilities and rate limit, the deployment's until set, its own once set. An
+ * operator is not offered the page, and the server refuses the list to their session (403).
  */
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Chromium from "../../src/testing/Chromium.js"
 import * as ActionsScenario from "./ActionsScenario.js"
-import { listed, secretKey, start } from "./MerchantsScenario.js"
+import { configure, listed, secretKey, start } from "./MerchantsScenario.js"
 import { inCi, requireBrowser } from "./Scenario.js"
 import type * as Worker from "./Worker.js"
 
@@ -46,6 +47,11 @@ describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)",
     await row.waitFor()
     expect(await page.locator("#merchants-notice").textContent()).toBe("m-e2e registered.")
     expect(await row.textContent()).toContain("Café Console")
+    // Registered without them: its acquirer's capabilities and its rate limit are the deployment's.
+    expect(await row.locator(".merchant-acquirer").innerText()).toBe(
+      "partial reversal: deployment's\ncapture reversal: deployment's"
+    )
+    expect(await row.locator(".merchant-rate-limit").textContent()).toBe("deployment's")
 
     await row.locator("button[data-action=add-key]").click()
     expect(await page.getAttribute("#merchant-key", "type")).toBe("password")
@@ -56,6 +62,24 @@ describe.skipIf(!Chromium.available() && !inCi)("the Merchants page (Chromium)",
     expect(merchant?.keys).toEqual([expect.objectContaining({ state: "active" })])
     expect(await page.locator("#merchant-key").count()).toBe(0)
     expect(await page.content()).not.toContain(secretKey)
+
+    // Set for the merchant (the CLI's or the API's), the page shows its own after a reload.
+    await configure(
+      worker,
+      "m-e2e",
+      { partialReversal: true, captureReversal: false },
+      {
+        count: 20,
+        intervalMillis: 1_000,
+        burst: 40
+      }
+    )
+    await page.reload()
+    await row.waitFor()
+    expect(await row.locator(".merchant-acquirer").innerText()).toBe(
+      "partial reversal: yes\ncapture reversal: no"
+    )
+    expect(await row.locator(".merchant-rate-limit").textContent()).toBe("20/s (burst 40)")
 
     await row.locator("button[data-action=disable]").click()
     expect(await page.locator("#merchant-state-question").textContent()).toContain(

@@ -1,13 +1,13 @@
 /**
  * The Merchants page in Firefox (Puppeteer over WebDriver BiDi), as the Chromium test does
  * (`Merchants.test.ts`): an admin registers a merchant, adds a key in a password field (sent
- * once on a double click, shown nowhere afterwards) and disables the merchant after a
- * confirmation; an operator is offered no Merchants page and is refused the list (403).
+ * once on a double click, shown nowhere afterwards), sees its acquirer and rate limit (the
+ * deployment's, then its own once set) and disables the merchant after a confirmation; an operator is offered no Merchants page and is refused the list (403).
  */
 import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Firefox from "../../src/testing/Firefox.js"
-import { listed, secretKey, start } from "./MerchantsScenario.js"
+import { configure, listed, secretKey, start } from "./MerchantsScenario.js"
 import { count, inCi, requireBrowser, text } from "./Scenario.js"
 import type * as Worker from "./Worker.js"
 
@@ -61,6 +61,23 @@ describe.skipIf(!Firefox.available() && !inCi)("the Merchants page (Firefox)", (
     expect((await listed(worker))[0]?.keys.map((k) => k.state)).toEqual(["active"])
     expect(await count(page, "#merchant-key")).toBe(0)
     expect(await page.content()).not.toContain(secretKey)
+
+    // Its acquirer and rate limit: the deployment's, then its own once set through the API.
+    const row = "tr[data-merchant=m-ff]"
+    expect(await text(page, `${row} .merchant-rate-limit`)).toBe("deployment's")
+    await configure(
+      worker,
+      "m-ff",
+      { partialReversal: false },
+      { count: 600, intervalMillis: 60_000, burst: 30 }
+    )
+    await page.reload()
+    await page.waitForSelector(row)
+    expect(await text(page, `${row} .merchant-rate-limit`)).toBe("600/min (burst 30)")
+    expect(await text(page, `${row} [data-capability="partial reversal"]`)).toBe("partial reversal: no")
+    expect(await text(page, `${row} [data-capability="capture reversal"]`)).toBe(
+      "capture reversal: deployment's"
+    )
 
     await page.click("tr[data-merchant=m-ff] button[data-action=disable]")
     expect(await text(page, "#merchant-state-question")).toContain("Disable Café Firefox (m-ff)?")

@@ -1,7 +1,8 @@
 /**
  * What the Merchants page's tests share, in Chromium and Firefox: a worker with a
  * key-encryption key and two operators (ada an admin, ana an operator), the key the admin
- * types, and the merchants as the API lists them.
+ * types, the merchants as the API lists them, and a merchant's acquirer and rate limit set
+ * through the API.
  */
 import * as Effect from "effect/Effect"
 import * as Operators from "../../src/Operators.js"
@@ -31,3 +32,20 @@ export const start = async (): Promise<Worker.Worker> =>
 /** The merchants of the worker (with the intake's token). */
 export const listed = async (worker: Worker.Worker): Promise<ReadonlyArray<Listed>> =>
   (await (await client(worker).api("GET", `${worker.base}/v1/merchants`)).json()) as ReadonlyArray<Listed>
+
+/** Sets, with the intake's token, what `merchant`'s acquirer supports and its own rate limit. */
+export const configure = async (
+  worker: Worker.Worker,
+  merchant: string,
+  acquirer: { readonly partialReversal?: boolean | null; readonly captureReversal?: boolean | null },
+  rateLimit: { readonly count: number; readonly intervalMillis: number; readonly burst: number } | null
+): Promise<void> => {
+  const api = client(worker).api
+  for (const [route, body] of [
+    ["acquirer", acquirer],
+    ["rate-limit", { rateLimit }]
+  ] as const) {
+    const reply = await api("POST", `${worker.base}/v1/merchants/${merchant}/${route}`, body)
+    if (reply.status !== 200) throw new Error(`${route}: ${reply.status} ${await reply.text()}`)
+  }
+}

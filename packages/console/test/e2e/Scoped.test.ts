@@ -3,9 +3,10 @@
  * against a real worker serving two merchants: lena (cafe-sol's) sees the merchant she acts
  * for, her merchant's executions and not the other's, no link to the pages that span every
  * merchant, her merchant's ledger only, opens one of her executions (another merchant's is not found), and a new sale
- * of hers shows up without a reload (polled: the live feed is the platform's) while the
- * other merchant's does not; her console never calls a route refused to her. max (both
- * merchants) chooses the merchant he acts for, and refunds one of its sales.
+ * of hers shows up without a reload, through the live feed filtered to her merchant (the
+ * status line says `live`; nothing is polled) while the other merchant's does not; her
+ * console never calls a route refused to her. max (both merchants) chooses the merchant he
+ * acts for — his feed follows it — and refunds one of its sales.
  */
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -32,6 +33,8 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
   let page: Page
   const requested: Array<string> = []
   const refused: Array<string> = []
+  // The live feed's requests, with their query (the merchant they name), and their answers.
+  const feeds: Array<string> = []
 
   beforeAll(async () => {
     requireBrowser("Chromium", Chromium.available(), Chromium.executablePath, "chromium")
@@ -42,7 +45,9 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     page = context.pages()[0] ?? (await context.newPage())
     page.on("request", (request) => requested.push(new URL(request.url()).pathname))
     page.on("response", (response) => {
-      if (response.status() === 403) refused.push(new URL(response.url()).pathname)
+      const url = new URL(response.url())
+      if (response.status() === 403) refused.push(url.pathname)
+      if (url.pathname === "/v1/monitor/live") feeds.push(`${url.search} ${response.status()}`)
     })
   }, 240_000)
 
@@ -66,13 +71,19 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     expect(await page.locator(`tr[data-execution="${other}"]`).count()).toBe(0)
     expect(await page.locator("#executions caption").textContent()).toMatch(/^1 executions/)
 
-    // A new sale of hers appears without a reload; the other merchant's does not.
+    // The live feed, as the platform's console has it: filtered on the server to her merchant.
+    await expect.poll(() => page.locator("#live-status").textContent()).toBe("live")
+    expect(feeds).toEqual(["?merchant=cafe-sol 200"])
+
+    // A new sale of hers appears without a reload, told by the feed (nothing polls); the
+    // other merchant's does not.
     await mark(page)
     const later = await sale(worker, cafe)
     const otherLater = await sale(worker, tea)
     await page.locator(`tr[data-execution="${later}"]`).waitFor({ timeout: 15_000 })
     expect(await marked(page)).toBe(true)
     expect(await page.locator(`tr[data-execution="${otherLater}"]`).count()).toBe(0)
+    expect(await page.locator("#live-status").textContent()).toBe("live")
 
     // One of hers, opened from the list: its outcome, its actions, its history.
     await page.locator(`tr[data-execution="${own}"] a`).click()
@@ -94,13 +105,13 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     expect(await page.locator("#ledger tbody tr td:nth-child(2)").allTextContents()).toEqual([cafe.serial])
     expect(await page.locator("#verify-chain").count()).toBe(0)
 
-    // Her console called nothing refused to her: no live feed, no chain check, no monitor of terminals.
+    // Her console called nothing refused to her: no chain check, no monitor of terminals, no alerts.
     expect(requested.filter((path) => platformRoutes.some((route) => path.startsWith(route)))).toEqual([])
     expect(refused).toEqual([])
   }, 120_000)
 
   it("an operator of two merchants chooses the one he acts for", async () => {
-    // Off the console's page first: it would poll, get 401 and go to the login page itself.
+    // Off the console's page first: its reads would get 401 and go to the login page itself.
     await page.goto(`${worker.base}/console/assets/console.css`)
     await context.clearCookies()
     await ActionsScenario.login(page, worker, "max", "max-secret")
@@ -115,6 +126,9 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     await page.selectOption("#acting-for", tea.id)
     await page.waitForLoadState("load")
     await expect.poll(() => page.locator("#acting-for").inputValue()).toBe(tea.id)
+    // His feed follows the merchant he acts for.
+    await expect.poll(() => page.locator("#live-status").textContent()).toBe("live")
+    expect(feeds.at(-1)).toBe("?merchant=tea-house 200")
     await page.locator("#executions").waitFor()
     // Every row now is tea-house's: its terminal's.
     await expect

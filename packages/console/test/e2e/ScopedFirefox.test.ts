@@ -2,8 +2,9 @@
  * The console of an operator limited to merchants in Firefox (Puppeteer over WebDriver
  * BiDi), as the Chromium test does (`Scoped.test.ts`): lena (cafe-sol's) sees whom she acts
  * for, her merchant's executions and not the other merchant's, no link to the platform's
- * pages, a new sale of hers without a reload, and opens one of hers; her page asked for no
- * route refused to her; max (both merchants) chooses the merchant he acts for.
+ * pages, a new sale of hers without a reload through the live feed (the status line says
+ * `live`; nothing is polled), and opens one of hers; her page asked for no route refused to
+ * her; max (both merchants) chooses the merchant he acts for.
  */
 import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,7 +22,7 @@ describe.skipIf(!Firefox.available() && !inCi)("an operator limited to a merchan
 
   const login = async (name: string) => {
     // Logged out first, from a page of the origin that runs no script (the console's page
-    // would poll, get 401 and go to the login page itself, racing the test's navigation).
+    // would read, get 401 and go to the login page itself, racing the test's navigation).
     await page.goto(`${worker.base}/console/assets/console.css`)
     await page.evaluate(() => fetch("/console/logout", { method: "POST" }).then(() => undefined))
     await page.goto(`${worker.base}/console`)
@@ -62,13 +63,18 @@ describe.skipIf(!Firefox.available() && !inCi)("an operator limited to a merchan
     await page.waitForSelector(`tr[data-execution="${own}"]`)
     expect(await count(page, `tr[data-execution="${other}"]`)).toBe(0)
 
-    // A new sale of hers appears without a reload; the other merchant's does not.
+    // The live feed, filtered on the server to her merchant, as the platform's console has it.
+    await expect.poll(() => text(page, "#live-status")).toBe("live")
+
+    // A new sale of hers appears without a reload, told by the feed (nothing polls); the
+    // other merchant's does not.
     await mark(page)
     const later = await sale(worker, cafe)
     const otherLater = await sale(worker, tea)
     await page.waitForSelector(`tr[data-execution="${later}"]`, { timeout: 15_000 })
     expect(await marked(page)).toBe(true)
     expect(await count(page, `tr[data-execution="${otherLater}"]`)).toBe(0)
+    expect(await text(page, "#live-status")).toBe("live")
 
     await page.click(`tr[data-execution="${own}"] a`)
     await page.waitForSelector(".verdict")
@@ -76,7 +82,7 @@ describe.skipIf(!Firefox.available() && !inCi)("an operator limited to a merchan
     await page.waitForSelector("button[data-action=refund]")
     expect(await count(page, "main p.error")).toBe(0)
 
-    // Her page asked for nothing that spans every merchant (no live feed, no audit).
+    // Her page asked for nothing that spans every merchant (no audit, no alerts).
     expect((await asked()).filter((path) => platformRoutes.some((route) => path.startsWith(route)))).toEqual(
       []
     )

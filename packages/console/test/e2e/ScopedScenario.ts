@@ -19,9 +19,11 @@ export const merchants = [
 /** The worker pages that span every merchant: never offered to a limited operator. */
 export const platformPages = ["alerts", "terminals", "merchants"] as const
 
-/** The routes a limited operator's console must never call (refused to it: 403). */
+/**
+ * The routes a limited operator's console must never call (refused to it: 403). The live
+ * feed is not one: it is answered to it filtered to its merchant's events.
+ */
 export const platformRoutes = [
-  "/v1/monitor/live",
   "/v1/monitor/terminals",
   "/v1/monitor/alerts",
   "/v1/audit/verify",

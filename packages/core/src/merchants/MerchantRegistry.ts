@@ -1,7 +1,8 @@
 /**
  * Merchants as data (issue 32): the merchants a deployment serves — id, name, MCC, the
  * virtual terminal of their MOTO sales, what their acquirer supports (each unset one the
- * deployment's), enabled or not — and their API keys, several per
+ * deployment's), their own rate limit (unset: the deployment's), enabled or not — and
+ * their API keys, several per
  * merchant, of the merchant's or a partner's kind, each active or retired. A key is kept
  * sealed (`KeyWrapper`: envelope encryption under the deployment's key-encryption key) and
  * is only ever handed out opened to what calls the service (`activeKeys`); listings show a
@@ -30,6 +31,35 @@ export const KeyKind = Schema.Literal("merchant", "partner")
 /** @see KeyKind */
 export type KeyKind = typeof KeyKind.Type
 
+/** The largest count of operations per second or per minute, and the largest burst, a rate limit may name. */
+export const maxRateCount = 100_000
+
+const rateCount = (what: string) =>
+  Schema.Int.pipe(
+    Schema.between(1, maxRateCount, {
+      message: () => `${what} is a whole number from 1 to ${maxRateCount}`
+    })
+  )
+
+/**
+ * A rate limit of operations started: `count` per `intervalMillis` (a second or a minute),
+ * at most `burst` at once. A merchant's own, or the deployment's
+ * (`TILLFLOW_MERCHANT_RATE_LIMIT`); the intake's `MerchantRateLimit` applies it.
+ */
+export const RateLimit = Schema.Struct({
+  count: rateCount("a rate limit's count"),
+  intervalMillis: Schema.Literal(1_000, 60_000).annotations({
+    message: () => "a rate limit's interval is 1000 (per second) or 60000 (per minute) milliseconds"
+  }),
+  burst: rateCount("a rate limit's burst")
+}).annotations({
+  identifier: "MerchantRateLimit",
+  description:
+    "Operations started: count per intervalMillis (1000: per second, 60000: per minute), at most burst at once."
+})
+/** @see RateLimit */
+export type RateLimit = typeof RateLimit.Type
+
 /** What registers a merchant. */
 export const NewMerchant = Schema.Struct({
   id: MerchantId,
@@ -47,7 +77,12 @@ export const NewMerchant = Schema.Struct({
    * Whether the merchant's acquirer reverses a capture before settlement; unset: the
    * deployment's (`TILLFLOW_ACQUIRER_CAPTURE_REVERSAL`).
    */
-  captureReversal: Schema.optional(Schema.Boolean)
+  captureReversal: Schema.optional(Schema.Boolean),
+  /**
+   * How fast the merchant may start operations; unset: the deployment's
+   * (`TILLFLOW_MERCHANT_RATE_LIMIT`, none when that is unset).
+   */
+  rateLimit: Schema.optional(RateLimit)
 })
 /** @see NewMerchant */
 export type NewMerchant = typeof NewMerchant.Type
@@ -135,6 +170,14 @@ export interface Service {
    * (`undefined`: the deployment's from then on).
    */
   readonly setAcquirer: (id: string, acquirer: Acquirer) => Effect.Effect<Merchant, RegistryError>
+  /**
+   * Sets the merchant's own rate limit, or unsets it (`undefined`: the deployment's from
+   * then on); a limit outside {@link RateLimit}'s bounds is refused.
+   */
+  readonly setRateLimit: (
+    id: string,
+    rateLimit: RateLimit | undefined
+  ) => Effect.Effect<Merchant, RegistryError>
   /** Seals and stores a key for the merchant; its id. */
   readonly addKey: (
     id: string,
@@ -167,6 +210,7 @@ export const unconfigured = (reason: string): Service => {
     get: () => refuse,
     setEnabled: () => refuse,
     setAcquirer: () => refuse,
+    setRateLimit: () => refuse,
     addKey: () => refuse,
     retireKey: () => refuse,
     activeKeys: () => refuse,

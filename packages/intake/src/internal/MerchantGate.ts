@@ -4,9 +4,12 @@
  * registered and enabled. What is already running goes on — a disabled merchant's sale in
  * flight still learns its outcome — and reads are never refused here. The deployment's own
  * merchant (no merchant named) always passes. A merchant's MOTO sale naming no terminal is
- * booked on its own virtual terminal ({@link withVirtualTerminal}). With a rate limit
- * (`TILLFLOW_MERCHANT_RATE_LIMIT`), a registered, enabled merchant past it is refused too
- * (`RateLimited`, 429): the deployment's own merchant is not limited.
+ * booked on its own virtual terminal ({@link withVirtualTerminal}). With a rate limit — the
+ * merchant's own in the registry, else the deployment's (`TILLFLOW_MERCHANT_RATE_LIMIT`) —
+ * a registered, enabled merchant past it is refused too (`RateLimited`, 429): the
+ * deployment's own merchant is not limited. The merchant's own limit comes from the same
+ * read of the registry that checks it is enabled, made for every new operation: a limit
+ * changed applies to the next one.
  */
 import { MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
@@ -50,8 +53,8 @@ export const withVirtualTerminal = (
 
 /**
  * The gate over the `MerchantRegistry` in context, if any, and the engine's store and queue;
- * with `rateLimit`, each merchant's new operations also within it (a bucket per merchant,
- * in this worker's memory).
+ * each merchant's new operations within its own rate limit, else `rateLimit` (the
+ * deployment's), if either (a bucket per merchant, in this worker's memory).
  */
 export const make = (
   rateLimit: Option.Option<MerchantRateLimit.RateLimit> = Option.none()
@@ -60,7 +63,7 @@ export const make = (
     const registry = yield* Effect.serviceOption(MerchantRegistry.MerchantRegistry)
     const store = yield* EventStore.EventStore
     const engine = yield* DurableEngine.DurableEngine
-    const limiter = Option.isSome(rateLimit) ? yield* MerchantRateLimit.make(rateLimit.value) : undefined
+    const limiter = yield* MerchantRateLimit.make
 
     /** The tenant an execution was started for (its `WorkflowStarted` metadata); none when unknown. */
     const tenantOf = (executionId: string) =>
@@ -121,14 +124,19 @@ export const make = (
           message: `merchant ${merchant} is disabled: it takes no new operations (tillflow merchants enable ${merchant})`
         })
       }
-      if (limiter !== undefined) {
-        const decision = yield* limiter.take(merchant)
+      const limit = found.rateLimit ?? Option.getOrUndefined(rateLimit)
+      if (limit !== undefined) {
+        const decision = yield* limiter.take(merchant, limit)
         if (decision._tag === "Refused") {
           const seconds = Math.max(1, Math.ceil(decision.retryAfterMillis / 1_000))
+          const whose =
+            found.rateLimit === undefined
+              ? "TILLFLOW_MERCHANT_RATE_LIMIT"
+              : `its own: tillflow merchants rate-limit ${merchant}`
           return yield* new Intake.RateLimited({
             merchant,
             retryAfterSeconds: seconds,
-            message: `merchant ${merchant} started operations faster than its rate limit of ${MerchantRateLimit.format(limiter.limit)}: nothing was started; try again in ${seconds} s (TILLFLOW_MERCHANT_RATE_LIMIT)`
+            message: `merchant ${merchant} started operations faster than its rate limit of ${MerchantRateLimit.format(limit)}: nothing was started; try again in ${seconds} s (${whose})`
           })
         }
       }

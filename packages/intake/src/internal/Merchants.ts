@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Intake from "../Intake.js"
 import { CurrentOperator, IntakeApi } from "../IntakeApi.js"
+import * as MerchantRateLimit from "../MerchantRateLimit.js"
 import { MerchantConflict, type KeyView, type MerchantView } from "../MerchantsApi.js"
 
 /** Why the routes answer 503 on a worker without a registry. */
@@ -36,6 +37,7 @@ const merchantView = (m: MerchantRegistry.Merchant): MerchantView => ({
   ...(m.virtualTerminal === undefined ? {} : { virtualTerminal: m.virtualTerminal }),
   ...(m.partialReversal === undefined ? {} : { partialReversal: m.partialReversal }),
   ...(m.captureReversal === undefined ? {} : { captureReversal: m.captureReversal }),
+  ...(m.rateLimit === undefined ? {} : { rateLimit: m.rateLimit }),
   enabled: m.enabled,
   createdAt: m.createdAt,
   keys: m.keys.map(keyView)
@@ -112,6 +114,13 @@ export const MerchantsLive = HttpApiBuilder.group(IntakeApi, "merchants", (handl
             ),
           (m) =>
             `merchant ${m.id}: acquirer's partial reversals ${m.partialReversal ?? "the deployment's"}, capture reversals ${m.captureReversal ?? "the deployment's"}`
+        ).pipe(Effect.map(merchantView))
+      )
+      .handle("setRateLimit", ({ path, payload }) =>
+        withRegistry(
+          (registry) => registry.setRateLimit(path.merchantId, payload.rateLimit ?? undefined),
+          (m) =>
+            `merchant ${m.id}: rate limit ${m.rateLimit === undefined ? "the deployment's" : MerchantRateLimit.format(m.rateLimit)}`
         ).pipe(Effect.map(merchantView))
       )
       .handle("addKey", ({ path, payload }) =>

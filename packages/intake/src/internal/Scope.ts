@@ -16,8 +16,8 @@
  * and the terminals of its merchant's own device list, never the simulator's every
  * terminal); the live stream is allowed because its handler sends such a credential only
  * the events whose metadata names its merchant as their tenant (`MonitorHttp.liveFor`:
- * deny by default, an event naming no merchant is not sent), and the console polls the
- * merchant's executions list besides (already filtered here).
+ * deny by default, an event naming no merchant is not sent; the console names its merchant
+ * there in the query, {@link namedMerchant}), and reloads from routes filtered here.
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { Operators } from "@tillflow/console"
@@ -52,6 +52,20 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["POST", /^\/v1\/attempts\/terminal\/[^/]+\/resolve$/]
 ]
 
+/**
+ * The merchant a request names: its `Tillflow-Merchant` header; for the live feed, which a
+ * browser's `EventSource` opens without headers of its own, its `merchant` query parameter
+ * when there is no header (`GET /v1/monitor/live?merchant=cafe-sol`, the console of an
+ * operator limited to merchants). Checked as the header is, by {@link enforce}.
+ */
+export const namedMerchant = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers["tillflow-merchant"]
+  if (header !== undefined) return header
+  const [path, query = ""] = request.url.split("?", 2)
+  if (request.method !== "GET" || path !== "/v1/monitor/live") return undefined
+  return new URLSearchParams(query).get("merchant") ?? undefined
+}
+
 /** Whether a limited credential may call `method path`. */
 export const isAllowed = (method: string, path: string): boolean =>
   allowed.some(([m, pattern]) => (m === method || (m === "GET" && method === "HEAD")) && pattern.test(path))
@@ -76,7 +90,7 @@ export const enforce = (
         role: operator.role
       })
     }
-    const named = request.headers["tillflow-merchant"]
+    const named = namedMerchant(request)
     if (named !== undefined) {
       if (!merchants.includes(named)) {
         return yield* new Forbidden({
