@@ -8,7 +8,7 @@
  * (`TILLFLOW_MERCHANT_RATE_LIMIT`), a registered, enabled merchant past it is refused too
  * (`RateLimited`, 429): the deployment's own merchant is not limited.
  */
-import { MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
+import { InDoubtResolution, MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -29,6 +29,14 @@ export interface MerchantGate {
   readonly ownExecution: (executionId: string) => Effect.Effect<void, Intake.IntakeError>
   /** The same for a transaction, by its guid: the merchant's whose execution made it. */
   readonly ownTransaction: (guid: string) => Effect.Effect<void, Intake.IntakeError>
+  /**
+   * The same for a request on a batch, MOTO sale attempt or device stream: the merchant's
+   * whose execution made it (its events name their tenant, `InDoubtResolution.attemptOwner`).
+   */
+  readonly ownAttempt: (
+    on: InDoubtResolution.Attempt,
+    requestId: string
+  ) => Effect.Effect<void, Intake.IntakeError>
 }
 
 /**
@@ -94,6 +102,21 @@ export const make = (
         }
       })
 
+    const ownAttempt = (on: InDoubtResolution.Attempt, requestId: string) =>
+      Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
+        if (merchant === undefined) return
+        const owner = yield* InDoubtResolution.attemptOwner(on, requestId).pipe(
+          Effect.provideService(EventStore.EventStore, store),
+          Effect.mapError(unavailable("event store"))
+        )
+        if (owner !== merchant) {
+          return yield* new Intake.NotFound({
+            message: `no request ${requestId} of merchant ${merchant} on ${InDoubtResolution.attemptStream(on)}`
+          })
+        }
+      })
+
     const admit = Effect.gen(function* () {
       const merchant = yield* MerchantKeys.currentMerchant
       if (merchant === undefined) return Option.none()
@@ -134,5 +157,5 @@ export const make = (
       }
       return Option.some(found)
     })
-    return { admit, ownExecution, ownTransaction }
+    return { admit, ownExecution, ownTransaction, ownAttempt }
   })
