@@ -9,7 +9,7 @@
  * ({@link targetOf}, pure); the server decides and records (`InDoubtResolved`), and a
  * refusal shows its rule in the dialog.
  */
-import { actingFor, merchantHeaders } from "./api.js"
+import { merchantHeaders } from "./api.js"
 import * as Dialog from "./dialog.js"
 import { h, replace } from "./dom.js"
 import type { Execution } from "./views.js"
@@ -226,25 +226,6 @@ export const panel = async (
       : targetOf(e.workflow, payload, e.report)
   if (target === undefined) return null
   const notice = h("p", { id: "resolve-notice", role: "status" })
-  // A batch close, a device command or a MOTO sale attempt is resolved by its own route,
-  // which is the platform's: an operator limited to merchants is told so, not offered it
-  // (a transaction's request and its own terminal operation it resolves itself).
-  if (
-    actingFor() !== undefined &&
-    !target.path.startsWith("/v1/transactions/") &&
-    !target.path.startsWith("/v1/attempts/terminal/")
-  ) {
-    return h(
-      "section",
-      { id: "resolve", "aria-label": "Resolve" },
-      h("h2", {}, "In doubt"),
-      h(
-        "p",
-        {},
-        `The service's answer to ${target.what} was lost and reconciliation could not tell whether it was applied: the platform's operators resolve it.`
-      )
-    )
-  }
   replace(
     box,
     h("h2", {}, terminal ? "Unresolved" : "In doubt"),

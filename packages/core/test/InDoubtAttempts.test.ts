@@ -19,6 +19,7 @@ import {
 } from "@tillflow/core"
 import { ScriptedTerminalLessCloud } from "@tillflow/core/testing"
 import { EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -210,6 +211,47 @@ describe("an operator resolves a request in doubt outside a transaction", () => 
           const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 1000 })
           const { entries } = yield* Ledger.entriesOf(page.events)
           expect(entries.filter((e) => e.kind === "sale").map((e) => e.amount?.minorUnits)).toEqual([4200n])
+        })
+      )
+  )
+
+  it.effect(
+    "a merchant's MOTO sale resolved by the platform's operator is the merchant's: the resolution, the history it opens and the ledger's entry name its tenant",
+    () =>
+      run(
+        Effect.gen(function* () {
+          // The sale was made for cafe-sol (its execution's tenant); the operator acts for no merchant.
+          yield* saleInDoubt.pipe(Tenant.within("cafe-sol"))
+          const on = { _tag: "motoSale", transactionReference: reference } as const
+          expect(yield* InDoubtResolution.attemptOwner(on, "sale-1")).toBe("cafe-sol")
+          expect(yield* InDoubtResolution.attemptOwner(on, "never-asked")).toBeUndefined()
+          yield* InDoubtResolution.resolveAttempt({
+            on,
+            requestId: "sale-1",
+            resolution: "applied",
+            guid: "moto-of-cafe",
+            ...who
+          })
+          const store = yield* EventStore.EventStore
+          const tenants = (streamId: string) =>
+            Effect.map(store.readStream(streamId), (events) =>
+              events.map((e) => [e.type, Tenant.ofMetadata(e.metadata)])
+            )
+          expect(yield* tenants(LifecycleEvent.motoSaleStream(reference))).toEqual([
+            ["MotoSaleRequested", "cafe-sol"],
+            ["OperationInDoubt", "cafe-sol"],
+            ["InDoubtResolved", "cafe-sol"],
+            ["MotoSaleApproved", "cafe-sol"]
+          ])
+          expect(yield* tenants(LifecycleEvent.transactionStream("moto-of-cafe"))).toEqual([
+            ["TransactionRecorded", "cafe-sol"]
+          ])
+          // cafe-sol's ledger books it once; another merchant's holds nothing of it.
+          const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 1000 })
+          const cafe = yield* Ledger.entriesOf(page.events, undefined, "cafe-sol")
+          expect(cafe.entries.map((e) => [e.kind, e.amount?.minorUnits])).toEqual([["sale", 4200n]])
+          const tea = yield* Ledger.entriesOf(page.events, undefined, "tea-house")
+          expect(tea.entries).toEqual([])
         })
       )
   )

@@ -112,9 +112,12 @@ export const make = (options: Options = {}): Effect.Effect<Intake.Service, never
       history: (executionId) => Effect.zipRight(gate.ownExecution(executionId), queries.history(executionId)),
       resolve: (guid, input) => Effect.zipRight(gate.ownTransaction(guid), resolutions.resolve(guid, input)),
       resolveAttempt: (kind, key, input) =>
-        kind === "terminal"
-          ? Effect.zipRight(gate.ownExecution(key), resolutions.resolveAttempt(kind, key, input))
-          : resolutions.resolveAttempt(kind, key, input),
+        Effect.zipRight(
+          kind === "terminal"
+            ? gate.ownExecution(key)
+            : gate.ownAttempt(Resolutions.attemptOf(kind, key), input.requestId),
+          resolutions.resolveAttempt(kind, key, input)
+        ),
       stop: (input, actor) =>
         Effect.zipRight(
           input.of === undefined ? Effect.void : gate.ownExecution(input.of),

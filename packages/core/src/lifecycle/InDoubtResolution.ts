@@ -185,9 +185,13 @@ export const resolve = (
       const at = yield* DateTime.now
       const event = yield* decide(state, input, at)
       const eventId = yield* Guarded.eventId(streamId, "resolve", input.requestId, String(version))
+      // The transaction's merchant (its history's opening names it), whoever resolves it.
       const encoded = yield* LifecycleEvent.registry
         .encodeAll([{ ...event, eventId } as LifecycleEvent.Event])
-        .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+        .pipe(
+          Effect.flatMap((encoded) => stampFor(ownerOf(events), encoded)),
+          Effect.mapError(Guarded.storeFailure("encode"))
+        )
       const appended = yield* Effect.either(store.append(streamId, EventStore.exactVersion(version), encoded))
       if (Either.isRight(appended)) {
         const data = event.data as {
@@ -208,6 +212,26 @@ export const resolve = (
         return yield* Effect.fail(Guarded.storeFailure("append")(error))
     }
   }).pipe(Effect.withSpan("InDoubtResolution.resolve"))
+
+/** The tenant the first of `events` that names one names (whose the stream, or the request, is). */
+const ownerOf = (events: ReadonlyArray<LifecycleEvent.Decoded>): string | undefined => {
+  for (const event of events) {
+    const tenant = Tenant.ofMetadata(event.recorded.metadata)
+    if (tenant !== undefined) return tenant
+  }
+  return undefined
+}
+
+/**
+ * `encoded` stamped with `owner` (the merchant whose transaction or request it is), else with
+ * the current tenant: a platform operator's resolution of a merchant's request is that
+ * merchant's fact, as a merchant's audit and live feed read it.
+ */
+const stampFor = <E extends { readonly metadata?: { readonly [key: string]: unknown } | undefined }>(
+  owner: string | undefined,
+  encoded: ReadonlyArray<E>
+): Effect.Effect<ReadonlyArray<E>> =>
+  owner === undefined ? Tenant.stamp(encoded) : Tenant.stamp(encoded).pipe(Tenant.within(owner))
 
 /** The requests in doubt on a transaction's state (at most one: one operation at a time). */
 export const inDoubt = (state: TransactionHistory.State): Option.Option<TransactionHistory.Pending> =>
@@ -256,6 +280,22 @@ export const attemptStream = (on: Attempt): string =>
     : on._tag === "device"
       ? LifecycleEvent.deviceStream(on.serialNumber)
       : LifecycleEvent.motoSaleStream(on.transactionReference)
+
+/**
+ * Whose a request on an attempt's stream is: the tenant (a merchant of the deployment) its
+ * events name, none for the deployment's own merchant's, for a request the stream does not
+ * hold, or for one written before tenants were stamped. What a merchant's credential must
+ * match to resolve it.
+ */
+export const attemptOwner = (
+  on: Attempt,
+  requestId: string
+): Effect.Effect<string | undefined, EventStore.EventStoreError, EventStore.EventStore> =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const { events } = yield* Guarded.read(store, attemptStream(on))
+    return ownerOf(events.filter((e) => Guarded.requestIdOf(e) === requestId))
+  })
 
 /** The events that end a request on an attempt's stream, besides a failure or a resolution. */
 const attemptOutcomes: Record<Attempt["_tag"], ReadonlyArray<string>> = {
@@ -391,9 +431,12 @@ export const resolveAttempt = (
           (eventId) => ({ ...event, eventId }) as LifecycleEvent.Event
         )
       )
-      const encoded = yield* LifecycleEvent.registry
-        .encodeAll(withIds)
-        .pipe(Effect.mapError(Guarded.storeFailure("encode")))
+      // The request's merchant (its own events name it), whoever resolves it.
+      const owner = ownerOf(events.filter((e) => Guarded.requestIdOf(e) === input.requestId))
+      const encoded = yield* LifecycleEvent.registry.encodeAll(withIds).pipe(
+        Effect.flatMap((encoded) => stampFor(owner, encoded)),
+        Effect.mapError(Guarded.storeFailure("encode"))
+      )
       const appended = yield* Effect.either(store.append(streamId, EventStore.exactVersion(version), encoded))
       if (Either.isLeft(appended)) {
         if (appended.left._tag !== "ConcurrencyConflict" || race >= maxRaces)
@@ -424,7 +467,10 @@ export const resolveAttempt = (
         )
         const openedEncoded = yield* LifecycleEvent.registry
           .encodeAll([{ ...opened, eventId } as LifecycleEvent.Event])
-          .pipe(Effect.flatMap(Tenant.stamp), Effect.mapError(Guarded.storeFailure("encode")))
+          .pipe(
+            Effect.flatMap((encoded) => stampFor(owner, encoded)),
+            Effect.mapError(Guarded.storeFailure("encode"))
+          )
         yield* store
           .append(LifecycleEvent.transactionStream(guid), EventStore.NoStream, openedEncoded)
           .pipe(Effect.mapError(Guarded.storeFailure("append")))

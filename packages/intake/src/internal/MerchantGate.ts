@@ -11,7 +11,7 @@
  * read of the registry that checks it is enabled, made for every new operation: a limit
  * changed applies to the next one.
  */
-import { MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
+import { InDoubtResolution, MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -32,6 +32,14 @@ export interface MerchantGate {
   readonly ownExecution: (executionId: string) => Effect.Effect<void, Intake.IntakeError>
   /** The same for a transaction, by its guid: the merchant's whose execution made it. */
   readonly ownTransaction: (guid: string) => Effect.Effect<void, Intake.IntakeError>
+  /**
+   * The same for a request on a batch, MOTO sale attempt or device stream: the merchant's
+   * whose execution made it (its events name their tenant, `InDoubtResolution.attemptOwner`).
+   */
+  readonly ownAttempt: (
+    on: InDoubtResolution.Attempt,
+    requestId: string
+  ) => Effect.Effect<void, Intake.IntakeError>
 }
 
 /**
@@ -97,6 +105,21 @@ export const make = (
         }
       })
 
+    const ownAttempt = (on: InDoubtResolution.Attempt, requestId: string) =>
+      Effect.gen(function* () {
+        const merchant = yield* MerchantKeys.currentMerchant
+        if (merchant === undefined) return
+        const owner = yield* InDoubtResolution.attemptOwner(on, requestId).pipe(
+          Effect.provideService(EventStore.EventStore, store),
+          Effect.mapError(unavailable("event store"))
+        )
+        if (owner !== merchant) {
+          return yield* new Intake.NotFound({
+            message: `no request ${requestId} of merchant ${merchant} on ${InDoubtResolution.attemptStream(on)}`
+          })
+        }
+      })
+
     const admit = Effect.gen(function* () {
       const merchant = yield* MerchantKeys.currentMerchant
       if (merchant === undefined) return Option.none()
@@ -142,5 +165,5 @@ export const make = (
       }
       return Option.some(found)
     })
-    return { admit, ownExecution, ownTransaction }
+    return { admit, ownExecution, ownTransaction, ownAttempt }
   })

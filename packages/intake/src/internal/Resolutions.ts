@@ -18,7 +18,10 @@ import { unavailable } from "./Failures.js"
 export type Resolutions = Pick<Intake.Service, "resolve" | "resolveAttempt">
 
 /** The attempt a kind and key name. */
-const attemptOf = (kind: Exclude<Intake.AttemptKind, "terminal">, key: string): InDoubtResolution.Attempt =>
+export const attemptOf = (
+  kind: Exclude<Intake.AttemptKind, "terminal">,
+  key: string
+): InDoubtResolution.Attempt =>
   kind === "moto-sale"
     ? { _tag: "motoSale", transactionReference: key }
     : kind === "batch"

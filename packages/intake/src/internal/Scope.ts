@@ -49,7 +49,9 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["GET", /^\/v1\/transactions\/[^/]+\/status$/],
   ["POST", /^\/v1\/transactions\/[^/]+\/actions$/],
   ["POST", /^\/v1\/transactions\/[^/]+\/resolve$/],
-  ["POST", /^\/v1\/attempts\/terminal\/[^/]+\/resolve$/]
+  // A request in doubt on its batch, MOTO sale or device command, and its terminal
+  // operation left unresolved: its own only (`MerchantGate.ownAttempt`, `ownExecution`).
+  ["POST", /^\/v1\/attempts\/[^/]+\/[^/]+\/resolve$/]
 ]
 
 /**
