@@ -21,7 +21,14 @@ import { call, running } from "./support.js"
 const kek = `kek-test:${Buffer.alloc(32, 5).toString("base64")}`
 
 const stack = running(27).pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+  // The KEK over the environment's configuration (DATABASE_URL: the tests' PostgreSQL).
+  Layer.provide(
+    Layer.setConfigProvider(
+      ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]])).pipe(
+        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+      )
+    )
+  )
 )
 
 /** A merchant at the simulator and in the registry, with a terminal and a key. */

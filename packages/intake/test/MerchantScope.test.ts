@@ -65,7 +65,14 @@ const configured = await Effect.runPromise(
 )
 
 const stack = running(31, configured).pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+  // The KEK over the environment's configuration (DATABASE_URL: the tests' PostgreSQL).
+  Layer.provide(
+    Layer.setConfigProvider(
+      ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]])).pipe(
+        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+      )
+    )
+  )
 )
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -24,7 +24,14 @@ import { call, running, token } from "./support.js"
 const kek = `kek-test:${Buffer.alloc(32, 9).toString("base64")}`
 
 const stack = running(21).pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]]))))
+  // The KEK over the environment's configuration (DATABASE_URL: the tests' PostgreSQL).
+  Layer.provide(
+    Layer.setConfigProvider(
+      ConfigProvider.fromMap(new Map([["TILLFLOW_KEK", kek]])).pipe(
+        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
+      )
+    )
+  )
 )
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

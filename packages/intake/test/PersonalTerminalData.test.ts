@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { call, running } from "./support.js"
 
-const billing = { zipCode: "28013", address: "Calle Mayor 1" }
+const billing = { zipCode: "SW1A 2AA", address: "Calle Mayor 1" }
 const remittance = { fullName: "Ada Lovelace", countryCode: "GBR" }
 /** The name the simulator's terminals report for their card (`cardHolderName`). */
 const holder = "SIM CARDHOLDER"
@@ -195,7 +195,7 @@ layer(running(31), { timeout: 120_000, excludeTestServices: true })(
           const erased = yield* EventArchive.erasePersonal({ before: new Date(Date.now() + 60_000) })
           expect(erased.events).toBeGreaterThanOrEqual(5)
           const log = yield* wholeLog(store)
-          for (const text of ["Calle Mayor", "28013", "Ada Lovelace", "Lovelace", holder]) {
+          for (const text of ["Calle Mayor", "SW1A 2AA", "Ada Lovelace", "Lovelace", holder]) {
             expect(log).not.toContain(text)
           }
           const attemptVerified = yield* store.verify(CallbackRegistration.attemptStream(attemptId))

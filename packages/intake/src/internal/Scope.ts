@@ -2,8 +2,8 @@
  * What a credential limited to merchants may do (issue 32: a merchant's own staff or
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
  * terminals, start and stop its operations, list, search and follow its executions, ask
- * the status endpoint, act on and resolve its transactions and its terminal operations left
- * unresolved, read the service's view and the live stream scoped to it, read the log and
+ * the status endpoint, act on and resolve its transactions, its terminal operations left
+ * unresolved and its requests in doubt on a batch, MOTO sale or device (`MerchantGate.ownAttempt`), read the service's view and the live stream scoped to it, read the log and
  * the ledger (totals and entries) scoped to it, and nothing else — the chain's verify, the
  * ledger's rebuild, the timelines, the metrics, the alerts, the terminals' monitor and the
  * merchant registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
