@@ -344,15 +344,12 @@ export const execution: Page = (main, route) => {
       (e.resolution !== undefined && resolving.querySelector("#resolve-done") === null)
     )
       replace(resolving, await Resolve.panel(e, await Actions.currentSession(), () => void load()))
-    // The timeline is the audit's, which spans every merchant: not asked for an operator
-    // limited to merchants (the server refuses it, 403).
-    const limited = actingFor() !== undefined
+    // The timeline: an operator limited to merchants gets its merchant's (the server finds
+    // its operations only, and tells only its linked ones).
     const [timeline, history] = await Promise.all([
-      limited
-        ? { lines: [] }
-        : get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
-            lines: []
-          })),
+      get<{ lines: ReadonlyArray<string> }>(`/v1/audit/timeline/${encodeURIComponent(id)}`).catch(() => ({
+        lines: []
+      })),
       get<{ engine: ReadonlyArray<StoredEvent>; business: ReadonlyArray<StoredEvent> }>(
         `/v1/executions/${encodeURIComponent(id)}/history`
       )
@@ -360,13 +357,7 @@ export const execution: Page = (main, route) => {
     replace(
       story,
       timeline.lines.length === 0
-        ? h(
-            "li",
-            {},
-            limited
-              ? "The timeline is read from the audit, which spans every merchant: the platform's operators see it. The raw event history below is this execution's own."
-              : "Nothing recorded yet."
-          )
+        ? h("li", {}, "Nothing recorded yet.")
         : timeline.lines.map((l) => h("li", {}, l))
     )
     replace(notes, lateNotes(history.business))

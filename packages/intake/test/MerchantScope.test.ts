@@ -4,10 +4,10 @@
  * and a merchant's console operator reach their merchant's executions and transactions, and
  * another merchant's — or the deployment's own — are not found by any route, id or guid:
  * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it, a list or
- * a search. The live stream, the log and the ledger (totals and entries) are answered
- * filtered on the server to the merchant's own: what its events' metadata names as their
- * tenant, never another merchant's or the deployment's own. What spans every merchant (the
- * chain's verify, timelines, alerts, metrics, the registry) is refused 403; naming another
+ * a search, a timeline. The live stream, the log and the ledger (totals and entries) are
+ * answered filtered on the server to the merchant's own: what its events' metadata names as
+ * their tenant, never another merchant's or the deployment's own. What spans every merchant
+ * (the chain's verify, the rebuild, alerts, metrics, the registry) is refused 403; naming another
  * merchant is refused 403. The platform's token sees everything.
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -300,7 +300,6 @@ describe("each merchant's people see only their own", () => {
         for (const path of [
           "/v1/audit/verify",
           "/v1/audit/rebuild",
-          `/v1/audit/timeline/${tea.id}`,
           "/v1/monitor/alerts",
           "/v1/monitor/terminals",
           "/v1/merchants",
@@ -309,6 +308,18 @@ describe("each merchant's people see only their own", () => {
           const reply = yield* call("GET", path, asCafe)
           expect([path, reply.status, reply.json?._tag]).toEqual([path, 403, "Forbidden"])
         }
+        // Its operations' timelines, by id or guid: another merchant's, or the deployment's
+        // own, is not found by any reference.
+        const story = yield* call("GET", `/v1/audit/timeline/${cafe.id}`, asCafe)
+        expect(story.status, story.text).toBe(200)
+        expect(story.json.executionId).toBe(cafe.id)
+        expect(story.json.lines.length).toBeGreaterThan(0)
+        for (const reference of [tea.id, tea.guid, ownId]) {
+          const hidden = yield* call("GET", `/v1/audit/timeline/${reference}`, asCafe)
+          expect([reference, hidden.status, hidden.json?._tag]).toEqual([reference, 404, "NotFound"])
+          expect(hidden.text).not.toContain("TEA-1")
+        }
+        expect((yield* call("GET", `/v1/audit/timeline/${tea.id}`)).status).toBe(200)
         // Its log and its ledger: answered, filtered on the server to its merchant's sales.
         const cafeEntries = yield* call("GET", "/v1/audit/entries", asCafe)
         expect(cafeEntries.status, cafeEntries.text).toBe(200)

@@ -85,10 +85,11 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     expect(await page.locator(`tr[data-execution="${otherLater}"]`).count()).toBe(0)
     expect(await page.locator("#live-status").textContent()).toBe("live")
 
-    // One of hers, opened from the list: its outcome, its actions, its history.
+    // One of hers, opened from the list: its outcome, its timeline, its actions, its history.
     await page.locator(`tr[data-execution="${own}"] a`).click()
     await page.locator(".verdict").waitFor()
     expect(await page.locator(".verdict").textContent()).toContain("approved")
+    await expect.poll(() => page.locator("#timeline").textContent()).toMatch(/AUTHORISED|approved/i)
     await page.locator("button[data-action=refund]").waitFor()
     await page.click("button[aria-controls=raw-history]")
     await page.locator("#raw-history li").first().waitFor()

@@ -28,7 +28,6 @@ export const platformRoutes = [
   "/v1/monitor/alerts",
   "/v1/audit/verify",
   "/v1/audit/rebuild",
-  "/v1/audit/timeline",
   "/v1/merchants"
 ]
 

@@ -43,6 +43,8 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["GET", /^\/v1\/events$/],
   ["GET", /^\/v1\/audit\/ledger$/],
   ["GET", /^\/v1\/audit\/entries$/],
+  // One of its operations' story: found among its merchant's only (`Timeline`).
+  ["GET", /^\/v1\/audit\/timeline\/[^/]+$/],
   ["GET", /^\/v1\/executions\/[^/]+$/],
   ["GET", /^\/v1\/executions\/[^/]+\/history$/],
   ["POST", /^\/v1\/executions\/[^/]+\/retry$/],

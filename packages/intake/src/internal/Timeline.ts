@@ -4,9 +4,15 @@
  * history it acted on (a transaction, a MOTO sale, a terminal's batches or commands), the
  * terminal operations linked to it (refunds, reversals, captures naming it as original),
  * and what happened to its transaction afterwards without the terminal.
+ *
+ * A request acting for a merchant (`MerchantKeys.currentMerchant`: a merchant's credential,
+ * or the platform's naming one) finds that merchant's operations only: an execution whose
+ * tenant is another's, or none, is not found by its id, reference or key, a guid only when
+ * its history's opening names the merchant, and the linked operations told are its own.
  */
-import { LifecycleEvent, OperationTimeline, PaymentProtocol, Timeline } from "@tillflow/core"
+import { LifecycleEvent, MerchantKeys, OperationTimeline, PaymentProtocol, Timeline } from "@tillflow/core"
 import { DurableEngine, type EngineEvent, EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -53,15 +59,20 @@ export const make = (
     const provideStore = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore>) =>
       Effect.provideService(effect, EventStore.EventStore, store)
 
-    /** An execution id from an id, a transaction reference or an idempotency key. */
-    const resolve = (reference: string) =>
+    /** The listing's scope: the merchant's executions only, when a merchant is named. */
+    const scoped = (merchant: string | undefined) => (merchant === undefined ? {} : { tenants: [merchant] })
+
+    /** An execution id from an id, a transaction reference or an idempotency key (the merchant's, with one). */
+    const resolve = (reference: string, merchant: string | undefined) =>
       Effect.gen(function* () {
         const direct = yield* engine.get(reference).pipe(Effect.mapError(unavailable("execution queue")))
-        if (Option.isSome(direct)) return reference
+        if (Option.isSome(direct) && (merchant === undefined || direct.value.tenant === merchant))
+          return reference
         for (const key of ["transactionReference", "idempotencyKey"]) {
           const found = yield* engine
             .list({
-              attributes: { [key]: key === "transactionReference" ? reference.toLowerCase() : reference }
+              attributes: { [key]: key === "transactionReference" ? reference.toLowerCase() : reference },
+              ...scoped(merchant)
             })
             .pipe(Effect.mapError(unavailable("execution queue")))
           const last = found[found.length - 1]
@@ -87,7 +98,12 @@ export const make = (
      * The terminal operations linked to this one (a refund, a reversal, a capture naming it
      * as their original, by its guid or its transaction reference), each told in turn.
      */
-    const linkedLines = (executionId: string, guid: Option.Option<string>, reference: string | undefined) =>
+    const linkedLines = (
+      executionId: string,
+      guid: Option.Option<string>,
+      reference: string | undefined,
+      merchant: string | undefined
+    ) =>
       Effect.gen(function* () {
         const queries: Array<Readonly<Record<string, string>>> = []
         if (Option.isSome(guid)) queries.push({ originalTransactionId: guid.value })
@@ -96,7 +112,7 @@ export const make = (
         const lines: Array<string> = []
         for (const attributes of queries) {
           const linked = yield* engine
-            .list({ attributes })
+            .list({ attributes, ...scoped(merchant) })
             .pipe(Effect.mapError(unavailable("execution queue")))
           for (const execution of linked) {
             if (seen.has(execution.executionId)) continue
@@ -113,11 +129,20 @@ export const make = (
         return lines
       })
 
+    /** Whether a transaction's history is `merchant`'s: its opening names it as tenant. */
+    const historyOf = (guid: string, merchant: string) =>
+      store.readStream(LifecycleEvent.transactionStream(guid), { maxCount: 1 }).pipe(
+        Effect.map(([opening]) => opening !== undefined && Tenant.ofMetadata(opening.metadata) === merchant),
+        Effect.mapError(unavailable("event store"))
+      )
+
     return (reference: string) =>
       Effect.gen(function* () {
-        const resolved = yield* Effect.either(resolve(reference))
+        const merchant = yield* MerchantKeys.currentMerchant
+        const resolved = yield* Effect.either(resolve(reference, merchant))
         if (Either.isLeft(resolved)) {
-          // A gateway guid: the transaction's terminal-less history.
+          // A gateway guid: the transaction's terminal-less history (the merchant's, with one).
+          if (merchant !== undefined && !(yield* historyOf(reference, merchant))) return yield* resolved.left
           const lines = yield* lifecycleLines(
             LifecycleEvent.transactionStream(reference),
             `transaction ${reference}:`
@@ -143,7 +168,9 @@ export const make = (
           ))
         )
         const guid = guidOf(record.exit)
-        lines.push(...(yield* linkedLines(executionId, guid, info.attributes["transactionReference"])))
+        lines.push(
+          ...(yield* linkedLines(executionId, guid, info.attributes["transactionReference"], merchant))
+        )
         if (Option.isSome(guid)) {
           lines.push(
             ...(yield* lifecycleLines(
