@@ -17,7 +17,7 @@ import * as Redacted from "effect/Redacted"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { cli } from "./support/Run.js"
+import { cli, run as runCli } from "./support/Run.js"
 
 const act = (guid: string, args: ReadonlyArray<string>) => [
   "transactions",
@@ -31,11 +31,14 @@ const act = (guid: string, args: ReadonlyArray<string>) => [
 ]
 
 describe("tillflow transactions act", () => {
-  it("asks for confirmation with the amount and currency: without --yes off a terminal, exit 2 and nothing opened", () => {
+  it("asks for confirmation with the amount and currency: without --yes off a terminal, exit 2 and nothing opened", async () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
-    const run = cli(act("sale-1", ["--action", "refund", "--amount", "15.00", "--currency", "EUR"]), {
-      TILLFLOW_DATA_DIR: dataDir
-    })
+    const run = await runCli(
+      act("sale-1", ["--action", "refund", "--amount", "15.00", "--currency", "EUR"]),
+      {
+        TILLFLOW_DATA_DIR: dataDir
+      }
+    )
     expect(run.status, run.stderr).toBe(2)
     expect(run.stderr).toContain("refund of 15.00 EUR on transaction sale-1: not confirmed; add --yes")
     expect(Fs.existsSync(dataDir)).toBe(false)
@@ -56,7 +59,7 @@ describe("tillflow transactions act", () => {
           amount: Money.make(5000n, "EUR"),
           at: yield* DateTime.now
         })
-        const above = cli(
+        const above = yield* cli(
           act(guid, ["--action", "refund", "--amount", "60.00", "--currency", "EUR", "--yes", "--json"]),
           env
         )
@@ -67,11 +70,11 @@ describe("tillflow transactions act", () => {
         })
         expect(above.stderr).toContain("refund of 60.00 EUR on transaction")
         const reverse = () => cli(act(guid, ["--action", "reverse", "--yes", "--json"]), env)
-        const first = reverse()
+        const first = yield* reverse()
         expect(first.status, first.stderr).toBe(0)
         const view = JSON.parse(first.stdout) as { executionId: string; workflow: string }
         expect(view.workflow).toBe("Reversal.Reverse")
-        const second = reverse()
+        const second = yield* reverse()
         expect(second.status, second.stderr).toBe(0)
         expect((JSON.parse(second.stdout) as { executionId: string }).executionId).toBe(view.executionId)
         const events = yield* LifecycleEvent.registry.decodeAll(

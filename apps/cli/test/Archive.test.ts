@@ -12,24 +12,21 @@ import { TestDatabase } from "@tillflow/store-sql"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { run as runCli } from "./support/Run.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
 const cliArgs = ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts"]
 
+/** `tillflow args…` as a process of its own (asynchronous: the test's worker keeps answering vitest). */
 const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  spawnSync(process.execPath, [...cliArgs, ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-    timeout: 120_000
-  })
+  Effect.promise(() => runCli(args, env))
 
 describe("tillflow archive run", () => {
-  it("refuses a negative --hot-days (exit 2)", () => {
-    const run = cli(["archive", "run", "--hot-days", "-1"], {
+  it("refuses a negative --hot-days (exit 2)", async () => {
+    const run = await runCli(["archive", "run", "--hot-days", "-1"], {
       DATABASE_URL: "postgres://nobody@127.0.0.1:1/none"
     })
     expect(run.status, run.stderr).toBe(2)
@@ -68,7 +65,7 @@ describe("tillflow archive run", () => {
             Number(row?.n ?? 0)
           )
 
-        const dry = cli(["archive", "run", "--dry-run", "--json", "--hot-days", "30"], env)
+        const dry = yield* cli(["archive", "run", "--dry-run", "--json", "--hot-days", "30"], env)
         expect(dry.status, dry.stderr).toBe(0)
         expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, streams, events: 2 * streams })
         expect(yield* count("events_archive")).toBe(0)
@@ -99,22 +96,22 @@ describe("tillflow archive run", () => {
           JOIN (SELECT DISTINCT stream_id FROM events_archive) AS a USING (stream_id)`
         expect(split?.n).toBe("0")
 
-        const rest = cli(["archive", "run", "--json", "--hot-days", "30"], env)
+        const rest = yield* cli(["archive", "run", "--json", "--hot-days", "30"], env)
         expect(rest.status, rest.stderr).toBe(0)
         expect(JSON.parse(rest.stdout)).toMatchObject({ dryRun: false, events: hot })
         expect(yield* count("events")).toBe(0)
         expect(yield* count("events_archive")).toBe(2 * streams)
-        const none = cli(["archive", "run", "--json", "--hot-days", "30"], env)
+        const none = yield* cli(["archive", "run", "--json", "--hot-days", "30"], env)
         expect(JSON.parse(none.stdout)).toMatchObject({ streams: 0, events: 0 })
 
-        const erased = cli(["archive", "erase-personal", "--days", "0", "--json"], env)
+        const erased = yield* cli(["archive", "erase-personal", "--days", "0", "--json"], env)
         expect(erased.status, erased.stderr).toBe(0)
         expect(JSON.parse(erased.stdout)).toMatchObject({ events: 1 })
         expect(JSON.stringify((yield* store.readStream("personal-0")).map((e) => e.data))).not.toContain(
           "Lovelace"
         )
 
-        const verify = cli(["audit", "verify", "--json"], env)
+        const verify = yield* cli(["audit", "verify", "--json"], env)
         expect(verify.status, verify.stderr).toBe(0)
         expect(JSON.parse(verify.stdout)).toMatchObject({
           streamsChecked: streams,
@@ -129,7 +126,7 @@ describe("tillflow archive run", () => {
     "erase-personal --field removes that field alone; the event's other personal field stays and the chain verifies",
     () =>
       Effect.gen(function* () {
-        const refused = cli(["archive", "erase-personal", "--field", "a.b"], {
+        const refused = yield* cli(["archive", "erase-personal", "--field", "a.b"], {
           DATABASE_URL: "postgres://nobody@127.0.0.1:1/none"
         })
         expect(refused.status, refused.stderr).toBe(2)
@@ -147,7 +144,7 @@ describe("tillflow archive run", () => {
             }
           }
         ])
-        const erased = cli(
+        const erased = yield* cli(
           ["archive", "erase-personal", "--field", "cardHolderName", "--days", "0", "--json"],
           env
         )

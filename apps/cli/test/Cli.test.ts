@@ -5,13 +5,10 @@ import { Operators } from "@tillflow/console"
 import type { Intake } from "@tillflow/intake"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../..")
+import { run } from "./support/Run.js"
 
 const failure = <A, E>(effect: Effect.Effect<A, E>) => {
   const exit = Effect.runSyncExit(effect)
@@ -83,35 +80,24 @@ describe("tillflow: exit codes", () => {
 })
 
 describe("tillflow as a process", () => {
-  it("a bad amount, an unknown option, an empty --key and a negative --wait end with exit 2 and a message, before any store is opened", () => {
+  it("a bad amount, an unknown option, an empty --key and a negative --wait end with exit 2 and a message, before any store is opened", async () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
-    const env = { ...process.env, TILLFLOW_DATA_DIR: dataDir }
-    const run = (args: ReadonlyArray<string>) =>
-      spawnSync(
-        process.execPath,
-        ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", ...args],
-        {
-          cwd: root,
-          env,
-          encoding: "utf8",
-          timeout: 120_000
-        }
-      )
-    const amount = run(["sale", "--serial", "X1", "--amount", "10,50"])
+    const ran = (args: ReadonlyArray<string>) => run(args, { TILLFLOW_DATA_DIR: dataDir })
+    const amount = await ran(["sale", "--serial", "X1", "--amount", "10,50"])
     expect(amount.status).toBe(2)
     expect(amount.stderr).toContain('--amount: "10,50" is not a valid EUR amount')
-    const option = run(["sale", "--serial", "X1", "--amount", "1.00", "--colour", "red"])
+    const option = await ran(["sale", "--serial", "X1", "--amount", "1.00", "--colour", "red"])
     expect(option.status).toBe(2)
-    const key = run(["sale", "--serial", "X1", "--amount", "1.00", "--key", ""])
+    const key = await ran(["sale", "--serial", "X1", "--amount", "1.00", "--key", ""])
     expect(key.status, key.stderr).toBe(2)
     expect(key.stderr).toContain("--key must not be empty")
-    const original = run(["tip-adjust", "--original-transaction-id", "../x?y", "--tip", "1.00"])
+    const original = await ran(["tip-adjust", "--original-transaction-id", "../x?y", "--tip", "1.00"])
     expect(original.status, original.stderr).toBe(2)
     expect(original.stderr).toContain("--original-transaction-id: a transaction guid is 1 to 128 letters")
-    const wait = run(["sale", "--serial", "X1", "--amount", "1.00", "--wait", "-5"])
+    const wait = await ran(["sale", "--serial", "X1", "--amount", "1.00", "--wait", "-5"])
     expect(wait.status, wait.stderr).toBe(2)
     expect(wait.stderr).toContain("--wait must be 0 or more seconds")
-    const lifecycleWait = run(["batch", "close", "--serial", "X1", "--wait", "-5"])
+    const lifecycleWait = await ran(["batch", "close", "--serial", "X1", "--wait", "-5"])
     expect(lifecycleWait.status, lifecycleWait.stderr).toBe(2)
     expect(lifecycleWait.stderr).toContain("--wait must be 0 or more seconds")
     expect(Fs.existsSync(dataDir)).toBe(false)
@@ -119,21 +105,16 @@ describe("tillflow as a process", () => {
 })
 
 describe("tillflow operators hash", () => {
-  const hash = (input: string) =>
-    spawnSync(
-      process.execPath,
-      ["--conditions=@tillflow/source", "--import", "tsx", "apps/cli/src/main.ts", "operators", "hash"],
-      { cwd: root, input, encoding: "utf8", timeout: 120_000 }
-    )
+  const hash = (input: string) => run(["operators", "hash"], {}, input)
 
   it("prints the hash of the secret read from standard input, which verifies it and never shows it", async () => {
-    const made = hash("a secret long enough\n")
+    const made = await hash("a secret long enough\n")
     expect(made.status).toBe(0)
     const printed = made.stdout.trim()
     expect(printed).toMatch(/^pbkdf2-sha256\$600000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
     expect(made.stdout + made.stderr).not.toContain("a secret long enough")
     expect(await Effect.runPromise(Operators.verify("a secret long enough", printed))).toBe(true)
-    const short = hash("too short\n")
+    const short = await hash("too short\n")
     expect(short.status).toBe(2)
     expect(short.stderr).toContain("the secret has 9 characters: at least 12 are needed")
   }, 120_000)

@@ -24,24 +24,24 @@ describe("tillflow merchants", () => {
         const database = yield* TestDatabase.TestDatabase
         if (Option.isNone(database.url)) return
         const env = { DATABASE_URL: Redacted.value(database.url.value), TILLFLOW_KEK: kek }
-        const added = cli(
+        const added = yield* cli(
           ["merchants", "add", "cafe-sol", "--name", "Café Sol", "--mcc", "5812", "--json"],
           env
         )
         expect(added.status, added.stderr).toBe(0)
         expect(JSON.parse(added.stdout)).toMatchObject({ id: "cafe-sol", enabled: true, keys: [] })
-        const twice = cli(["merchants", "add", "cafe-sol", "--name", "again", "--mcc", "5812"], env)
+        const twice = yield* cli(["merchants", "add", "cafe-sol", "--name", "again", "--mcc", "5812"], env)
         expect(twice.status).toBe(2)
         expect(twice.stderr + twice.stdout).toContain("already registered")
 
-        const noKek = cli(["merchants", "add-key", "cafe-sol"], {
+        const noKek = yield* cli(["merchants", "add-key", "cafe-sol"], {
           DATABASE_URL: env.DATABASE_URL,
           TILLFLOW_MERCHANT_KEY: apiKey
         })
         expect(noKek.status).not.toBe(0)
         expect(noKek.stderr + noKek.stdout).toContain("TILLFLOW_KEK")
 
-        const key = cli(["merchants", "add-key", "cafe-sol", "--json"], {
+        const key = yield* cli(["merchants", "add-key", "cafe-sol", "--json"], {
           ...env,
           TILLFLOW_MERCHANT_KEY: apiKey
         })
@@ -49,7 +49,7 @@ describe("tillflow merchants", () => {
         const keyId = String(JSON.parse(key.stdout).keyId)
         expect(key.stdout + key.stderr).not.toContain(apiKey)
 
-        const listed = cli(["merchants", "list"], env)
+        const listed = yield* cli(["merchants", "list"], env)
         expect(listed.status, listed.stderr).toBe(0)
         expect(listed.stdout).toContain(`${keyId}  merchant  active`)
         expect(listed.stdout).not.toContain(apiKey)
@@ -59,14 +59,14 @@ describe("tillflow merchants", () => {
         }>`SELECT row_to_json(k)::text AS row FROM tillflow_merchant_keys k`
         expect(rows.map((r) => r.row).join("\n")).not.toContain(apiKey)
 
-        const retired = cli(["merchants", "retire-key", "cafe-sol", keyId, "--json"], env)
+        const retired = yield* cli(["merchants", "retire-key", "cafe-sol", keyId, "--json"], env)
         expect(retired.status, retired.stderr).toBe(0)
         expect(JSON.parse(retired.stdout)).toMatchObject({ keyId, state: "retired" })
-        const disabled = cli(["merchants", "disable", "cafe-sol", "--json"], env)
+        const disabled = yield* cli(["merchants", "disable", "cafe-sol", "--json"], env)
         expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false })
 
         // What a merchant's acquirer supports: at registration, changed, set back to the deployment's.
-        const split = cli(
+        const split = yield* cli(
           [
             "merchants",
             "add",
@@ -82,37 +82,40 @@ describe("tillflow merchants", () => {
         )
         expect(split.status, split.stderr).toBe(0)
         expect(split.stdout).toContain("partial reversals yes")
-        const changed = cli(["merchants", "acquirer", "split-bar", "--capture-reversal", "no", "--json"], env)
+        const changed = yield* cli(
+          ["merchants", "acquirer", "split-bar", "--capture-reversal", "no", "--json"],
+          env
+        )
         expect(changed.status, changed.stderr).toBe(0)
         expect(JSON.parse(changed.stdout)).toMatchObject({ partialReversal: true, captureReversal: false })
-        const back = cli(
+        const back = yield* cli(
           ["merchants", "acquirer", "split-bar", "--partial-reversal", "default", "--json"],
           env
         )
         expect(back.status, back.stderr).toBe(0)
         const shown = JSON.parse(back.stdout)
         expect([shown.partialReversal, shown.captureReversal]).toEqual([undefined, false])
-        const wrong = cli(["merchants", "acquirer", "split-bar", "--partial-reversal", "maybe"], env)
+        const wrong = yield* cli(["merchants", "acquirer", "split-bar", "--partial-reversal", "maybe"], env)
         expect(wrong.status).not.toBe(0)
         expect(wrong.stderr + wrong.stdout).toContain("yes")
 
         // A merchant's own rate limit: at registration, changed with its burst, set back to the deployment's.
-        const rush = cli(
+        const rush = yield* cli(
           ["merchants", "add", "rush-bar", "--name", "Rush Bar", "--mcc", "5812", "--rate-limit", "20/s"],
           env
         )
         expect(rush.status, rush.stderr).toBe(0)
         expect(rush.stdout).toContain("rate limit 20/s (burst 20)")
-        const slower = cli(
+        const slower = yield* cli(
           ["merchants", "rate-limit", "rush-bar", "600/min", "--rate-burst", "30", "--json"],
           env
         )
         expect(slower.status, slower.stderr).toBe(0)
         expect(JSON.parse(slower.stdout).rateLimit).toEqual({ count: 600, intervalMillis: 60_000, burst: 30 })
-        const deployment = cli(["merchants", "rate-limit", "rush-bar", "default"], env)
+        const deployment = yield* cli(["merchants", "rate-limit", "rush-bar", "default"], env)
         expect(deployment.status, deployment.stderr).toBe(0)
         expect(deployment.stdout).toContain("rate limit: the deployment's")
-        const fast = cli(["merchants", "rate-limit", "rush-bar", "20/h"], env)
+        const fast = yield* cli(["merchants", "rate-limit", "rush-bar", "20/h"], env)
         expect(fast.status).toBe(2)
         expect(fast.stderr + fast.stdout).toContain(
           "the rate limit must be operations started per second or per minute"
@@ -133,16 +136,16 @@ describe("tillflow merchants", () => {
           TILLFLOW_SIMULATOR_FAST: "true"
         }
         expect(
-          cli(["merchants", "add", "tea-house", "--name", "Tea House", "--mcc", "5812"], env).status
+          (yield* cli(["merchants", "add", "tea-house", "--name", "Tea House", "--mcc", "5812"], env)).status
         ).toBe(0)
-        expect(cli(["merchants", "disable", "tea-house"], env).status).toBe(0)
-        const refused = cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
+        expect((yield* cli(["merchants", "disable", "tea-house"], env)).status).toBe(0)
+        const refused = yield* cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
           ...env,
           TILLFLOW_MERCHANT: "tea-house"
         })
         expect(refused.status).not.toBe(0)
         expect(refused.stderr + refused.stdout).toContain("merchant tea-house is disabled")
-        const malformed = cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
+        const malformed = yield* cli(["sale", "--serial", "T-1", "--amount", "12.50", "--currency", "EUR"], {
           ...env,
           TILLFLOW_MERCHANT: "tea house"
         })

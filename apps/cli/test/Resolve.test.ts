@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { cli } from "./support/Run.js"
+import { cli, run as runCli } from "./support/Run.js"
 
 const eur = (minor: bigint) => Money.make(minor, "EUR")
 
@@ -35,9 +35,11 @@ const resolveArgs = (guid: string, resolution: ReadonlyArray<string>) => [
 ]
 
 describe("tillflow transactions resolve", () => {
-  it("needs exactly one of --applied and --not-applied (exit 2, nothing opened)", () => {
+  it("needs exactly one of --applied and --not-applied (exit 2, nothing opened)", async () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
-    const both = cli(resolveArgs("sale-1", ["--applied", "--not-applied"]), { TILLFLOW_DATA_DIR: dataDir })
+    const both = await runCli(resolveArgs("sale-1", ["--applied", "--not-applied"]), {
+      TILLFLOW_DATA_DIR: dataDir
+    })
     expect(both.status, both.stderr).toBe(2)
     expect(both.stdout + both.stderr).toContain("exactly one of --applied or --not-applied")
     expect(Fs.existsSync(dataDir)).toBe(false)
@@ -66,7 +68,7 @@ describe("tillflow transactions resolve", () => {
             })
           ])
         )
-        const run = cli(resolveArgs("sale-1", ["--applied"]), env)
+        const run = yield* cli(resolveArgs("sale-1", ["--applied"]), env)
         expect(run.status, run.stderr).toBe(0)
         expect(JSON.parse(run.stdout)).toMatchObject({
           guid: "sale-1",
@@ -79,7 +81,7 @@ describe("tillflow transactions resolve", () => {
         const state = Option.getOrThrow((yield* TransactionHistory.load(store, "sale-1")).state)
         expect(state.pending).toBeUndefined()
         expect(TransactionHistory.refunded(state)).toEqual(eur(2000n))
-        const again = cli(resolveArgs("sale-1", ["--not-applied"]), env)
+        const again = yield* cli(resolveArgs("sale-1", ["--not-applied"]), env)
         expect(again.status).not.toBe(0)
         expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
       }).pipe(Effect.provide(TestDatabase.layer)),
@@ -102,14 +104,14 @@ const attemptArgs = (on: ReadonlyArray<string>, resolution: ReadonlyArray<string
 ]
 
 describe("tillflow attempts resolve", () => {
-  it("needs exactly one attempt (--batch, --moto-sale or --device): exit 2, nothing opened", () => {
+  it("needs exactly one attempt (--batch, --moto-sale or --device): exit 2, nothing opened", async () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
-    const two = cli(attemptArgs(["--batch", "T-1", "--device", "T-1"], ["--not-applied"]), {
+    const two = await runCli(attemptArgs(["--batch", "T-1", "--device", "T-1"], ["--not-applied"]), {
       TILLFLOW_DATA_DIR: dataDir
     })
     expect(two.status, two.stderr).toBe(2)
     expect(two.stdout + two.stderr).toContain("exactly one of --batch")
-    const none = cli(attemptArgs([], ["--not-applied"]), { TILLFLOW_DATA_DIR: dataDir })
+    const none = await runCli(attemptArgs([], ["--not-applied"]), { TILLFLOW_DATA_DIR: dataDir })
     expect(none.status, none.stderr).toBe(2)
     expect(Fs.existsSync(dataDir)).toBe(false)
   }, 120_000)
@@ -136,7 +138,7 @@ describe("tillflow attempts resolve", () => {
             })
           ])
         )
-        const run = cli(attemptArgs(["--batch", "T-1"], ["--not-applied"]), env)
+        const run = yield* cli(attemptArgs(["--batch", "T-1"], ["--not-applied"]), env)
         expect(run.status, run.stderr).toBe(0)
         expect(JSON.parse(run.stdout)).toMatchObject({
           streamId: "batch-T-1",
@@ -148,7 +150,7 @@ describe("tillflow attempts resolve", () => {
           yield* store.readStream(LifecycleEvent.batchStream("T-1"))
         )
         expect(events.at(-1)).toMatchObject({ type: "InDoubtResolved", data: { operator: "alice" } })
-        const again = cli(attemptArgs(["--batch", "T-1"], ["--applied"]), env)
+        const again = yield* cli(attemptArgs(["--batch", "T-1"], ["--applied"]), env)
         expect(again.status).not.toBe(0)
         expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
       }).pipe(Effect.provide(TestDatabase.layer)),
@@ -209,7 +211,7 @@ describe("tillflow attempts resolve", () => {
           "alice",
           "--json"
         ]
-        const run = cli(args, env)
+        const run = yield* cli(args, env)
         expect(run.status, run.stderr).toBe(0)
         expect(JSON.parse(run.stdout)).toMatchObject({
           streamId: "execution-actions-exec-t1",
@@ -223,7 +225,7 @@ describe("tillflow attempts resolve", () => {
         const page = yield* store.readAll(EventStore.Checkpoint.start, { maxCount: 10_000 })
         const sales = (yield* Ledger.entriesOf(page.events)).entries.filter((e) => e.terminal === "T-2")
         expect(sales.map((e) => [e.kind, e.amount])).toEqual([["sale", eur(2700n)]])
-        const again = cli(args, env)
+        const again = yield* cli(args, env)
         expect(again.status).not.toBe(0)
         expect(again.stdout + again.stderr).toContain("resolve-only-in-doubt")
       }).pipe(Effect.provide(TestDatabase.layer)),
@@ -232,9 +234,9 @@ describe("tillflow attempts resolve", () => {
 })
 
 describe("tillflow executions retry", () => {
-  it("is not sent unless confirmed: without a terminal or --yes it says so (exit 2, nothing opened)", () => {
+  it("is not sent unless confirmed: without a terminal or --yes it says so (exit 2, nothing opened)", async () => {
     const dataDir = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "tillflow-cli-")), "data")
-    const run = cli(["executions", "retry", "0123456789abcdef", "--reason", "back online"], {
+    const run = await runCli(["executions", "retry", "0123456789abcdef", "--reason", "back online"], {
       TILLFLOW_DATA_DIR: dataDir
     })
     expect(run.status, run.stderr).toBe(2)

@@ -27,10 +27,10 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
     let url = ""
 
     beforeAll(async () => {
-      url = Seeded.createDatabase(database)
+      url = await Seeded.createDatabase(database)
       worker = await Worker.start({ DATABASE_URL: url })
       // 10,000 executions of a workflow no worker runs, one a second back from an hour ago.
-      Seeded.seedExecutions(url, seeded)
+      await Seeded.seedExecutions(url, seeded)
       // The viewer is in New York (the browser's zone), so their zone is not UTC.
       const tz = process.env["TZ"]
       process.env["TZ"] = "America/New_York"
@@ -48,7 +48,7 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
     afterAll(async () => {
       await browser?.close()
       await worker?.stop()
-      if (url !== "") Seeded.dropDatabase(database)
+      if (url !== "") await Seeded.dropDatabase(database)
     }, 60_000)
 
     const rows = () =>
@@ -92,8 +92,8 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
       )
       expect(new Set(seen).size).toBe(seeded)
       // Newest first: the seeds were created one second apart, seed-1 the newest.
-      expect(seen[0]).toBe(Seeded.seededId(url, 1))
-      expect(seen[seeded - 1]).toBe(Seeded.seededId(url, seeded))
+      expect(seen[0]).toBe(await Seeded.seededId(url, 1))
+      expect(seen[seeded - 1]).toBe(await Seeded.seededId(url, seeded))
       // Back two pages, then to the newest.
       for (const p of [98, 97]) {
         const before = (await rows())[0]

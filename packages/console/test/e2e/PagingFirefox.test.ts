@@ -28,9 +28,9 @@ describe.skipIf(!Firefox.available() || Seeded.databaseUrl === undefined || !See
     let url = ""
 
     beforeAll(async () => {
-      url = Seeded.createDatabase(database)
+      url = await Seeded.createDatabase(database)
       worker = await Worker.start({ DATABASE_URL: url })
-      Seeded.seedExecutions(url, seeded)
+      await Seeded.seedExecutions(url, seeded)
       browser = await Firefox.launch()
       page = browser.page
       await page.goto(`${worker.base}/console`)
@@ -43,7 +43,7 @@ describe.skipIf(!Firefox.available() || Seeded.databaseUrl === undefined || !See
     afterAll(async () => {
       await browser?.close()
       await worker?.stop()
-      if (url !== "") Seeded.dropDatabase(database)
+      if (url !== "") await Seeded.dropDatabase(database)
     }, 60_000)
 
     const rows = (): Promise<ReadonlyArray<string>> =>
@@ -83,8 +83,8 @@ describe.skipIf(!Firefox.available() || Seeded.databaseUrl === undefined || !See
         `10000 executions, ${(walked - 1) * 100 + 1}–${walked * 100} shown, newest first`
       )
       expect(new Set(seen).size).toBe(walked * 100)
-      expect(seen[0]).toBe(Seeded.seededId(url, 1))
-      expect(seen[walked * 100 - 1]).toBe(Seeded.seededId(url, walked * 100))
+      expect(seen[0]).toBe(await Seeded.seededId(url, 1))
+      expect(seen[walked * 100 - 1]).toBe(await Seeded.seededId(url, walked * 100))
       const before = (await rows())[0]
       await page.locator("#page-newer").click()
       await turned(before)
