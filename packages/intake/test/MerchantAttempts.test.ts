@@ -15,7 +15,7 @@ import * as Tenant from "@tillflow/engine/Tenant"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { call, layerWith } from "./support.js"
+import { attemptInDoubt, call, layerWith } from "./support.js"
 
 const cafeToken = "cafe-pos-token-8e2a4f1c9b7d3e60"
 
@@ -39,26 +39,7 @@ const inDoubt = (
   streamId: string,
   requested: LifecycleEvent.Event,
   operation: LifecycleEvent.Operation
-) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const at = yield* DateTime.now
-    const encoded = yield* LifecycleEvent.registry.encodeAll([
-      requested,
-      LifecycleEvent.OperationInDoubt.make({
-        requestId: (requested.data as { readonly requestId: string }).requestId,
-        at,
-        operation,
-        message: "unknown"
-      })
-    ])
-    yield* store.append(
-      streamId,
-      EventStore.AnyVersion,
-      yield* Tenant.stamp(encoded).pipe(Tenant.within(tenant))
-    )
-  })
-
+) => attemptInDoubt(streamId, requested, operation, tenant)
 const closeInDoubt = (tenant: string | undefined, serial: string, requestId: string) =>
   Effect.flatMap(DateTime.now, (at) =>
     inDoubt(

@@ -11,7 +11,7 @@ import { EventStore } from "@tillflow/engine"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { call, layer as intake, layerWith, login, operators, send } from "./support.js"
+import { attemptInDoubt, call, layer as intake, layerWith, login, operators, send } from "./support.js"
 
 const eur = (minor: bigint) => Money.make(minor, "EUR")
 const resolve = (guid: string, body: unknown, token?: string | null) =>
@@ -77,30 +77,6 @@ layer(intake, { timeout: 60_000 })("POST /v1/transactions/{guid}/resolve", (it) 
 
 const resolveAttempt = (kind: string, key: string, body: unknown) =>
   call("POST", `/v1/attempts/${kind}/${key}/resolve`, { body: JSON.stringify(body) })
-
-/** A request in doubt on an attempt's stream: what was asked, then no answer. */
-const attemptInDoubt = (
-  streamId: string,
-  requested: LifecycleEvent.Event,
-  operation: LifecycleEvent.Operation
-) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const at = yield* DateTime.now
-    yield* store.append(
-      streamId,
-      EventStore.AnyVersion,
-      yield* LifecycleEvent.registry.encodeAll([
-        requested,
-        LifecycleEvent.OperationInDoubt.make({
-          requestId: (requested.data as { readonly requestId: string }).requestId,
-          at,
-          operation,
-          message: "unknown"
-        })
-      ])
-    )
-  })
 
 layer(intake, { timeout: 60_000 })("POST /v1/attempts/{kind}/{key}/resolve", (it) => {
   it.effect(

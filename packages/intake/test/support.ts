@@ -7,11 +7,13 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Operators } from "@tillflow/console"
-import { CallbackRegistration, MerchantRegistry, ProtocolSettings } from "@tillflow/core"
+import { CallbackRegistration, LifecycleEvent, MerchantRegistry, ProtocolSettings } from "@tillflow/core"
 import { DurableEngine, EngineWorker, EventStore, type ExecutionQueue } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import { IntakeHttp, IntakeLocal, Stack } from "@tillflow/intake"
 import { adminClient } from "@tillflow/simulator/testing"
 import { SqlExecutionQueue, TestDatabase } from "@tillflow/store-sql"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -283,4 +285,34 @@ export const simulatedMerchant = (id: string, simId: string, serial: string) =>
     const registry = yield* MerchantRegistry.MerchantRegistry
     yield* registry.register({ id, name: id, mcc: "5812" })
     yield* registry.addKey(id, "merchant", Redacted.make(created.apiKey))
+  })
+
+/**
+ * A request in doubt on an attempt's stream (a batch, MOTO sale or device): what was asked,
+ * then no answer; written as an execution of `tenant` writes it (its events naming it), or
+ * of the deployment's own merchant without one.
+ */
+export const attemptInDoubt = (
+  streamId: string,
+  requested: LifecycleEvent.Event,
+  operation: LifecycleEvent.Operation,
+  tenant?: string
+) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const at = yield* DateTime.now
+    const encoded = yield* LifecycleEvent.registry.encodeAll([
+      requested,
+      LifecycleEvent.OperationInDoubt.make({
+        requestId: (requested.data as { readonly requestId: string }).requestId,
+        at,
+        operation,
+        message: "unknown"
+      })
+    ])
+    yield* store.append(
+      streamId,
+      EventStore.AnyVersion,
+      yield* Tenant.stamp(encoded).pipe(Tenant.within(tenant))
+    )
   })
