@@ -160,10 +160,26 @@ export interface ReadStreamOptions {
   readonly maxCount?: number | undefined
 }
 
-/** Options of `readAll`: the page size. */
+/** Options of `readAll`: the page size, and how long a report may wait for the log to settle. */
 export interface ReadAllOptions {
   readonly maxCount: number
+  /**
+   * For a one-off report read right after a write (an audit, a ledger, the log): before
+   * reading, wait up to this long for the transactions in flight at the call to end, so the
+   * page holds every event committed before the call. A store whose readable horizon can
+   * lag behind commits (PostgreSQL's, held back by any write transaction still running
+   * anywhere in the cluster: docs/event-store.md) waits; one with no such lag ignores it.
+   * Past the bound the page is read as it stands. Subscriptions never set it.
+   */
+  readonly settle?: Duration.DurationInput | undefined
 }
+
+/**
+ * How long a report (an audit, a ledger, a page of the log) waits for the log to settle
+ * before its first page (`ReadAllOptions.settle`): long enough for any short write
+ * transaction, short enough that a stuck one delays a report only this much.
+ */
+export const reportSettle: Duration.Duration = Duration.seconds(5)
 
 /** A page of the global log. */
 export interface ReadAllPage {

@@ -106,5 +106,48 @@ describe.skipIf(!postgresAvailable)("late-commit hazard (PostgreSQL)", () => {
           expect(Chunk.size(Chunk.dedupe(Chunk.fromIterable(delivered.map((e) => e.eventId))))).toBe(3)
         })
     )
+
+    it.effect(
+      "a report's read (settle) waits for the transactions in flight at its call: it holds an event committed just before, which a plain read holds back while another transaction is open",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* EventStore.EventStore
+          const start = yield* endOfLog(store)
+
+          // T1 holds a transaction open that has written (so it holds xmin back).
+          const t1Stream = freshStream("settle-t1")
+          const t1Appended = yield* Deferred.make<void>()
+          const releaseT1 = yield* Deferred.make<void>()
+          const t1 = yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* store.append(t1Stream, EventStore.NoStream, [{ type: "Held", data: {} }])
+                yield* Deferred.succeed(t1Appended, undefined)
+                yield* Deferred.await(releaseT1)
+              })
+            )
+            .pipe(Effect.fork)
+          yield* Deferred.await(t1Appended)
+
+          // The write a report is asked about, committed.
+          const written = freshStream("settle-written")
+          yield* store.append(written, EventStore.NoStream, [{ type: "Resolved", data: {} }])
+
+          // A plain read holds it back while T1 runs; a settled read past its bound too.
+          expect((yield* store.readAll(start, { maxCount: 100 })).events).toEqual([])
+          expect((yield* store.readAll(start, { maxCount: 100, settle: "100 millis" })).events).toEqual([])
+
+          // A settled read waits for T1 to end (released while it waits) and holds both.
+          const report = yield* store
+            .readAll(start, { maxCount: 100, settle: "20 seconds" })
+            .pipe(Effect.fork)
+          yield* Effect.sleep("200 millis")
+          yield* Deferred.succeed(releaseT1, undefined)
+          yield* Fiber.join(t1)
+          const page = yield* Fiber.join(report)
+          expect(page.events.map((e) => e.streamId)).toEqual([t1Stream, written])
+        })
+    )
   })
 })

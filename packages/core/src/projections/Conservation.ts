@@ -205,8 +205,10 @@ export const checkStore = Effect.fn("Conservation.checkStore")(function* (
     recorded.push(...(yield* store.readStream(streamId)))
   } else {
     let checkpoint = EventStore.Checkpoint.start
+    let settle: EventStore.ReadAllOptions["settle"] = EventStore.reportSettle
     for (;;) {
-      const page = yield* store.readAll(checkpoint, { maxCount: 1000 })
+      const page = yield* store.readAll(checkpoint, { maxCount: 1000, settle })
+      settle = undefined
       for (const event of page.events)
         if (event.streamId.startsWith(LifecycleEvent.transactionStreamPrefix)) recorded.push(event)
       checkpoint = page.next

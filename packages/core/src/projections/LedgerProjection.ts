@@ -54,6 +54,8 @@ export const replay = (options: {
   readonly until?: EventStore.Checkpoint | undefined
   readonly pageSize?: number | undefined
   readonly only?: string | undefined
+  /** A report's read: wait this long at most for the log to settle first (`ReadAllOptions.settle`). */
+  readonly settle?: EventStore.ReadAllOptions["settle"]
 }): Effect.Effect<Ledger.Ledger, EventStore.EventStoreError, EventStore.EventStore> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
@@ -61,8 +63,10 @@ export const replay = (options: {
     const until = options.until
     // The transactions' histories folded so far, from page to page.
     const folds = new LedgerFold.Cache()
+    let settle = options.settle
     while (true) {
-      const page = yield* store.readAll(ledger.checkpoint, { maxCount: options.pageSize ?? 1000 })
+      const page = yield* store.readAll(ledger.checkpoint, { maxCount: options.pageSize ?? 1000, settle })
+      settle = undefined
       const events =
         until === undefined
           ? page.events

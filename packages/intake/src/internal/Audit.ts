@@ -129,7 +129,11 @@ export const make = (
         }
         const from = yield* checkpointOf(options.from)
         const replayed = yield* withStore(
-          LedgerProjection.replay({ from: { ...Ledger.empty, checkpoint: from }, only: merchant })
+          LedgerProjection.replay({
+            from: { ...Ledger.empty, checkpoint: from },
+            only: merchant,
+            settle: EventStore.reportSettle
+          })
         )
         return ledgerView(replayed, "replay", from)
       })
@@ -141,13 +145,15 @@ export const make = (
         const out: Array<Intake.EntriesView["entries"][number]> = []
         // The transactions' histories folded so far, from page to page.
         const folds = new LedgerFold.Cache()
+        let settle: EventStore.ReadAllOptions["settle"] = EventStore.reportSettle
         while (out.length < limit) {
           const page = yield* store
-            .readAll(checkpoint, { maxCount: 1000 })
+            .readAll(checkpoint, { maxCount: 1000, settle })
             .pipe(Effect.mapError(unavailable("event store")))
           const { entries: found } = yield* withStore(Ledger.entriesOf(page.events, folds, merchant))
           for (const e of found) out.push(entryView(e))
           checkpoint = page.next
+          settle = undefined
           if (page.caughtUp) break
         }
         return { entries: out, checkpoint: Ledger.positionOf(checkpoint) }

@@ -272,7 +272,7 @@ export const make = (
         const merchant = yield* MerchantKeys.currentMerchant
         const from = yield* checkpointOf(after)
         const page = yield* store
-          .readAll(from, { maxCount: Math.max(1, Math.min(limit, 10_000)) })
+          .readAll(from, { maxCount: Math.max(1, Math.min(limit, 10_000)), settle: EventStore.reportSettle })
           .pipe(Effect.mapError(unavailable("event store")))
         const shown =
           merchant === undefined

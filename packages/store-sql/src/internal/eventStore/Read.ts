@@ -2,11 +2,14 @@
  * The event store's reads: a stream (`readStream`, coalesced as appends are), a stream's
  * version (`streamVersion`), and the global log after a checkpoint (`readAll`), read only
  * below the snapshot's xmin so that no event can still appear before a checkpoint handed
- * out.
+ * out; a report's read (`settle`) first waits, bounded, for the transactions in flight at
+ * its call to end.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { EventStore } from "@tillflow/engine"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Coalescer from "../Coalescer.js"
@@ -80,11 +83,31 @@ export const make = (options: {
     return yield* decodeEvents("readStream")(rows)
   })
 
+  // A report's read right after a write (the write's transaction committed, but another
+  // one, in any database of the cluster, still running and holding xmin below it): wait
+  // until every transaction assigned before the call has ended, polling, at most `settle`.
+  // Never inside a transaction of the caller's own that holds an id: it would wait for itself.
+  const liveClock = Clock.make()
+  const settle = (within: Duration.DurationInput) =>
+    Effect.gen(function* () {
+      if (Option.isSome(yield* Effect.serviceOption(SqlClient.TransactionConnection))) return
+      const [{ horizon }] = yield* Statements.horizon(sql)
+      const deadline = liveClock.unsafeCurrentTimeMillis() + Duration.toMillis(within)
+      while (true) {
+        const [{ settled }] = yield* Statements.settledBelow(sql, horizon)
+        if (settled || liveClock.unsafeCurrentTimeMillis() >= deadline) return
+        yield* Effect.withClock(Effect.sleep("20 millis"), liveClock)
+      }
+    })
+
   const readAll = Effect.fn("EventStore.readAll")(function* (
     checkpoint: EventStore.Checkpoint,
     readOptions: EventStore.ReadAllOptions
   ) {
     const maxCount = Math.max(1, Math.floor(readOptions.maxCount))
+    if (readOptions.settle !== undefined) {
+      yield* settle(readOptions.settle).pipe(Effect.mapError(storeError("readAll")))
+    }
     // Only transactions below the snapshot's xmin: every one of them has committed or
     // aborted, so nothing can still appear before the checkpoint we hand out. A bare
     // `global_position > checkpoint` would skip an event whose transaction took its

@@ -292,6 +292,19 @@ export const readAll = (sql: SqlClient.SqlClient, checkpoint: EventStore.Checkpo
         LIMIT ${maxCount}`
 }
 
+/**
+ * The first transaction id not yet assigned: every transaction that could have committed
+ * before this statement is below it (`readAll`'s `settle`).
+ */
+export const horizon = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly horizon: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon`
+
+/** Whether every transaction below `horizon` has ended, so `readAll` reads all of them. */
+export const settledBelow = (sql: SqlClient.SqlClient, horizon: string) =>
+  sql<{
+    readonly settled: boolean
+  }>`SELECT pg_snapshot_xmin(pg_current_snapshot()) >= ${horizon}::xid8 AS settled`
+
 /** Every event of the streams, archived or not, by stream then version. */
 export const streamsEvents = (sql: SqlClient.SqlClient, streamIds: ReadonlyArray<string>) =>
   sql`SELECT ${columns(sql)} FROM (
