@@ -4,8 +4,9 @@
  * heartbeat and stops a run whose lease it lost. Start as many workers, in as many
  * processes, as you like against one store: the queue hands each execution to one of them
  * at a time. With `tenantConcurrency`, it runs at most that many executions of one tenant
- * at once (counted across every worker's leases), so one tenant's flood leaves room for the
- * others (fair shares). Stopping a worker (closing its scope) stops claiming, lets runs in flight
+ * at once (counted across every worker's leases), and at most its fair part of the worker's
+ * slots among the tenants with work (`ExecutionQueue.tenantShare`), so one tenant's flood
+ * leaves room for the others (fair shares). Stopping a worker (closing its scope) stops claiming, lets runs in flight
  * finish for a grace period, then interrupts the rest, giving their claims back.
  */
 import * as Clock from "effect/Clock"
@@ -28,8 +29,11 @@ export interface Options {
   /**
    * Fair shares: at most this many executions of one tenant (`Tenant`) running at once,
    * counted over the running executions of every worker on the queue (the queue's
-   * `tenantLimit`), whether claimed or started here. Executions without a tenant are not
-   * limited. Default: no limit.
+   * `tenantLimit`), whether claimed or started here; and, while more tenants have work
+   * (an execution running or due), at most `ceil(concurrency ÷ those tenants)`, at least 1
+   * (`ExecutionQueue.tenantShare`): among 100 busy tenants a worker of 64 runs about one of
+   * each, so a flooding tenant's work does not crowd the others' on a busy machine.
+   * Executions without a tenant are not limited. Default: no limit.
    */
   readonly tenantConcurrency?: number | undefined
   /** How long a claim lasts without a heartbeat (default 30 s). */
@@ -139,7 +143,8 @@ export const start = (
         limit: free,
         leaseMs,
         now: yield* Clock.currentTimeMillis,
-        tenantLimit
+        tenantLimit,
+        tenantSlots: concurrency
       }
       const { claims, nextDueAt } =
         queue.claimWithNextDue === undefined
@@ -217,6 +222,7 @@ export const start = (
       workerId,
       leaseMs,
       tenantLimit,
+      tenantSlots: concurrency,
       reserve: () => {
         if (stopping || Effect.runSync(FiberMap.size(runs)) + reserved >= concurrency) return false
         reserved += 1

@@ -212,7 +212,32 @@ export interface ClaimOptions {
   readonly now: number
   /** At most this many executions of one tenant running under an unexpired lease (see `claim`). */
   readonly tenantLimit?: number | undefined
+  /**
+   * With `tenantLimit`: the slots a tenant's fair part is taken of (a worker's concurrency).
+   * A tenant's limit is then also at most `tenantPart(tenantSlots, tenants with work)`.
+   */
+  readonly tenantSlots?: number | undefined
 }
+
+/**
+ * A tenant's fair part of `slots` among `tenants` with work (a running or due execution):
+ * `ceil(slots ÷ tenants)`, at least 1. Rounded up, the parts of all tenants together never
+ * leave a slot idle while every tenant has more to run. A worker of 64 slots among 100 busy
+ * merchants gives each 1, among 4 gives each 16 (then `tenantLimit` caps it).
+ */
+export const tenantPart = (slots: number, tenants: number): number =>
+  Math.max(1, Math.ceil(slots / Math.max(1, tenants)))
+
+/** The limit a tenant is held to: `tenantLimit`, and its fair part of `tenantSlots` when given. */
+export const tenantShare = (
+  options: { readonly tenantLimit?: number | undefined; readonly tenantSlots?: number | undefined },
+  tenants: number
+): number | undefined =>
+  options.tenantLimit === undefined
+    ? undefined
+    : options.tenantSlots === undefined
+      ? options.tenantLimit
+      : Math.min(options.tenantLimit, tenantPart(options.tenantSlots, tenants))
 
 /** What `enqueue` is given: a new execution. */
 export interface EnqueueInput {
@@ -274,6 +299,11 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
         readonly leaseMs: number
         /** As a claim's `tenantLimit`: a tenant at its limit gets the row pending, not leased. */
         readonly tenantLimit?: number | undefined
+        /**
+         * As a claim's `tenantSlots`; the tenants with work counted are those running
+         * (and the row's own).
+         */
+        readonly tenantSlots?: number | undefined
       }
     ) => Effect.Effect<EnqueueLeased, ExecutionQueueError>
 
@@ -302,7 +332,10 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
      * Fair shares: with `tenantLimit`, an execution whose tenant already has that many
      * executions running under an unexpired lease is skipped (it stays due), and one claim
      * takes no tenant past the limit, so a flood of one tenant's executions cannot keep
-     * another tenant's waiting. Executions without a tenant are never limited.
+     * another tenant's waiting. Executions without a tenant are never limited. With
+     * `tenantSlots` too, the limit shrinks as more tenants have work (`tenantShare`: the
+     * distinct tenants of the executions running or due), so among many busy tenants a
+     * flooding one runs about its fair part of the slots, not `tenantLimit`.
      */
     readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Claim>, ExecutionQueueError>
 
@@ -490,12 +523,20 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     return counts
   }
 
+  /** The distinct tenants of the executions running and of those due (`tenantShare`). */
+  const tenantsWithWork = (running: ReadonlyMap<string, number>, due: ReadonlyArray<Row>): number => {
+    const tenants = new Set(running.keys())
+    for (const row of due) if (row.tenant !== null) tenants.add(row.tenant)
+    return tenants.size
+  }
+
   const claimNow = (options: ClaimOptions): Array<Claim> => {
     const due = Array.from(rows.values())
       .filter((row) => isClaimable(row, options.workflowNames, options.now))
       .sort((a, b) => startedFirst(a) - startedFirst(b) || (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.seq - b.seq)
-    const { tenantLimit } = options
-    const running = tenantLimit === undefined ? undefined : runningByTenant(options.now)
+    const running = options.tenantLimit === undefined ? undefined : runningByTenant(options.now)
+    const tenantLimit =
+      running === undefined ? undefined : tenantShare(options, tenantsWithWork(running, due))
     const claimed: Array<Claim> = []
     for (const row of due) {
       if (claimed.length >= options.limit) break
@@ -560,11 +601,12 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     enqueueLeased: (input) =>
       Effect.sync((): EnqueueLeased => {
         if (rows.has(input.executionId)) return { inserted: false, claim: undefined }
-        const { tenantLimit } = input
+        const running = runningByTenant(input.now)
+        const tenantLimit = tenantShare(input, new Set([...running.keys(), input.tenant]).size)
         const atLimit =
           tenantLimit !== undefined &&
           input.tenant !== undefined &&
-          (runningByTenant(input.now).get(input.tenant) ?? 0) >= tenantLimit
+          (running.get(input.tenant) ?? 0) >= tenantLimit
         const row = insert(input)
         if (atLimit) return { inserted: true, claim: undefined }
         if (row.concurrencyKey !== null) {

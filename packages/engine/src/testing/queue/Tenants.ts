@@ -256,6 +256,77 @@ export const suite = (it: QueueTests): void => {
       })
   )
 
+  it.effect(
+    "with tenantSlots, a tenant's limit is its fair part of the slots among the tenants with work: 2 each of 10 slots among five busy tenants, tenantLimit 8 for one alone; a start leased is held to it too",
+    () =>
+      Effect.gen(function* () {
+        const queue = yield* ExecutionQueue.ExecutionQueue
+        // Far later than any other test's leases, so only this test's runs count as running.
+        const t0 = 8_000_000_000_000_000
+        const fair = (workflowName: string, now: number, tenantSlots?: number) =>
+          queue.claim({
+            workerId: "W",
+            workflowNames: [workflowName],
+            leaseMs: 1_000,
+            limit: 40,
+            tenantLimit: 8,
+            now,
+            ...(tenantSlots === undefined ? {} : { tenantSlots })
+          })
+        const busy = (workflow: string, at: number) =>
+          Effect.gen(function* () {
+            const tenants = [unique(), unique(), unique(), unique(), unique()]
+            const rows: Array<Array<string>> = []
+            for (const tenant of tenants) {
+              const ofTenant: Array<string> = []
+              for (let i = 0; i < 4; i++) ofTenant.push(yield* enqueueFor(workflow, tenant, at + i))
+              rows.push(ofTenant)
+            }
+            return { tenants, rows }
+          })
+
+        // Five tenants with work and 10 slots: each is held to 2 (ceil(10 ÷ 5)), not 8.
+        const divided = unique()
+        const five = yield* busy(divided, t0)
+        const claims = yield* fair(divided, t0 + 10, 10)
+        expect(five.rows.map((ofTenant) => countIn(claims, ofTenant))).toEqual([2, 2, 2, 2, 2])
+        // A start leased of one of them is held to its part too; a sixth tenant's is leased.
+        const enqueueLeased = queue.enqueueLeased
+        if (enqueueLeased !== undefined) {
+          const start = (tenant: string) =>
+            enqueueLeased({
+              executionId: unique(),
+              workflowName: divided,
+              concurrencyKey: undefined,
+              parentId: undefined,
+              attributes: {},
+              tenant,
+              now: t0 + 20,
+              workerId: "W",
+              leaseMs: 1_000,
+              tenantLimit: 8,
+              tenantSlots: 10
+            })
+          expect((yield* start(five.tenants[0] ?? "")).claim).toBeUndefined()
+          expect((yield* start(unique())).claim).toBeDefined()
+        }
+
+        // Without tenantSlots, the same five tenants each run all four (tenantLimit 8).
+        const t1 = t0 + 100_000
+        const fixed = unique()
+        const again = yield* busy(fixed, t1)
+        const unshared = yield* fair(fixed, t1 + 10)
+        expect(again.rows.map((ofTenant) => countIn(unshared, ofTenant))).toEqual([4, 4, 4, 4, 4])
+
+        // One tenant alone with work: its fair part is all 10 slots, so tenantLimit 8 holds.
+        const t2 = t0 + 200_000
+        const alone = unique()
+        const only = unique()
+        for (let i = 0; i < 12; i++) yield* enqueueFor(alone, only, t2 + i)
+        expect((yield* fair(alone, t2 + 20, 10)).length).toBe(8)
+      })
+  )
+
   it.effect("the tally by tenant counts each tenant's running executions and those waiting due", () =>
     Effect.gen(function* () {
       const queue = yield* ExecutionQueue.ExecutionQueue

@@ -116,6 +116,20 @@ const leased = (sql: SqlClient.SqlClient, now: number) =>
   sql`r.status IN ${sql.in(activeStatuses)} AND r.claims > 0 AND r.due_at > ${now} AND r.status = 'running'`
 
 /**
+ * A tenant's limit in SQL (`ExecutionQueue.tenantShare`): `tenantLimit`, and with `slots`
+ * at most `ceil(slots ÷ tenants)`, at least 1, `tenants` a scalar subquery.
+ */
+const shareOf = (
+  sql: SqlClient.SqlClient,
+  tenantLimit: number,
+  slots: number | undefined,
+  tenants: ReturnType<SqlClient.SqlClient["and"]>
+) =>
+  slots === undefined
+    ? sql`${tenantLimit}::bigint`
+    : sql`LEAST(${tenantLimit}::bigint, GREATEST(1, ceil(${slots}::numeric / GREATEST(1, ${tenants}))::bigint))`
+
+/**
  * The candidates of a fair-share claim (`tenantLimit`), as the CTE `candidates`. The due
  * rows are ranked first without locks, in the claim's order (started, then new, each oldest
  * due first), each tenant's numbered in that order after its running executions: those
@@ -125,7 +139,9 @@ const leased = (sql: SqlClient.SqlClient, now: number) =>
  * given). The chosen rows are then locked `SKIP LOCKED`, re-checked as still due (a row
  * another claimer took meanwhile is not). Concurrent claimers read the running counts each
  * in its own snapshot: two of them may each take the last place of a tenant (a share, not
- * a hard cap).
+ * a hard cap). With `tenantSlots`, the limit is also the tenant's fair part of those slots
+ * among the distinct tenants running or due (`ExecutionQueue.tenantShare`), counted from
+ * the same two CTEs.
  */
 const fairCandidates = (
   sql: SqlClient.SqlClient,
@@ -146,9 +162,17 @@ const fairCandidates = (
         SELECT d.execution_id, d.tenant, d.rank, d.due_at, d.seq,
                row_number() OVER (PARTITION BY d.tenant ORDER BY d.rank, d.due_at, d.seq) AS place
         FROM due d
+      ), fair AS (
+        SELECT ${shareOf(
+          sql,
+          tenantLimit,
+          options.tenantSlots,
+          sql`(SELECT count(*) FROM (
+            SELECT tenant FROM running UNION SELECT tenant FROM due WHERE tenant IS NOT NULL) t)`
+        )} AS places
       ), shares AS (
-        SELECT k.execution_id, k.rank FROM ranked k LEFT JOIN running r ON r.tenant = k.tenant
-        WHERE k.tenant IS NULL OR k.place + COALESCE(r.running, 0) <= ${tenantLimit}
+        SELECT k.execution_id, k.rank FROM ranked k LEFT JOIN running r ON r.tenant = k.tenant CROSS JOIN fair
+        WHERE k.tenant IS NULL OR k.place + COALESCE(r.running, 0) <= fair.places
         ORDER BY k.rank, k.due_at, k.seq
         LIMIT ${options.limit}
       ), candidates AS (
@@ -462,7 +486,13 @@ export const enqueueLeased = (sql: SqlClient.SqlClient, input: EnqueueLeasedInpu
     input.tenantLimit === undefined || input.tenant === undefined
       ? sql``
       : sql`AND (SELECT count(*) FROM tillflow_executions r
-                 WHERE ${leased(sql, input.now)} AND r.tenant = ${input.tenant}) < ${input.tenantLimit}`
+                 WHERE ${leased(sql, input.now)} AND r.tenant = ${input.tenant}) < ${shareOf(
+                   sql,
+                   input.tenantLimit,
+                   input.tenantSlots,
+                   sql`(SELECT count(*) FROM (SELECT r.tenant FROM tillflow_executions r
+                     WHERE ${leased(sql, input.now)} AND r.tenant IS NOT NULL UNION SELECT ${input.tenant}::text) t)`
+                 )}`
   return sql`
         WITH acquired AS (
           INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
