@@ -10,7 +10,7 @@ import {
   TerminalOperations,
   TransactionRequest
 } from "@tillflow/core"
-import { EventStore, Redaction } from "@tillflow/engine"
+import { EventStore, HashChain, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Fiber from "effect/Fiber"
@@ -433,6 +433,45 @@ describe("PaymentProtocol, outcome unknown", () => {
       }).pipe(
         Effect.provide(
           layer({ scripts: [{ result: { totalAmount: Number.MAX_SAFE_INTEGER + 2 }, takes: "2 seconds" }] })
+        )
+      )
+  )
+
+  it.effect(
+    "a polled answer that does not decode but names a personal member (the card holder's name) is stored whole as personal data, removable after its retention; one that names none stays plain",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const rawOf = (reference: string) =>
+          Effect.gen(function* () {
+            yield* runToEnd(sale(reference), { step: "5 seconds", max: "2 hours" })
+            const payment = yield* store.readStream(yield* executionOf(reference))
+            const recorded = payment.find((event) => event.type === "AttemptRecorded")
+            const attemptId = (recorded?.data as { readonly attemptId: string }).attemptId
+            const attemptEvents = yield* store.readStream(CallbackRegistration.attemptStream(attemptId))
+            const [undecodable] = attemptEvents.filter((event) => event.type === "ResultUndecodable")
+            return (undecodable?.data as { readonly raw: unknown }).raw
+          })
+        const named = yield* rawOf("undecodable-named")
+        expect(named).toMatchObject({
+          [HashChain.personalKey]: { value: expect.stringContaining("JANE DOE") }
+        })
+        const plain = yield* rawOf("undecodable-plain")
+        expect(typeof plain).toBe("string")
+        expect(plain).toContain("totalAmount")
+        // The chain links the wrapped text by its digest: it verifies as stored.
+        expect((yield* store.verify()).ok).toBe(true)
+      }).pipe(
+        Effect.provide(
+          layer({
+            scripts: [
+              {
+                result: { totalAmount: Number.MAX_SAFE_INTEGER + 2, cardHolderName: "JANE DOE" },
+                takes: "2 seconds"
+              },
+              { result: { totalAmount: Number.MAX_SAFE_INTEGER + 2 }, takes: "2 seconds" }
+            ]
+          })
         )
       )
   )

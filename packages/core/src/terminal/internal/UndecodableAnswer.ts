@@ -7,8 +7,10 @@
 import * as Effect from "effect/Effect"
 import { uuidFrom } from "@tillflow/engine/DeterministicId"
 import * as EventStore from "@tillflow/engine/EventStore"
+import * as HashChain from "@tillflow/engine/HashChain"
 import type * as RemoteError from "../../model/RemoteError.js"
 import * as CallbackRegistration from "../CallbackRegistration.js"
+import * as TransactionResult from "../../model/TransactionResult.js"
 import * as ResultRedaction from "../ResultRedaction.js"
 import { retryStore } from "./step.js"
 
@@ -21,6 +23,18 @@ export const bodyOf = (error: RemoteError.RemoteError): string | undefined =>
   error.status < 300
     ? (error.body ?? "")
     : undefined
+
+/**
+ * The raw text as stored: whole as personal data (`HashChain.personal`, member `raw`) when
+ * it names a personal member of a result (`TransactionResult.personalMembers`: the card
+ * holder's name, the remittance options), so the retention that removes them from a decoded
+ * result removes them here too; as it is otherwise. Text that does not decode cannot be read
+ * member by member, so it goes whole.
+ */
+const storedRaw = (raw: string): EventStore.Json =>
+  TransactionResult.personalMembers.some((member) => raw.includes(`"${member}"`))
+    ? HashChain.personal(raw)
+    : raw
 
 /**
  * Records the raw body (card numbers masked, length bounded) as `ResultUndecodable` in the
@@ -42,7 +56,7 @@ export const record = (
         attemptId,
         resultHash,
         reason,
-        raw,
+        raw: storedRaw(raw),
         redactedFields: [],
         receivedAt
       })
