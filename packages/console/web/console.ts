@@ -10,13 +10,13 @@ import { simulator } from "./simulator.js"
 void start((service, session) => {
   const executionPages: Page = (main, route) =>
     route.path.length > 1 ? execution(main, route) : executions(main, route)
-  // An operator limited to merchants: its executions (and a simulated sale on its own
-  // terminals) and its merchant's ledger (the worker filters it); the alerts, terminals,
+  // An operator limited to merchants: its merchant's alerts, terminals, executions (and a
+  // simulated sale on its own terminals) and ledger, each answered scoped by the worker; the
   // merchants and the chain's check span every merchant.
   const pages: Record<string, Page> =
     session?.merchants === undefined
       ? { alerts, terminals, executions: executionPages, ledger }
-      : { executions: executionPages, ledger: ledgerPage({ verify: false }) }
+      : { alerts, terminals, executions: executionPages, ledger: ledgerPage({ verify: false }) }
   if (service.kind === "simulator") pages["simulator"] = simulator(service)
   if (session?.role === "admin" && session.merchants === undefined) pages["merchants"] = merchants
   return pages

@@ -6,7 +6,7 @@
  *
  * An operator limited to merchants (`GET /console/session` names them) acts for one of them
  * (a chooser when it has several; every request names it, `api.ts`), is offered only the
- * pages it may use, and follows the same live feed, which the server filters to the events
+ * pages it may use (the worker answers them scoped to that merchant), and follows the same live feed, which the server filters to the events
  * of the merchant it acts for (named in the feed's query: an `EventSource` sends no header
  * of its own). As for the platform's operators, a feed that drops says `reconnecting…` and
  * the browser opens it again; nothing is polled.
@@ -99,7 +99,7 @@ export const start = async (
   // Answered for the merchant acted for when the operator is limited (its own terminals).
   const service = await get<ServiceInfo>("/v1/monitor/service")
   const routes = pages(service, session)
-  // The page shown first: the alerts, or a limited operator's executions (the alerts are the platform's).
+  // The page shown first: the alerts (a limited operator's are its merchant's), else the executions.
   const home = routes["alerts"] === undefined ? "executions" : "alerts"
   const status = h("span", { class: "live-status", id: "live-status", role: "status" }, "connecting…")
   const links = navigation.filter(([path]) => routes[path] !== undefined)

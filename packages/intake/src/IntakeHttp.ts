@@ -415,7 +415,11 @@ const SystemLive = HttpApiBuilder.group(IntakeApi, "system", (handlers) =>
     }).pipe(Effect.catchAll((error) => Effect.logWarning(`metrics: merchants not counted: ${error.message}`)))
     return handlers.handle("metrics", () =>
       Effect.zipRight(
-        Effect.all([countExecutions, countAlerts, countTerminals, countMerchants], { concurrency: 4 }),
+        // The gauges are the deployment's, whatever merchant a scrape names (`Tillflow-Merchant`
+        // scopes the monitor's alerts and terminals to that merchant's own).
+        Effect.all([countExecutions, countAlerts, countTerminals, countMerchants], { concurrency: 4 }).pipe(
+          MerchantKeys.forMerchant(undefined)
+        ),
         Prometheus.scrape
       )
     )

@@ -7,9 +7,16 @@
  * past a deadline), and the log's events as they are stored (a live feed for server-sent
  * events). One follower of the event log per process keeps the alerts and feeds the live
  * subscribers, so no request re-reads the log. The web console reads all of it through the intake API (`MonitorApi`).
+ *
+ * A request acting for a merchant (`Tillflow-Merchant`, or a credential limited to
+ * merchants: `internal/Scope.ts`) watches that merchant's own: the terminals of its device
+ * list with its operations running on them, and the alerts of its executions (an
+ * execution's tenant is its merchant; an alert whose merchant cannot be told is not its),
+ * which it alone of the merchants may acknowledge and resolve.
  */
 import { Ledger, MerchantKeys, PaymentEvents, PaymentProtocol } from "@tillflow/core"
 import { DurableEngine, EventStore, ExecutionQueue } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Clock from "effect/Clock"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Context from "effect/Context"
@@ -25,6 +32,7 @@ import * as Stream from "effect/Stream"
 import * as Intake from "./Intake.js"
 import * as Stack from "./Stack.js"
 import { unavailable } from "./internal/Failures.js"
+import { executionTenant } from "./internal/MerchantGate.js"
 import * as Queries from "./internal/Queries.js"
 
 // ---------------------------------------------------------------------------------------
@@ -140,17 +148,32 @@ export interface Service {
    * (its own key's list), never another merchant's.
    */
   readonly ownService: Effect.Effect<ServiceView>
+  /**
+   * The terminals of the device list of the merchant the request acts for, each with its
+   * oldest unfinished operation; for a request acting for a merchant, that merchant's
+   * operations only (another's on a terminal both lists name is not counted).
+   */
   readonly terminals: Effect.Effect<ReadonlyArray<TerminalView>, Intake.IntakeError>
   readonly search: (query: SearchQuery) => Effect.Effect<SearchView, Intake.IntakeError>
-  /** The alerts the query asks for (the unresolved ones by default), most severe first. */
+  /**
+   * The alerts the query asks for (the unresolved ones by default), most severe first; for
+   * a request acting for a merchant, those of its merchant's executions only.
+   */
   readonly alerts: (query?: AlertsQuery) => Effect.Effect<AlertsView, Intake.IntakeError>
-  /** Acknowledges an open alert for `operator` (again: the same answer, nothing stored). */
+  /**
+   * Acknowledges an open alert for `operator` (again: the same answer, nothing stored). A
+   * request acting for a merchant may step only its merchant's alerts: another's is not
+   * found, and nothing is stored.
+   */
   readonly acknowledge: (
     alertId: string,
     operator: string,
     request: AlertStepRequest
   ) => Effect.Effect<AlertView, Intake.IntakeError | AlertStateConflict>
-  /** Resolves an open or acknowledged alert for `operator` (again: the same answer, nothing stored). */
+  /**
+   * Resolves an open or acknowledged alert for `operator` (again: the same answer, nothing
+   * stored); for a request acting for a merchant, its merchant's only, as {@link acknowledge}.
+   */
   readonly resolve: (
     alertId: string,
     operator: string,
@@ -486,9 +509,16 @@ export const make: Effect.Effect<
   const unfinished: ReadonlyArray<ExecutionQueue.ExecutionStatus> = ["pending", "running", "suspended"]
 
   const terminals = Effect.gen(function* () {
+    // The device list is the merchant's the request acts for (`intake.devices`), and so are
+    // the operations counted on it: a terminal two merchants' lists name shows each its own.
+    const merchant = yield* MerchantKeys.currentMerchant
     const devices = yield* intake.devices
     const open = yield* engine
-      .list({ workflowName: PaymentProtocol.TerminalOperation.name, status: unfinished })
+      .list({
+        workflowName: PaymentProtocol.TerminalOperation.name,
+        status: unfinished,
+        ...(merchant === undefined ? {} : { tenants: [merchant] })
+      })
       .pipe(Effect.mapError(unavailable("execution queue")))
     return yield* Effect.forEach(devices, (device) =>
       Effect.gen(function* () {
@@ -511,6 +541,10 @@ export const make: Effect.Effect<
     return intake.search(owner === undefined ? query : { ...query, q: owner })
   }
 
+  // The tenant of each execution an alert was asked about (null: none), read once: an
+  // execution's tenant never changes. As many entries as executions with alerts.
+  const tenants = new Map<string, string | null>()
+
   // Every alert raised now, before its lifecycle: the log's, and the stuck and overdue executions.
   const raised = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
@@ -520,10 +554,44 @@ export const make: Effect.Effect<
     const fromExecutions: Array<RaisedAlert> = []
     for (const e of open) {
       const alert = executionAlertOf(e, now)
-      if (alert !== undefined) fromExecutions.push(alert)
+      if (alert === undefined) continue
+      fromExecutions.push(alert)
+      tenants.set(e.executionId, e.tenant)
     }
     return [...(yield* Ref.get(logAlerts)), ...fromExecutions]
   })
+
+  /**
+   * Whose an alert is: the merchant its execution was started for (`Tenant`, in its
+   * `WorkflowStarted` metadata and queue row), whichever event raised it — a late result's
+   * notes are written by the receiver, outside the execution, and name no tenant themselves.
+   * None for an execution of the deployment's own merchant or one started before tenants;
+   * none for `key-refused`: the keys are the registry's, which is the platform's (its remedy,
+   * retiring the key, is refused to a merchant's credential), and a merchant's operator
+   * resolving it would close it for the platform that must act on it.
+   */
+  const merchantOf = (alert: RaisedAlert): Effect.Effect<string | undefined, Intake.IntakeError> => {
+    if (alert.kind === "key-refused") return Effect.succeed(undefined)
+    const known = tenants.get(alert.executionId)
+    if (known !== undefined) return Effect.succeed(known ?? undefined)
+    return Effect.tap(executionTenant(store, alert.executionId), (tenant) =>
+      Effect.sync(() => tenants.set(alert.executionId, tenant ?? null))
+    )
+  }
+
+  /** The alerts a request may see: every one for the platform's; for one acting for a merchant, its own (deny by default). */
+  const visible = (all: ReadonlyArray<RaisedAlert>) =>
+    Effect.gen(function* () {
+      const merchant = yield* MerchantKeys.currentMerchant
+      if (merchant === undefined) return all
+      return yield* Effect.filter(
+        all,
+        (alert) => Effect.map(merchantOf(alert), (owner) => owner === merchant),
+        {
+          concurrency: 8
+        }
+      )
+    })
 
   const withLifecycle = (
     alert: RaisedAlert,
@@ -536,7 +604,7 @@ export const make: Effect.Effect<
   const alerts = (query: AlertsQuery = {}) =>
     Effect.gen(function* () {
       const wanted = query.state ?? "unresolved"
-      const all = (yield* raised)
+      const all = (yield* visible(yield* raised))
         .map((alert) => withLifecycle(alert))
         .filter((a) =>
           wanted === "all" ? true : wanted === "unresolved" ? a.state !== "resolved" : a.state === wanted
@@ -550,7 +618,9 @@ export const make: Effect.Effect<
    * the follower's copy, which may lag) and the step appended at the version read, so of
    * two workers racing on one alert one stores and the other re-reads and answers from
    * what was stored. A step already taken answers the alert as it is; one the state does
-   * not allow is refused.
+   * not allow is refused. Another merchant's alert is not found by a request acting for a
+   * merchant; the step is stored naming the alert's merchant as its tenant, so that
+   * merchant's log and live feed carry it.
    */
   const step = (tag: AlertEvent["_tag"], alertId: string, operator: string, request: AlertStepRequest) =>
     Effect.gen(function* () {
@@ -561,6 +631,13 @@ export const make: Effect.Effect<
             message: `no alert ${alertId} is raised now (GET /v1/monitor/alerts?state=all lists them)`
           })
         )
+      }
+      const merchant = yield* MerchantKeys.currentMerchant
+      const owner = yield* merchantOf(alert)
+      if (merchant !== undefined && owner !== merchant) {
+        return yield* new Intake.NotFound({
+          message: `no alert ${alertId} of merchant ${merchant} is raised now (GET /v1/monitor/alerts?state=all lists its merchant's)`
+        })
       }
       const streamId = alertStreamOf(alertId)
       const stored = yield* store.readStream(streamId).pipe(Effect.mapError(unavailable("event store")))
@@ -588,7 +665,10 @@ export const make: Effect.Effect<
           : AlertResolved.make({ alertId, operator, reason: request.reason, at })
       const version = stored.at(-1)?.version ?? 0
       yield* store.append(streamId, version === 0 ? EventStore.NoStream : EventStore.exactVersion(version), [
-        storedAlertEvent(event)
+        {
+          ...storedAlertEvent(event),
+          ...(owner === undefined ? {} : { metadata: { [Tenant.metadataKey]: owner } })
+        }
       ])
       apply(event)
       return withLifecycle(alert, evolve(lifecycle, event))

@@ -72,7 +72,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "Terminals and what they run")
       .annotate(
         OpenApi.Description,
-        "Every terminal of the merchant, idle or busy with the operation it is running."
+        "Every terminal of the merchant's device list (the merchant `Tillflow-Merchant` names, or a limited credential's own: read with its keys), idle or busy with the oldest of its unfinished operations; for a request acting for a merchant, that merchant's operations only."
       )
   )
   .add(
@@ -118,7 +118,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "Alerts")
       .annotate(
         OpenApi.Description,
-        "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first, each with its id (derived from what raised it: `<kind>.<executionId>[.<version of the raising event>]`), its state (open, acknowledged, resolved) and who moved it on, why and when. The unresolved ones unless `state` asks for one state or `all`."
+        "Result mismatches, unresolved outcomes, stuck executions, executions waiting without progress, late results: most severe first, each with its id (derived from what raised it: `<kind>.<executionId>[.<version of the raising event>]`), its state (open, acknowledged, resolved) and who moved it on, why and when. The unresolved ones unless `state` asks for one state or `all`. A request acting for a merchant (`Tillflow-Merchant`, or a credential limited to merchants) gets the alerts of that merchant's executions only; the deployment's own executions' alerts and `key-refused` alerts (the registry's keys, the platform's) are no merchant's."
       )
   )
   .add(
@@ -134,7 +134,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "Acknowledge an alert")
       .annotate(
         OpenApi.Description,
-        "Marks an open alert acknowledged (someone is on it) by the operator asking, with the reason given; stored as an event, so every worker and every restart agree. Acknowledging it again answers it as it is; a resolved alert is not acknowledged (409). Needs the operator role (a viewer gets 403)."
+        "Marks an open alert acknowledged (someone is on it) by the operator asking, with the reason given; stored as an event, so every worker and every restart agree. Acknowledging it again answers it as it is; a resolved alert is not acknowledged (409). Needs the operator role (a viewer gets 403). A request acting for a merchant acknowledges that merchant's alerts only: another's is 404, nothing stored."
       )
   )
   .add(
@@ -158,7 +158,7 @@ export class MonitorGroup extends HttpApiGroup.make("monitor")
       .annotate(OpenApi.Summary, "Resolve an alert")
       .annotate(
         OpenApi.Description,
-        "Marks an open or acknowledged alert resolved by the operator asking, with the reason given (stored as an event); a resolved alert is listed only when asked for (`state=resolved` or `all`). Resolving it again answers it as it is. Needs the operator role (a viewer gets 403)."
+        "Marks an open or acknowledged alert resolved by the operator asking, with the reason given (stored as an event); a resolved alert is listed only when asked for (`state=resolved` or `all`). Resolving it again answers it as it is. Needs the operator role (a viewer gets 403). A request acting for a merchant resolves that merchant's alerts only: another's is 404, nothing stored."
       )
   )
   .add(

@@ -6,9 +6,10 @@
  * read, history, retry, act, resolve, a lifecycle on its guid, a stop naming it, a list or
  * a search, a timeline. The live stream, the log and the ledger (totals and entries) are
  * answered filtered on the server to the merchant's own: what its events' metadata names as
- * their tenant, never another merchant's or the deployment's own. What spans every merchant
- * (the chain's verify, the rebuild, alerts, metrics, the registry) is refused 403; naming another
- * merchant is refused 403. The platform's token sees everything.
+ * their tenant, never another merchant's or the deployment's own, and so are the terminals'
+ * monitor and the alerts (`MerchantMonitor.test.ts`). What spans every merchant (the chain's
+ * verify, the rebuild, metrics, the registry) is refused 403; naming another merchant is
+ * refused 403. The platform's token sees everything.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Operators } from "@tillflow/console"
@@ -297,14 +298,7 @@ describe("each merchant's people see only their own", () => {
         // The platform names a merchant to see its executions only.
         const platformTea = yield* call("GET", "/v1/monitor/executions?merchant=tea-house")
         expect(platformTea.json.executions.map((e: Json) => e.executionId)).toEqual([tea.id])
-        for (const path of [
-          "/v1/audit/verify",
-          "/v1/audit/rebuild",
-          "/v1/monitor/alerts",
-          "/v1/monitor/terminals",
-          "/v1/merchants",
-          "/metrics"
-        ]) {
+        for (const path of ["/v1/audit/verify", "/v1/audit/rebuild", "/v1/merchants", "/metrics"]) {
           const reply = yield* call("GET", path, asCafe)
           expect([path, reply.status, reply.json?._tag]).toEqual([path, 403, "Forbidden"])
         }
@@ -398,17 +392,19 @@ describe("each merchant's people see only their own", () => {
           via: "operator",
           merchants: ["cafe-sol"]
         })
-        // Its service view is carla's merchant's; the terminals' monitor and the alerts,
-        // which span every merchant, are refused.
+        // Its service view, its terminals' monitor and its alerts are carla's merchant's.
         const carlaService = yield* send("GET", "/v1/monitor/service", { cookie })
         expect([carlaService.status, carlaService.json]).toEqual([
           200,
           { kind: "simulator", terminals: [{ serialNumber: "CAFE-1", terminalType: "ANDROID" }] }
         ])
-        for (const path of ["/v1/monitor/terminals", "/v1/monitor/alerts"]) {
-          const reply = yield* send("GET", path, { cookie })
-          expect([path, reply.status]).toEqual([path, 403])
-        }
+        const carlaTerminals = yield* send("GET", "/v1/monitor/terminals", { cookie })
+        expect([carlaTerminals.status, carlaTerminals.json.map((t: Json) => t.serialNumber)]).toEqual([
+          200,
+          ["CAFE-1"]
+        ])
+        const carlaAlerts = yield* send("GET", "/v1/monitor/alerts?state=all", { cookie })
+        expect([carlaAlerts.status, carlaAlerts.json.alerts]).toEqual([200, []])
 
         // The platform's token sees every merchant's.
         expect((yield* call("GET", `/v1/executions/${tea.id}`)).status).toBe(200)

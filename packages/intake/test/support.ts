@@ -45,7 +45,8 @@ export const layerWith = (
   | EventStore.EventStore
   | ExecutionQueue.ExecutionQueue
   | Stack.Cloud
-  | SqlClient.SqlClient,
+  | SqlClient.SqlClient
+  | MerchantRegistry.MerchantRegistry,
   unknown
 > =>
   IntakeHttp.serve(Redacted.make(token), options).pipe(
@@ -271,7 +272,7 @@ export const readLive = (url: string, bearer: string, meanwhile: () => Promise<v
 
 /**
  * A merchant at the built-in simulator (`simId`, with one terminal `serial` and a key) and in
- * the worker's registry (`id`, MCC 5812, that key).
+ * the worker's registry (`id`, MCC 5812, that key): its key at the simulator.
  */
 export const simulatedMerchant = (id: string, simId: string, serial: string) =>
   Effect.gen(function* () {
@@ -285,6 +286,7 @@ export const simulatedMerchant = (id: string, simId: string, serial: string) =>
     const registry = yield* MerchantRegistry.MerchantRegistry
     yield* registry.register({ id, name: id, mcc: "5812" })
     yield* registry.addKey(id, "merchant", Redacted.make(created.apiKey))
+    return created.apiKey
   })
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The console of an operator limited to merchants (issue 32), in Chromium (Playwright)
  * against a real worker serving two merchants: lena (cafe-sol's) sees the merchant she acts
- * for, her merchant's executions and not the other's, no link to the pages that span every
+ * for, first her merchant's alerts, her merchant's terminal and not the other's, her
+ * merchant's executions and not the other's, no link to the pages that span every
  * merchant, her merchant's ledger only, opens one of her executions (another merchant's is not found), and a new sale
  * of hers shows up without a reload, through the live feed filtered to her merchant (the
  * status line says `live`; nothing is polled) while the other merchant's does not; her
@@ -14,6 +15,7 @@ import * as Chromium from "../../src/testing/Chromium.js"
 import * as ActionsScenario from "./ActionsScenario.js"
 import { inCi, mark, marked, requireBrowser } from "./Scenario.js"
 import {
+  merchantPages,
   merchants,
   platformPages,
   platformRoutes,
@@ -64,9 +66,17 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     // Whom she acts for, and only the pages she may use.
     expect(await page.locator("#acting-for").textContent()).toBe("Merchant cafe-sol")
     for (const name of platformPages) expect(await page.locator(`nav a[data-page=${name}]`).count()).toBe(0)
-    expect(await page.locator("nav a[data-page=executions]").count()).toBe(1)
+    for (const name of merchantPages) expect(await page.locator(`nav a[data-page=${name}]`).count()).toBe(1)
 
-    // Her first page: her merchant's executions, not the other merchant's.
+    // Her first page: her merchant's alerts (none: its sales were approved).
+    await page.locator("#no-alerts").waitFor()
+    // Her terminals: her merchant's device list's, not the other merchant's.
+    await page.click("nav a[data-page=terminals]")
+    await page.locator(`section[data-serial="${cafe.serial}"]`).waitFor()
+    expect(await page.locator("section.terminal").count()).toBe(1)
+
+    // Her executions: her merchant's, not the other merchant's.
+    await page.click("nav a[data-page=executions]")
     await page.locator(`tr[data-execution="${own}"]`).waitFor()
     expect(await page.locator(`tr[data-execution="${other}"]`).count()).toBe(0)
     expect(await page.locator("#executions caption").textContent()).toMatch(/^1 executions/)
@@ -106,7 +116,9 @@ describe.skipIf(!Chromium.available() && !inCi)("an operator limited to a mercha
     expect(await page.locator("#ledger tbody tr td:nth-child(2)").allTextContents()).toEqual([cafe.serial])
     expect(await page.locator("#verify-chain").count()).toBe(0)
 
-    // Her console called nothing refused to her: no chain check, no monitor of terminals, no alerts.
+    // Her console called nothing refused to her: no chain check, no registry; her alerts and
+    // terminals were answered, not refused.
+    expect(requested).toEqual(expect.arrayContaining(["/v1/monitor/alerts", "/v1/monitor/terminals"]))
     expect(requested.filter((path) => platformRoutes.some((route) => path.startsWith(route)))).toEqual([])
     expect(refused).toEqual([])
   }, 120_000)

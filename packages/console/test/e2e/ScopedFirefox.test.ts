@@ -1,7 +1,8 @@
 /**
  * The console of an operator limited to merchants in Firefox (Puppeteer over WebDriver
  * BiDi), as the Chromium test does (`Scoped.test.ts`): lena (cafe-sol's) sees whom she acts
- * for, her merchant's executions and not the other merchant's, no link to the platform's
+ * for, first her merchant's alerts, her merchant's terminal and not the other's, her
+ * merchant's executions and not the other merchant's, no link to the platform's
  * pages, a new sale of hers without a reload through the live feed (the status line says
  * `live`; nothing is polled), and opens one of hers; her page asked for no route refused to
  * her; max (both merchants) chooses the merchant he acts for.
@@ -10,7 +11,15 @@ import type { Page } from "puppeteer-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Firefox from "../../src/testing/Firefox.js"
 import { count, inCi, mark, marked, requireBrowser, text } from "./Scenario.js"
-import { merchants, platformPages, platformRoutes, sale, setUp, start } from "./ScopedScenario.js"
+import {
+  merchantPages,
+  merchants,
+  platformPages,
+  platformRoutes,
+  sale,
+  setUp,
+  start
+} from "./ScopedScenario.js"
 import type * as Worker from "./Worker.js"
 
 const [cafe, tea] = merchants
@@ -58,8 +67,15 @@ describe.skipIf(!Firefox.available() && !inCi)("an operator limited to a merchan
 
     expect(await text(page, "#acting-for")).toBe("Merchant cafe-sol")
     for (const name of platformPages) expect(await count(page, `nav a[data-page=${name}]`)).toBe(0)
-    expect(await count(page, "nav a[data-page=executions]")).toBe(1)
+    for (const name of merchantPages) expect(await count(page, `nav a[data-page=${name}]`)).toBe(1)
 
+    // First her merchant's alerts (none), then her terminals: her merchant's only.
+    await page.waitForSelector("#no-alerts")
+    await page.click("nav a[data-page=terminals]")
+    await page.waitForSelector(`section[data-serial="${cafe.serial}"]`)
+    expect(await count(page, "section.terminal")).toBe(1)
+
+    await page.click("nav a[data-page=executions]")
     await page.waitForSelector(`tr[data-execution="${own}"]`)
     expect(await count(page, `tr[data-execution="${other}"]`)).toBe(0)
 
@@ -82,7 +98,7 @@ describe.skipIf(!Firefox.available() && !inCi)("an operator limited to a merchan
     await page.waitForSelector("button[data-action=refund]")
     expect(await count(page, "main p.error")).toBe(0)
 
-    // Her page asked for nothing that spans every merchant (no audit, no alerts).
+    // Her page asked for nothing that spans every merchant (no chain check, no registry).
     expect((await asked()).filter((path) => platformRoutes.some((route) => path.startsWith(route)))).toEqual(
       []
     )

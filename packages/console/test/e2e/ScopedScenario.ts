@@ -17,19 +17,17 @@ export const merchants = [
 ] as const
 
 /** The worker pages that span every merchant: never offered to a limited operator. */
-export const platformPages = ["alerts", "terminals", "merchants"] as const
+export const platformPages = ["merchants"] as const
+
+/** The pages a limited operator is offered, each answered scoped to its merchant by the worker. */
+export const merchantPages = ["alerts", "terminals", "executions", "ledger"] as const
 
 /**
  * The routes a limited operator's console must never call (refused to it: 403). The live
- * feed is not one: it is answered to it filtered to its merchant's events.
+ * feed, the alerts and the terminals' monitor are not: they are answered to it scoped to
+ * its merchant.
  */
-export const platformRoutes = [
-  "/v1/monitor/terminals",
-  "/v1/monitor/alerts",
-  "/v1/audit/verify",
-  "/v1/audit/rebuild",
-  "/v1/merchants"
-]
+export const platformRoutes = ["/v1/audit/verify", "/v1/audit/rebuild", "/v1/merchants"]
 
 /** A worker with `TILLFLOW_KEK` and the operators lena (cafe-sol) and max (cafe-sol, tea-house). */
 export const start = async (): Promise<Worker.Worker> =>

@@ -13,6 +13,7 @@
  */
 import { InDoubtResolution, MerchantKeys, MerchantRegistry, MotoWorkflow } from "@tillflow/core"
 import { DurableEngine, EngineEvent, EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Intake from "../Intake.js"
@@ -60,6 +61,20 @@ export const withVirtualTerminal = (
 }
 
 /**
+ * The tenant an execution was started for (its `WorkflowStarted` metadata, which the
+ * archive keeps readable); none when unknown: an execution of the deployment's own
+ * merchant, one started before tenants, or no such execution.
+ */
+export const executionTenant = (
+  store: EventStore.Service,
+  executionId: string
+): Effect.Effect<string | undefined, Intake.IntakeError> =>
+  store.readStream(EngineEvent.streamId(executionId), { maxCount: 1 }).pipe(
+    Effect.map(([started]) => Tenant.ofMetadata(started?.metadata)),
+    Effect.mapError(unavailable("event store"))
+  )
+
+/**
  * The gate over the `MerchantRegistry` in context, if any, and the engine's store and queue;
  * each merchant's new operations within its own rate limit, else `rateLimit` (the
  * deployment's), if either (a bucket per merchant, in this worker's memory).
@@ -73,15 +88,7 @@ export const make = (
     const engine = yield* DurableEngine.DurableEngine
     const limiter = yield* MerchantRateLimit.make
 
-    /** The tenant an execution was started for (its `WorkflowStarted` metadata); none when unknown. */
-    const tenantOf = (executionId: string) =>
-      store.readStream(EngineEvent.streamId(executionId), { maxCount: 1 }).pipe(
-        Effect.map(([started]) => {
-          const tenant = started?.metadata["tenant"]
-          return typeof tenant === "string" ? tenant : undefined
-        }),
-        Effect.mapError(unavailable("event store"))
-      )
+    const tenantOf = (executionId: string) => executionTenant(store, executionId)
 
     const ownExecution = (executionId: string) =>
       Effect.gen(function* () {

@@ -3,10 +3,12 @@
  * backend, `Operators.Operator.merchants`). Deny by default: it may list its merchant's
  * terminals, start and stop its operations, list, search and follow its executions, ask
  * the status endpoint, act on and resolve its transactions, its terminal operations left
- * unresolved and its requests in doubt on a batch, MOTO sale or device (`MerchantGate.ownAttempt`), read the service's view and the live stream scoped to it, read the log and
- * the ledger (totals and entries) scoped to it, and nothing else — the chain's verify, the
- * ledger's rebuild, the timelines, the metrics, the alerts, the terminals' monitor and the
- * merchant registry span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
+ * unresolved and its requests in doubt on a batch, MOTO sale or device
+ * (`MerchantGate.ownAttempt`), read the service's view and the live stream scoped to it,
+ * read the log, the ledger (totals and entries) and its operations' timelines scoped to it,
+ * watch its terminals and its alerts and acknowledge and resolve its alerts, and nothing
+ * else — the chain's verify, the ledger's rebuild, the metrics and the merchant registry
+ * span every merchant and are the platform's. It acts for the merchant `Tillflow-Merchant`
  * names, which must be one of its own, or for its only merchant when the header is absent.
  * What an allowed route reaches by id or guid is checked against that merchant
  * (`MerchantGate`).
@@ -17,7 +19,8 @@
  * terminal); the live stream is allowed because its handler sends such a credential only
  * the events whose metadata names its merchant as their tenant (`MonitorHttp.liveFor`:
  * deny by default, an event naming no merchant is not sent; the console names its merchant
- * there in the query, {@link namedMerchant}), and reloads from routes filtered here.
+ * there in the query, {@link namedMerchant}), and reloads from routes filtered here. Its
+ * Alerts and Terminals pages read the monitor's routes, answered scoped (`Monitor`).
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { Operators } from "@tillflow/console"
@@ -38,6 +41,16 @@ const allowed: ReadonlyArray<readonly [string, RegExp]> = [
   ["GET", /^\/v1\/monitor\/service$/],
   // Only the events its merchant's executions wrote (`MonitorHttp.liveFor`).
   ["GET", /^\/v1\/monitor\/live$/],
+  // Its device list's terminals, and on them its merchant's running operations only: the
+  // list is read with its merchant's key, the operations filtered by their tenant
+  // (`Monitor.terminals`).
+  ["GET", /^\/v1\/monitor\/terminals$/],
+  // Its merchant's alerts only: an alert is its execution's tenant's, one whose merchant
+  // cannot be told (the deployment's own, a key the service refused) is no merchant's
+  // (`Monitor.alerts`). Another merchant's alert id is not found, nothing stored, and a
+  // step is stored in the credential's name, as the platform's are (`Monitor.acknowledge`).
+  ["GET", /^\/v1\/monitor\/alerts$/],
+  ["POST", /^\/v1\/monitor\/alerts\/[^/]+\/(acknowledge|resolve)$/],
   // Only the events, and the ledger's facts, whose metadata names its merchant as their
   // tenant (`Queries.events`, `Audit`: `Ledger.ofTenant`).
   ["GET", /^\/v1\/events$/],
@@ -90,7 +103,7 @@ export const enforce = (
     const path = request.url.split("?")[0] ?? request.url
     if (!isAllowed(request.method, path)) {
       return yield* new Forbidden({
-        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists its terminals, starts, lists, follows and acts on its own operations, and reads its own log and ledger)`,
+        message: `${who} acts for ${list} only: ${request.method} ${path} spans every merchant and is the platform's (a merchant's credential lists and watches its terminals, starts, lists, follows and acts on its own operations, watches and steps its own alerts, and reads its own log and ledger)`,
         role: operator.role
       })
     }
