@@ -401,6 +401,52 @@ const severity: Record<AlertKind, number> = {
 /** Parses a date or date-time of a query (UTC unless it says); a bare date as `to` means the end of that day. */
 export const instantOf = Queries.instantOf
 
+/**
+ * Follows the log: every event stored, then every new one as it commits, each handed to
+ * `handle` once and in order (`live` false for what was stored when it started, true
+ * after; `caughtUp` runs once, between the two). When the store fails it logs, waits
+ * (`retry`, 2 s by default) and goes on from the last event handled — never from the
+ * start, which would raise every alert of the log again and replay the whole log to the
+ * live feed's subscribers.
+ */
+export const followLog = (
+  store: EventStore.Service,
+  options: {
+    readonly handle: (event: EventStore.RecordedEvent, live: boolean) => Effect.Effect<void>
+    readonly caughtUp?: Effect.Effect<void> | undefined
+    readonly retry?: Schedule.Schedule<unknown, EventStore.EventStoreError> | undefined
+  }
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    let checkpoint = EventStore.Checkpoint.start
+    let live = false
+    const handled = (event: EventStore.RecordedEvent) =>
+      Effect.zipRight(
+        options.handle(event, live),
+        Effect.sync(() => {
+          checkpoint = event.checkpoint
+        })
+      )
+    return Effect.gen(function* () {
+      while (!live) {
+        const page = yield* store.readAll(checkpoint, { maxCount: 2000 })
+        for (const event of page.events) yield* handled(event)
+        checkpoint = page.next
+        if (page.caughtUp) {
+          live = true
+          if (options.caughtUp !== undefined) yield* options.caughtUp
+        }
+      }
+      yield* store.subscribe(checkpoint).pipe(Stream.runForEach(handled))
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.logWarning(`monitor: the log follower stopped (${error.message}); going on from where it was`)
+      ),
+      Effect.retry(options.retry ?? Schedule.spaced("2 seconds")),
+      Effect.catchAllCause((cause) => Effect.logError("monitor: the log follower ended", cause))
+    )
+  })
+
 /** The monitor over the intake, the engine, the store and the service in context. */
 export const make: Effect.Effect<
   Service,
@@ -456,36 +502,22 @@ export const make: Effect.Effect<
     })
 
   // The follower: the stored log first (no live feed for it), then every new event.
-  const follow = Effect.gen(function* () {
-    let checkpoint = EventStore.Checkpoint.start
-    while (true) {
-      const page = yield* store.readAll(checkpoint, { maxCount: 2000 })
-      for (const event of page.events) yield* note(event)
-      checkpoint = page.next
-      if (page.caughtUp) break
-    }
-    yield* Ref.set(caughtUp, true)
-    yield* store.subscribe(checkpoint).pipe(
-      Stream.runForEach((event) =>
-        Effect.zipRight(
-          note(event),
-          PubSub.publish(feed, {
-            position: Ledger.positionOf(event.checkpoint),
-            streamId: event.streamId,
-            type: event.type,
-            recordedAt: new Date(event.recordedAt.epochMillis).toISOString(),
-            ...(typeof event.metadata["tenant"] === "string" ? { tenant: event.metadata["tenant"] } : {})
-          })
-        )
-      )
-    )
-  }).pipe(
-    Effect.tapError((error) =>
-      Effect.logWarning(`monitor: the log follower stopped (${error.message}); restarting`)
-    ),
-    Effect.retry(Schedule.spaced("2 seconds")),
-    Effect.catchAllCause((cause) => Effect.logError("monitor: the log follower ended", cause))
-  )
+  const follow = followLog(store, {
+    handle: (event, live) =>
+      live
+        ? Effect.zipRight(
+            note(event),
+            PubSub.publish(feed, {
+              position: Ledger.positionOf(event.checkpoint),
+              streamId: event.streamId,
+              type: event.type,
+              recordedAt: new Date(event.recordedAt.epochMillis).toISOString(),
+              ...(typeof event.metadata["tenant"] === "string" ? { tenant: event.metadata["tenant"] } : {})
+            })
+          )
+        : note(event),
+    caughtUp: Ref.set(caughtUp, true)
+  })
   yield* Effect.forkScoped(follow)
 
   const service: Effect.Effect<ServiceView> = Effect.succeed({
