@@ -18,6 +18,7 @@ import {
 import { EventStore, MemoryEventStore, Redaction } from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -249,6 +250,45 @@ describe("CallbackHttp with the payment protocol", () => {
         })
       )
     )
+  )
+
+  it.effect(
+    "the attempt's registration, the result the receiver appends and its notes of the late result of a merchant's sale name that merchant as their tenant, as the sale's own events do",
+    () =>
+      Effect.gen(function* () {
+        const exit = yield* runToEnd(
+          TerminalOperations.sale(
+            { ...terminal, amount: Money.make(1050n, "EUR") },
+            { idempotencyKey: "h3-tenant", delivery: "callback" }
+          ).pipe(Tenant.within("cafe-sol"))
+        )
+        expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("status")
+        yield* runToEnd(Effect.sleep("10 minutes"))
+        const all = yield* everything
+        const notes = all.filter((e) => e.type === "LateResultRecorded" || e.type === "ResultMismatch")
+        expect(notes.map((e) => [e.type, Tenant.ofMetadata(e.metadata)])).toEqual([
+          ["LateResultRecorded", "cafe-sol"],
+          ["ResultMismatch", "cafe-sol"]
+        ])
+        // The attempt's registration (the execution's) and the result the receiver appended.
+        const attempt = all.filter((e) => e.type === "AttemptRegistered" || e.type === "ResultReceived")
+        expect(attempt.map((e) => [e.type, Tenant.ofMetadata(e.metadata)])).toEqual([
+          ["AttemptRegistered", "cafe-sol"],
+          ["ResultReceived", "cafe-sol"]
+        ])
+      }).pipe(
+        Effect.provide(
+          layer({
+            scripts: [
+              {
+                result: { finStatus: "DECLINED" },
+                statusResult: { finStatus: "AUTHORISED" },
+                deliveryDelay: "5 minutes"
+              }
+            ]
+          })
+        )
+      )
   )
 
   it.effect(

@@ -7,6 +7,7 @@
  */
 import { CallbackRegistration } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
@@ -55,7 +56,8 @@ export const make = (store: EventStore.Service, attempts: CallbackRegistration.R
       const found: CallbackRegistration.KnownAttempt = {
         registration: registration.value,
         version: events.at(-1)?.version ?? 0,
-        resultHashes: hashesIn(events)
+        resultHashes: hashesIn(events),
+        tenant: Tenant.ofMetadata(events[0]?.metadata)
       }
       attempts.note(found)
       return Option.some(found)
@@ -73,11 +75,17 @@ export const make = (store: EventStore.Service, attempts: CallbackRegistration.R
   const appendOnce = (
     attempt: CallbackRegistration.KnownAttempt,
     resultHash: string,
-    event: EventStore.NewEvent,
+    given: EventStore.NewEvent,
     alongside?: EventStore.StreamAppend | undefined
   ) =>
     Effect.gen(function* () {
       const stream = CallbackRegistration.attemptStream(attempt.registration.attemptId)
+      // Whose payment it is, as its registration says: the merchant's log reads it.
+      const { tenant } = attempt
+      const event =
+        tenant === undefined
+          ? given
+          : { ...given, metadata: { ...given.metadata, [Tenant.metadataKey]: tenant } }
       let version = attempt.version
       let hashes = attempt.resultHashes
       let other = alongside
@@ -115,14 +123,15 @@ export const make = (store: EventStore.Service, attempts: CallbackRegistration.R
           attempts.note({
             registration: attempt.registration,
             version: appended.version.value,
-            resultHashes: [...hashes, resultHash]
+            resultHashes: [...hashes, resultHash],
+            tenant
           })
           return { appended: appended.version, alongside: other !== undefined }
         }
         const events = yield* store.readStream(stream)
         version = events.at(-1)?.version ?? 0
         hashes = hashesIn(events)
-        attempts.note({ registration: attempt.registration, version, resultHashes: hashes })
+        attempts.note({ registration: attempt.registration, version, resultHashes: hashes, tenant })
       }
       return yield* Effect.dieMessage("the attempt stream kept changing under the receiver")
     })

@@ -6,6 +6,7 @@
  */
 import { type CallbackRegistration, LateResults } from "@tillflow/core"
 import { type EventStore } from "@tillflow/engine"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Received } from "./ResultBody.js"
@@ -38,12 +39,15 @@ export const record = (
     // is not taken as late against it (its first delivery was, if it was).
     if (duplicate && conclusion.value.horizon === undefined) return false
     const recorded = conclusion.value.recorded
+    // Noted for the payment's merchant (the tenant its stream's events name), as the
+    // execution notes them, so that merchant's log and live feed carry them.
+    const tenant = events.map((event) => Tenant.ofMetadata(event.metadata)).find((t) => t !== undefined)
     const notes = yield* LateResults.notesOf({
       executionId: registered.executionId,
       attemptId,
       recorded,
       result: received
-    })
+    }).pipe(Tenant.within(tenant))
     if (LateResults.disagrees(recorded, received.finStatus)) {
       yield* Effect.logError("a late result disagrees with the recorded outcome").pipe(
         Effect.annotateLogs({ attemptId, recorded, received: received.finStatus ?? "UNDEFINED" })

@@ -296,6 +296,11 @@ export interface KnownAttempt {
   readonly version: number
   /** Hashes of results (and undecodable bodies) known to be in the stream. */
   readonly resultHashes: ReadonlyArray<string>
+  /**
+   * Whose payment it is: the tenant (a merchant of the deployment) its registration's
+   * metadata names, which the receiver stamps on what it appends to the stream.
+   */
+  readonly tenant?: string | undefined
 }
 
 /**

@@ -21,6 +21,7 @@ import * as CallbackRegistration from "./CallbackRegistration.js"
 import * as PaymentEvents from "./PaymentEvents.js"
 import * as EventStore from "@tillflow/engine/EventStore"
 import { uuidFromSync } from "@tillflow/engine/DeterministicId"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as OperationOutcome from "./OperationOutcome.js"
 
 /** The conclusion recorded when an attempt was proved not charged (no finStatus of its own). */
@@ -153,7 +154,10 @@ export const mismatchOf = (options: {
       eventId: noteId(options.attemptId, options.result.resultHash, PaymentEvents.ResultMismatch.type),
       metadata: { executionId: options.executionId }
     })
-  ).pipe(Effect.orDie)
+  ).pipe(
+    Effect.flatMap((event) => Effect.map(Tenant.stamp([event]), ([stamped]) => stamped ?? event)),
+    Effect.orDie
+  )
 
 /**
  * The notes of a late result: `LateResultRecorded`, and its `ResultMismatch` when it
@@ -183,7 +187,10 @@ export const notesOf = (options: {
       eventId: noteId(attemptId, result.resultHash, PaymentEvents.LateResultRecorded.type),
       metadata: { executionId }
     }
-    return disagrees(options.recorded, result.finStatus) ? [note, yield* mismatchOf(options)] : [note]
+    // Whose payment it is (its merchant): the current tenant, the execution's inside it, the
+    // payment stream's for the callback receiver (`Tenant.within`), so its log reads them.
+    const notes = disagrees(options.recorded, result.finStatus) ? [note, yield* mismatchOf(options)] : [note]
+    return yield* Tenant.stamp(notes)
   })
 
 /**

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as DurableStep from "@tillflow/engine/DurableStep"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as StoreRetry from "@tillflow/engine/StoreRetry"
+import * as Tenant from "@tillflow/engine/Tenant"
 import * as TraceContext from "@tillflow/engine/TraceContext"
 import * as Identifiers from "../model/Identifiers.js"
 import * as RemoteError from "../model/RemoteError.js"
@@ -250,9 +251,14 @@ const register = (
       registeredAt,
       ...(traceparent === undefined ? {} : { traceparent })
     })
-    const registration = yield* CallbackRegistration.events.encode(registrationData).pipe(Effect.orDie)
+    const tenant = yield* Tenant.current
+    // Stamped with whose payment it is, so the merchant's log reads it and the receiver
+    // stamps what it appends to the stream the same (`KnownAttempt.tenant`).
+    const registration = yield* Tenant.stamp([
+      yield* CallbackRegistration.events.encode(registrationData).pipe(Effect.orDie)
+    ])
     const registered = yield* store
-      .append(CallbackRegistration.attemptStream(attempt.attemptId), EventStore.NoStream, [registration])
+      .append(CallbackRegistration.attemptStream(attempt.attemptId), EventStore.NoStream, registration)
       .pipe(
         Effect.as(true),
         Effect.catchTag("ConcurrencyConflict", () => Effect.succeed(false)),
@@ -263,7 +269,7 @@ const register = (
       // The receiver of this process then checks the token without reading the stream.
       const attempts = yield* Effect.serviceOption(CallbackRegistration.RegisteredAttempts)
       if (Option.isSome(attempts)) {
-        attempts.value.note({ registration: registrationData.data, version: 1, resultHashes: [] })
+        attempts.value.note({ registration: registrationData.data, version: 1, resultHashes: [], tenant })
       }
     }
     return { registered, registeredAt, token }

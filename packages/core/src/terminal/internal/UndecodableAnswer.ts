@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import { uuidFrom } from "@tillflow/engine/DeterministicId"
 import * as EventStore from "@tillflow/engine/EventStore"
 import * as HashChain from "@tillflow/engine/HashChain"
+import * as Tenant from "@tillflow/engine/Tenant"
 import type * as RemoteError from "../../model/RemoteError.js"
 import * as CallbackRegistration from "../CallbackRegistration.js"
 import * as TransactionResult from "../../model/TransactionResult.js"
@@ -63,7 +64,11 @@ export const record = (
     )
     const eventId = yield* uuidFrom(`${attemptId}/undecodable/${resultHash}`)
     yield* store
-      .append(CallbackRegistration.attemptStream(attemptId), EventStore.AnyVersion, [{ ...event, eventId }])
+      .append(
+        CallbackRegistration.attemptStream(attemptId),
+        EventStore.AnyVersion,
+        yield* Tenant.stamp([{ ...event, eventId }])
+      )
       .pipe(
         Effect.asVoid,
         Effect.catchTag("DuplicateEventId", () => Effect.void),
