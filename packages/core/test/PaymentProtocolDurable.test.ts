@@ -15,7 +15,14 @@ import {
   TerminalOperations
 } from "@tillflow/core"
 import { ScriptedTerminalCloud } from "@tillflow/core/testing"
-import { DurableEngine, EngineWorker, EventStore, ExecutionQueue, MemoryEventStore } from "@tillflow/engine"
+import {
+  DurableEngine,
+  EngineWorker,
+  EventStore,
+  ExecutionQueue,
+  HashChain,
+  MemoryEventStore
+} from "@tillflow/engine"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -66,6 +73,37 @@ const sale = (key: string, who = terminal, delivery: "polling" | "callback" = "p
   )
 
 describe("PaymentProtocol on the durable engine", () => {
+  it.effect(
+    "a sale settled by the status endpoint whose answers name the card holder stores the name only wrapped, wherever it is recorded (the poll's and the status check's steps): removed, no event holds it",
+    () =>
+      Effect.gen(function* () {
+        const worker = yield* Layer.build(EngineWorker.layer({ concurrency: 8 }))
+        void worker
+        const exit = yield* runToEnd(sale("status-personal"), { step: "5 seconds", max: "1 hour" })
+        expect(Exit.isSuccess(exit) && exit.value.facts.source).toBe("status")
+        const stored = yield* everything
+        const holding = stored.filter((event) => JSON.stringify(event.data).includes("JANE ROE"))
+        // The engine's records of the poll step and of the status check's entry.
+        expect(holding.length).toBeGreaterThanOrEqual(2)
+        expect(new Set(holding.map((event) => event.type))).toEqual(new Set(["ActivityCompleted"]))
+        for (const event of holding) {
+          expect(JSON.stringify(event.data)).toContain(HashChain.personalKey)
+          expect(JSON.stringify(HashChain.erasePersonal(event.data))).not.toContain("JANE ROE")
+        }
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(
+          engineLayer([
+            {
+              result: { finStatus: "UNDEFINED", cardHolderName: "JANE ROE" },
+              statusResult: { finStatus: "AUTHORISED", cardHolderName: "JANE ROE" },
+              inProgressChecks: 1
+            }
+          ])
+        )
+      )
+  )
+
   it.effect("concurrent sales to one terminal run one after the other: none gets 1001", () =>
     Effect.gen(function* () {
       const worker = yield* Layer.build(EngineWorker.layer({ concurrency: 8 }))
