@@ -29,7 +29,7 @@ export interface Options {
   /**
    * Fair shares: at most this many executions of one tenant (`Tenant`) running at once,
    * counted over the running executions of every worker on the queue (the queue's
-   * `tenantLimit`), whether claimed or started here; and, while more tenants have work
+   * `tenantLimit`), whether claimed or started here; and, in its claims, while more tenants have work
    * (an execution running or due), at most `ceil(concurrency ÷ those tenants)`, at least 1
    * (`ExecutionQueue.tenantShare`): among 100 busy tenants a worker of 64 runs about one of
    * each, so a flooding tenant's work does not crowd the others' on a busy machine.
@@ -222,7 +222,6 @@ export const start = (
       workerId,
       leaseMs,
       tenantLimit,
-      tenantSlots: concurrency,
       reserve: () => {
         if (stopping || Effect.runSync(FiberMap.size(runs)) + reserved >= concurrency) return false
         reserved += 1

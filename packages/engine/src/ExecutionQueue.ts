@@ -297,13 +297,13 @@ export class ExecutionQueue extends Context.Tag("tillflow/ExecutionQueue")<
       input: EnqueueInput & {
         readonly workerId: string
         readonly leaseMs: number
-        /** As a claim's `tenantLimit`: a tenant at its limit gets the row pending, not leased. */
-        readonly tenantLimit?: number | undefined
         /**
-         * As a claim's `tenantSlots`; the tenants with work counted are those running
-         * (and the row's own).
+         * As a claim's `tenantLimit`: a tenant at its limit gets the row pending, not leased.
+         * Not its fair part of the slots (`tenantSlots`): a start leased takes a slot of this
+         * worker that is free now, one no other tenant's due execution is waiting for (a
+         * claim would have taken it), so holding it back would leave the slot idle.
          */
-        readonly tenantSlots?: number | undefined
+        readonly tenantLimit?: number | undefined
       }
     ) => Effect.Effect<EnqueueLeased, ExecutionQueueError>
 
@@ -601,12 +601,11 @@ export const makeMemory: Effect.Effect<ExecutionQueue["Type"]> = Effect.sync(() 
     enqueueLeased: (input) =>
       Effect.sync((): EnqueueLeased => {
         if (rows.has(input.executionId)) return { inserted: false, claim: undefined }
-        const running = runningByTenant(input.now)
-        const tenantLimit = tenantShare(input, new Set([...running.keys(), input.tenant]).size)
+        const { tenantLimit } = input
         const atLimit =
           tenantLimit !== undefined &&
           input.tenant !== undefined &&
-          (running.get(input.tenant) ?? 0) >= tenantLimit
+          (runningByTenant(input.now).get(input.tenant) ?? 0) >= tenantLimit
         const row = insert(input)
         if (atLimit) return { inserted: true, claim: undefined }
         if (row.concurrencyKey !== null) {

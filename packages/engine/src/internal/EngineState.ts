@@ -66,8 +66,6 @@ export interface LocalWorker {
   readonly leaseMs: number
   /** The worker's `tenantConcurrency`: a start of a tenant at it is left to a claim. */
   readonly tenantLimit?: number | undefined
-  /** The worker's concurrency, of which a tenant's fair part is taken (`ExecutionQueue.tenantShare`). */
-  readonly tenantSlots?: number | undefined
   /** Takes one of its free slots for a start; false when it has none or is stopping. */
   readonly reserve: () => boolean
   /** Gives a slot `reserve` took back unused. */

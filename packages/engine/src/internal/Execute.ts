@@ -146,8 +146,7 @@ const enqueueLeased = (
       ...input,
       workerId: worker.workerId,
       leaseMs: worker.leaseMs,
-      tenantLimit: worker.tenantLimit,
-      tenantSlots: worker.tenantSlots
+      tenantLimit: worker.tenantLimit
     })
   ).pipe(
     Effect.map((answer) => ({ claim: answer.claim, created: answer.inserted })),

@@ -486,13 +486,7 @@ export const enqueueLeased = (sql: SqlClient.SqlClient, input: EnqueueLeasedInpu
     input.tenantLimit === undefined || input.tenant === undefined
       ? sql``
       : sql`AND (SELECT count(*) FROM tillflow_executions r
-                 WHERE ${leased(sql, input.now)} AND r.tenant = ${input.tenant}) < ${shareOf(
-                   sql,
-                   input.tenantLimit,
-                   input.tenantSlots,
-                   sql`(SELECT count(*) FROM (SELECT r.tenant FROM tillflow_executions r
-                     WHERE ${leased(sql, input.now)} AND r.tenant IS NOT NULL UNION SELECT ${input.tenant}::text) t)`
-                 )}`
+                 WHERE ${leased(sql, input.now)} AND r.tenant = ${input.tenant}) < ${input.tenantLimit}`
   return sql`
         WITH acquired AS (
           INSERT INTO tillflow_concurrency_holders (concurrency_key, execution_id)
