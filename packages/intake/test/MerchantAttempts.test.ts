@@ -8,30 +8,16 @@
  * (the MOTO sale resolved as applied) and its log read it.
  */
 import { expect, layer } from "@effect/vitest"
-import { CallbackRegistration, LifecycleEvent, Money } from "@tillflow/core"
-import { Operators } from "@tillflow/console"
+import { LifecycleEvent, Money } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import * as Tenant from "@tillflow/engine/Tenant"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { attemptInDoubt, call, layerWith } from "./support.js"
+import { attemptInDoubt, call, configuredTokens, layerWith } from "./support.js"
 
 const cafeToken = "cafe-pos-token-8e2a4f1c9b7d3e60"
 
-const tokens = await Effect.runPromise(
-  Effect.gen(function* () {
-    const configured = [
-      {
-        name: "cafe-pos",
-        role: "operator",
-        merchants: ["cafe-sol"],
-        sha256: yield* CallbackRegistration.hashToken(cafeToken)
-      }
-    ]
-    return Either.getOrThrow(Operators.parseTokens(JSON.stringify(configured)))
-  })
-)
+const tokens = await configuredTokens([{ name: "cafe-pos", token: cafeToken, merchants: ["cafe-sol"] }])
 
 /** A request in doubt on an attempt's stream, written as an execution of `tenant` writes it. */
 const inDoubt = (

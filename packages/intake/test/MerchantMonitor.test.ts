@@ -11,34 +11,20 @@
  * names a merchant.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Operators } from "@tillflow/console"
-import { CallbackRegistration, MerchantKeys, MerchantRegistry } from "@tillflow/core"
+import { MerchantKeys, MerchantRegistry } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { Monitor, Stack } from "@tillflow/intake"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import { call, layerWith, simulatedMerchant } from "./support.js"
+import { call, configuredTokens, layerWith, simulatedMerchant } from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 7).toString("base64")}`
 const cafeToken = "cafe-pos-token-3a9e7c1d5b2f4e80"
 
-const tokens = await Effect.runPromise(
-  Effect.gen(function* () {
-    const configured = [
-      {
-        name: "cafe-pos",
-        role: "operator",
-        merchants: ["cafe-sol"],
-        sha256: yield* CallbackRegistration.hashToken(cafeToken)
-      }
-    ]
-    return Either.getOrThrow(Operators.parseTokens(JSON.stringify(configured)))
-  })
-)
+const tokens = await configuredTokens([{ name: "cafe-pos", token: cafeToken, merchants: ["cafe-sol"] }])
 
 const stack = layerWith({ tokens }).pipe(
   Layer.provide(

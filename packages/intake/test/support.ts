@@ -318,3 +318,29 @@ export const attemptInDoubt = (
       yield* Tenant.stamp(encoded).pipe(Tenant.within(tenant))
     )
   })
+
+/** A bearer token of the intake's configuration (`TILLFLOW_INTAKE_TOKENS`), given in plain. */
+export interface TokenEntry {
+  readonly name: string
+  readonly token: string
+  readonly role?: "viewer" | "operator" | "admin"
+  /** The merchants it is limited to; none: the platform's. */
+  readonly merchants?: ReadonlyArray<string>
+}
+
+/** The intake's tokens, as the configuration's parser reads them (each stored as its SHA-256). */
+export const configuredTokens = (entries: ReadonlyArray<TokenEntry>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const configured: Array<Record<string, unknown>> = []
+      for (const entry of entries) {
+        configured.push({
+          name: entry.name,
+          role: entry.role ?? "operator",
+          ...(entry.merchants === undefined ? {} : { merchants: entry.merchants }),
+          sha256: yield* CallbackRegistration.hashToken(entry.token)
+        })
+      }
+      return Either.getOrThrow(Operators.parseTokens(JSON.stringify(configured)))
+    })
+  )
