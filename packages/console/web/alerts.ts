@@ -5,7 +5,7 @@
  * (`#/alerts?state=all`).
  */
 import { ApiError, get, post } from "./api.js"
-import { h, replace } from "./dom.js"
+import { h, replace, replaceChanged } from "./dom.js"
 import { navigate, type Page } from "./shell.js"
 import { type Alert, type AlertStep, badge, executionLink, time } from "./views.js"
 
@@ -115,8 +115,11 @@ export const alerts: Page = (main, route) => {
         )
       return actions
     }
-    replace(
+    // Rendered again only when the list changed: a live refresh that changes nothing keeps
+    // an open acknowledge or resolve form, and the reason being typed in it.
+    replaceChanged(
       body,
+      JSON.stringify(view),
       view.caughtUp
         ? null
         : h("p", { class: "notice" }, "Still reading the event log: the list may be incomplete."),

@@ -56,3 +56,18 @@ export const replace = (parent: Element, ...children: Array<Child>): void => {
   parent.replaceChildren()
   append(parent, children)
 }
+
+// What each element shows, as the key its content was rendered from (`replaceChanged`).
+const shownKeys = new WeakMap<Element, string>()
+
+/**
+ * `replace`, unless `key` — what the children are rendered from (the answer of a read, as
+ * JSON) — is what `parent` shows already. A live refresh that changes nothing then leaves
+ * the page as it is: a link under the pointer is not swapped between the press and the
+ * release of a click (the click lost), nor a selection, a hover or the scroll position.
+ */
+export const replaceChanged = (parent: Element, key: string, ...children: Array<Child>): void => {
+  if (shownKeys.get(parent) === key) return
+  shownKeys.set(parent, key)
+  replace(parent, ...children)
+}

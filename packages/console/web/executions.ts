@@ -11,7 +11,7 @@ import * as Resolve from "./resolve.js"
 import * as Retry from "./retry.js"
 import * as Stop from "./stop.js"
 import { actingFor, get } from "./api.js"
-import { h, replace } from "./dom.js"
+import { h, replace, replaceChanged } from "./dom.js"
 import * as Money from "./money.js"
 import { navigate, type Page } from "./shell.js"
 import { amountOf, badge, type Execution, executionLink, type StoredEvent, stateOf, time } from "./views.js"
@@ -135,8 +135,10 @@ export const executions: Page = (main, route) => {
         ? null
         : pageLink("Older →", "page-older", found.next, [...trail, after === "" ? "-" : after])
     )
-    replace(
+    // Rendered again only when the answer changed (a live refresh mostly changes nothing).
+    replaceChanged(
       results,
+      JSON.stringify(found),
       h(
         "table",
         { class: "table", id: "executions" },

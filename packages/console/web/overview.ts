@@ -1,6 +1,6 @@
 /** The terminals page: what is happening now (the alerts page, what needs a person, is `alerts.ts`). */
 import { get } from "./api.js"
-import { h, replace } from "./dom.js"
+import { h, replace, replaceChanged } from "./dom.js"
 import type { Page } from "./shell.js"
 import { amountOf, badge, type Execution, executionLink, stateOf } from "./views.js"
 
@@ -19,8 +19,9 @@ export const terminals: Page = (main) => {
   replace(main, h("h1", {}, "Terminals"), list)
   const load = async () => {
     const all = await get<ReadonlyArray<Terminal>>("/v1/monitor/terminals")
-    replace(
+    replaceChanged(
       list,
+      JSON.stringify(all),
       all.length === 0 ? h("p", {}, "The service lists no terminal.") : null,
       all.map((t) =>
         h(

@@ -108,6 +108,32 @@ describe.skipIf(!Chromium.available() || Seeded.databaseUrl === undefined || !Se
       await expect.poll(async () => (await rows())[0], { timeout: 20_000 }).toBe(seen[0])
     }, 240_000)
 
+    it("a live refresh that changes nothing re-renders nothing: the table shown stays the same element (a click under the pointer is not lost to a re-render)", async () => {
+      await page.goto(`${worker.base}/console#/executions?workflow=Seeded`)
+      await page.locator("#executions tbody tr").first().waitFor()
+      await page.locator("#executions").evaluate((table) => table.setAttribute("data-shown", "before"))
+      // A sale writes events: the live feed tells the page, which reads its list again.
+      const refreshed = page.waitForResponse(
+        (response) => response.url().includes("/v1/monitor/executions"),
+        {
+          timeout: 30_000
+        }
+      )
+      const { api, terminals } = Scenario.client(worker)
+      const [serial] = await terminals()
+      const started = await api("POST", `${worker.base}/v1/operations`, {
+        idempotencyKey: `${key}-live`,
+        request: { operation: "sale", serial_number: serial, amount: "1200", currency: "EUR" }
+      })
+      expect(started.status).toBeLessThan(300)
+      await (await refreshed).finished()
+      // The answer handled (its rows rendered, or left as they are).
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 500)))
+      // The seeded workflow's list did not change: the same table, the same rows.
+      expect(await page.locator('#executions[data-shown="before"]').count()).toBe(1)
+      expect(await page.locator("#executions tbody tr").count()).toBe(100)
+    }, 60_000)
+
     it("filters declined payments by outcome: a declined sale is declined, an approved one is not listed; and by the amount asked", async () => {
       const { api, terminals } = Scenario.client(worker)
       const [serial] = await terminals()
