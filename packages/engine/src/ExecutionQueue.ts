@@ -214,21 +214,18 @@ export interface ClaimOptions {
   readonly tenantLimit?: number | undefined
   /**
    * With `tenantLimit`: the slots a tenant's fair part is taken of (a worker's concurrency).
-   * A tenant's limit is then also at most `tenantPart(tenantSlots, tenants with work)`.
+   * A tenant's limit is then also at most its fair part of them (`tenantShare`).
    */
   readonly tenantSlots?: number | undefined
 }
 
 /**
- * A tenant's fair part of `slots` among `tenants` with work (a running or due execution):
- * `ceil(slots ÷ tenants)`, at least 1. Rounded up, the parts of all tenants together never
- * leave a slot idle while every tenant has more to run. A worker of 64 slots among 100 busy
- * merchants gives each 1, among 4 gives each 16 (then `tenantLimit` caps it).
+ * The limit a tenant is held to: `tenantLimit`, and with `tenantSlots` at most its fair part
+ * of them among `tenants` with work (a running or due execution): `ceil(slots ÷ tenants)`,
+ * at least 1. Rounded up, the parts of all tenants together never leave a slot idle while
+ * every tenant has more to run. A worker of 64 slots among 100 busy merchants gives each 1,
+ * among 4 gives each 16 (then `tenantLimit` caps it).
  */
-export const tenantPart = (slots: number, tenants: number): number =>
-  Math.max(1, Math.ceil(slots / Math.max(1, tenants)))
-
-/** The limit a tenant is held to: `tenantLimit`, and its fair part of `tenantSlots` when given. */
 export const tenantShare = (
   options: { readonly tenantLimit?: number | undefined; readonly tenantSlots?: number | undefined },
   tenants: number
@@ -237,7 +234,7 @@ export const tenantShare = (
     ? undefined
     : options.tenantSlots === undefined
       ? options.tenantLimit
-      : Math.min(options.tenantLimit, tenantPart(options.tenantSlots, tenants))
+      : Math.min(options.tenantLimit, Math.max(1, Math.ceil(options.tenantSlots / Math.max(1, tenants))))
 
 /** What `enqueue` is given: a new execution. */
 export interface EnqueueInput {

@@ -16,7 +16,7 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { spawnSync } from "node:child_process"
-import { call, layerWith, login, operators, send } from "./support.js"
+import { call, layerWith, login, mismatchNoted, operators, send } from "./support.js"
 
 const sale = (idempotencyKey: string, serialNumber: string) => ({
   idempotencyKey,
@@ -56,21 +56,7 @@ describe("alerts with a lifecycle", () => {
           const started = (yield* call("POST", "/v1/operations", {
             body: JSON.stringify(sale("alert-1", serial))
           })).json
-          const stream = `payment-${started.executionId}`
-          const { nextVersion } = yield* store.append(stream, EventStore.AnyVersion, [
-            {
-              type: "ResultMismatch",
-              data: {
-                attemptId: "a1",
-                recorded: "DECLINED",
-                received: "AUTHORISED",
-                resultHash: "h",
-                source: "callback",
-                at: 3
-              }
-            }
-          ])
-          const id = `mismatch.${started.executionId}.${nextVersion}`
+          const id = yield* mismatchNoted(started.executionId, 3)
           const raised = yield* eventually(list(), (alerts) => alerts.some((a) => a.id === id))
           expect(raised.find((a) => a.id === id)).toMatchObject({ kind: "mismatch", state: "open" })
           expect(yield* scrape).toContain('tillflow_alerts_open{kind="mismatch",state="open"} 1')

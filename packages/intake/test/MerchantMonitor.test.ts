@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import { call, configuredTokens, layerWith, simulatedMerchant } from "./support.js"
+import { call, configuredTokens, layerWith, mismatchNoted, simulatedMerchant } from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 7).toString("base64")}`
 const cafeToken = "cafe-pos-token-3a9e7c1d5b2f4e80"
@@ -69,27 +69,6 @@ const started = (
     return String(reply.json.executionId)
   })
 
-/** A result disagreeing with the recorded outcome, noted as the receiver notes it (naming no tenant): the alert's id. */
-const mismatch = (executionId: string) =>
-  Effect.gen(function* () {
-    const store = yield* EventStore.EventStore
-    const { nextVersion } = yield* store.append(`payment-${executionId}`, EventStore.AnyVersion, [
-      {
-        type: "ResultMismatch",
-        data: {
-          attemptId: "a1",
-          recorded: "DECLINED",
-          received: "AUTHORISED",
-          resultHash: "h",
-          source: "callback",
-          at: Date.now()
-        },
-        metadata: { executionId }
-      }
-    ])
-    return `mismatch.${executionId}.${nextVersion}`
-  })
-
 const alertsOf = (as: { readonly token?: string }, query = "") =>
   Effect.map(call("GET", `/v1/monitor/alerts${query}`, as), (reply) => {
     expect(reply.status, reply.text).toBe(200)
@@ -124,9 +103,9 @@ describe("a merchant's people watch their own alerts and terminals", () => {
           const cafe = yield* started("CAFE-1", asCafe)
           const tea = yield* started("TEA-1", { headers: { "tillflow-merchant": "tea-house" } })
           const ownId = yield* started(own, {})
-          const cafeAlert = yield* mismatch(cafe)
-          const teaAlert = yield* mismatch(tea)
-          const ownAlert = yield* mismatch(ownId)
+          const cafeAlert = yield* mismatchNoted(cafe)
+          const teaAlert = yield* mismatchNoted(tea)
+          const ownAlert = yield* mismatchNoted(ownId)
           // A key of cafe-sol's the service refused, on a call of its execution: the
           // registry's, the platform's to act on.
           const refused = yield* MerchantKeys.events.encode(

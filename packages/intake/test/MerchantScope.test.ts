@@ -13,7 +13,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Operators } from "@tillflow/console"
-import { CallbackRegistration, MerchantRegistry } from "@tillflow/core"
+import { MerchantRegistry } from "@tillflow/core"
 import { EventStore } from "@tillflow/engine"
 import { Stack } from "@tillflow/intake"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -21,49 +21,38 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { call, login, readLive, running, send, simulatedMerchant, token } from "./support.js"
+import {
+  call,
+  configuredTokens,
+  login,
+  readLive,
+  running,
+  send,
+  simulatedMerchant,
+  token
+} from "./support.js"
 
 const kek = `kek-test:${Buffer.alloc(32, 3).toString("base64")}`
 const cafeToken = "cafe-pos-token-5b1f0e7c2a9d4e18"
 const teaToken = "tea-pos-token-0c7e2b9f4d1a6e35"
 const bareToken = "bare-pos-token-7d2a4c9e1b0f3e58"
 
-const configured = await Effect.runPromise(
-  Effect.gen(function* () {
-    const tokens = [
-      {
-        name: "cafe-pos",
-        role: "operator",
-        merchants: ["cafe-sol"],
-        sha256: yield* CallbackRegistration.hashToken(cafeToken)
-      },
-      {
-        name: "tea-pos",
-        role: "operator",
-        merchants: ["tea-house"],
-        sha256: yield* CallbackRegistration.hashToken(teaToken)
-      },
-      {
-        name: "bare-pos",
-        role: "viewer",
-        merchants: ["bare-shop"],
-        sha256: yield* CallbackRegistration.hashToken(bareToken)
-      }
-    ]
-    const operators = [
-      {
-        name: "carla",
-        role: "operator",
-        merchants: ["cafe-sol"],
-        secret: yield* Operators.hash("carla-secret", 1000)
-      }
-    ]
-    return {
-      tokens: Either.getOrThrow(Operators.parseTokens(JSON.stringify(tokens))),
-      operators: Either.getOrThrow(Operators.parse(JSON.stringify(operators)))
-    }
-  })
-)
+const configured = {
+  tokens: await configuredTokens([
+    { name: "cafe-pos", token: cafeToken, merchants: ["cafe-sol"] },
+    { name: "tea-pos", token: teaToken, merchants: ["tea-house"] },
+    { name: "bare-pos", token: bareToken, role: "viewer", merchants: ["bare-shop"] }
+  ]),
+  operators: await Effect.runPromise(
+    Effect.map(Operators.hash("carla-secret", 1000), (secret) =>
+      Either.getOrThrow(
+        Operators.parse(
+          JSON.stringify([{ name: "carla", role: "operator", merchants: ["cafe-sol"], secret }])
+        )
+      )
+    )
+  )
+}
 
 const stack = running(31, configured).pipe(
   // The KEK over the environment's configuration (DATABASE_URL: the tests' PostgreSQL).

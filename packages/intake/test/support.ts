@@ -344,3 +344,28 @@ export const configuredTokens = (entries: ReadonlyArray<TokenEntry>) =>
       return Either.getOrThrow(Operators.parseTokens(JSON.stringify(configured)))
     })
   )
+
+/**
+ * A result disagreeing with the recorded outcome of `executionId`, noted in its payment's
+ * stream naming no tenant (as the callback receiver noted it before it stamped its notes):
+ * the mismatch alert's id.
+ */
+export const mismatchNoted = (executionId: string, at = Date.now()) =>
+  Effect.gen(function* () {
+    const store = yield* EventStore.EventStore
+    const { nextVersion } = yield* store.append(`payment-${executionId}`, EventStore.AnyVersion, [
+      {
+        type: "ResultMismatch",
+        data: {
+          attemptId: "a1",
+          recorded: "DECLINED",
+          received: "AUTHORISED",
+          resultHash: "h",
+          source: "callback",
+          at
+        },
+        metadata: { executionId }
+      }
+    ])
+    return `mismatch.${executionId}.${nextVersion}`
+  })

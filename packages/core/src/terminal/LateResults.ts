@@ -128,6 +128,16 @@ export const disagrees = (recorded: string, finStatus: string | undefined): bool
 }
 
 /**
+ * A note's metadata: its execution, and whose payment it is (its merchant): the current
+ * tenant, the execution's inside it, the payment stream's for the callback receiver
+ * (`Tenant.within`), so that merchant's log reads the note.
+ */
+const noteMetadata = (executionId: string): Effect.Effect<EventStore.JsonObject> =>
+  Effect.map(Tenant.current, (tenant) =>
+    tenant === undefined ? { executionId } : { executionId, [Tenant.metadataKey]: tenant }
+  )
+
+/**
  * The `ResultMismatch` of a result that disagrees with the conclusion, with its note id;
  * dated when the result was received, not when it is written, so that every writer
  * builds the same event.
@@ -151,11 +161,10 @@ export const mismatchOf = (options: {
     ),
     (event) => ({
       ...event,
-      eventId: noteId(options.attemptId, options.result.resultHash, PaymentEvents.ResultMismatch.type),
-      metadata: { executionId: options.executionId }
+      eventId: noteId(options.attemptId, options.result.resultHash, PaymentEvents.ResultMismatch.type)
     })
   ).pipe(
-    Effect.flatMap((event) => Effect.map(Tenant.stamp([event]), ([stamped]) => stamped ?? event)),
+    Effect.zipWith(noteMetadata(options.executionId), (event, metadata) => ({ ...event, metadata })),
     Effect.orDie
   )
 
@@ -185,12 +194,9 @@ export const notesOf = (options: {
     const note: EventStore.NewEvent = {
       ...late,
       eventId: noteId(attemptId, result.resultHash, PaymentEvents.LateResultRecorded.type),
-      metadata: { executionId }
+      metadata: yield* noteMetadata(executionId)
     }
-    // Whose payment it is (its merchant): the current tenant, the execution's inside it, the
-    // payment stream's for the callback receiver (`Tenant.within`), so its log reads them.
-    const notes = disagrees(options.recorded, result.finStatus) ? [note, yield* mismatchOf(options)] : [note]
-    return yield* Tenant.stamp(notes)
+    return disagrees(options.recorded, result.finStatus) ? [note, yield* mismatchOf(options)] : [note]
   })
 
 /**

@@ -142,12 +142,7 @@ const enqueueLeased = (
   input: ExecutionQueue.EnqueueInput
 ) =>
   orDieAfterRetries(
-    enqueue({
-      ...input,
-      workerId: worker.workerId,
-      leaseMs: worker.leaseMs,
-      tenantLimit: worker.tenantLimit
-    })
+    enqueue({ ...input, workerId: worker.workerId, leaseMs: worker.leaseMs, tenantLimit: worker.tenantLimit })
   ).pipe(
     Effect.map((answer) => ({ claim: answer.claim, created: answer.inserted })),
     Effect.onExit((exit) =>

@@ -116,20 +116,6 @@ const leased = (sql: SqlClient.SqlClient, now: number) =>
   sql`r.status IN ${sql.in(activeStatuses)} AND r.claims > 0 AND r.due_at > ${now} AND r.status = 'running'`
 
 /**
- * A tenant's limit in SQL (`ExecutionQueue.tenantShare`): `tenantLimit`, and with `slots`
- * at most `ceil(slots ÷ tenants)`, at least 1, `tenants` a scalar subquery.
- */
-const shareOf = (
-  sql: SqlClient.SqlClient,
-  tenantLimit: number,
-  slots: number | undefined,
-  tenants: ReturnType<SqlClient.SqlClient["and"]>
-) =>
-  slots === undefined
-    ? sql`${tenantLimit}::bigint`
-    : sql`LEAST(${tenantLimit}::bigint, GREATEST(1, ceil(${slots}::numeric / GREATEST(1, ${tenants}))::bigint))`
-
-/**
  * The candidates of a fair-share claim (`tenantLimit`), as the CTE `candidates`. The due
  * rows are ranked first without locks, in the claim's order (started, then new, each oldest
  * due first), each tenant's numbered in that order after its running executions: those
@@ -163,13 +149,13 @@ const fairCandidates = (
                row_number() OVER (PARTITION BY d.tenant ORDER BY d.rank, d.due_at, d.seq) AS place
         FROM due d
       ), fair AS (
-        SELECT ${shareOf(
-          sql,
-          tenantLimit,
-          options.tenantSlots,
-          sql`(SELECT count(*) FROM (
-            SELECT tenant FROM running UNION SELECT tenant FROM due WHERE tenant IS NOT NULL) t)`
-        )} AS places
+        SELECT ${
+          options.tenantSlots === undefined
+            ? sql`${tenantLimit}::bigint`
+            : sql`LEAST(${tenantLimit}::bigint, GREATEST(1, ceil(${options.tenantSlots}::numeric / GREATEST(1, (
+                SELECT count(*) FROM (SELECT tenant FROM running UNION SELECT tenant FROM due WHERE tenant IS NOT NULL) t
+              )))::bigint))`
+        } AS places
       ), shares AS (
         SELECT k.execution_id, k.rank FROM ranked k LEFT JOIN running r ON r.tenant = k.tenant CROSS JOIN fair
         WHERE k.tenant IS NULL OR k.place + COALESCE(r.running, 0) <= fair.places
